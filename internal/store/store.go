@@ -1,0 +1,116 @@
+// Package store opens the PostgreSQL pool and maps driver errors to the
+// sentinel errors handlers test with errors.Is.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+var (
+	// ErrNotFound: the row does not exist or is not visible to the caller.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a unique constraint refused the write.
+	ErrConflict = errors.New("conflict")
+	// ErrInvalidReference: a foreign key points at nothing.
+	ErrInvalidReference = errors.New("invalid reference")
+)
+
+// DB is what both a pool and a transaction offer, so store functions work in either.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Open connects to PostgreSQL and checks the connection.
+func Open(ctx context.Context, databaseURL string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("PostgreSQL at %s is not reachable (set DATABASE_URL): %w", Redact(databaseURL), err)
+	}
+	return pool, nil
+}
+
+// EnsureDatabase creates the database named in databaseURL when it does not exist,
+// connecting to the server's "postgres" database to do so.
+func EnsureDatabase(ctx context.Context, databaseURL string) error {
+	cfg, err := pgx.ParseConfig(databaseURL)
+	if err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	name := cfg.Database
+	cfg.Database = "postgres"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("PostgreSQL at %s is not reachable (set DATABASE_URL): %w", Redact(databaseURL), err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return nil
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // created concurrently
+		return nil
+	}
+	return err
+}
+
+// InTx runs fn in one transaction: committed when fn returns nil, rolled back otherwise.
+func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, pool, fn)
+}
+
+// Map turns driver errors into the package's sentinel errors, keeping the original wrapped.
+func Map(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505":
+			return fmt.Errorf("%w: %s", ErrConflict, pgErr.ConstraintName)
+		case "23503":
+			return fmt.Errorf("%w: %s", ErrInvalidReference, pgErr.ConstraintName)
+		case "22P02": // invalid_text_representation, e.g. a malformed uuid
+			return ErrNotFound
+		}
+	}
+	return err
+}
+
+// Redact hides the password of a connection URL for messages.
+func Redact(databaseURL string) string {
+	u, err := url.Parse(databaseURL)
+	if err != nil || u.User == nil {
+		return databaseURL
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return strings.Replace(u.String(), "xxxxx", "***", 1)
+}

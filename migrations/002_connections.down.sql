@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS mcp_connections;
+DROP TABLE IF EXISTS mcp_servers;
