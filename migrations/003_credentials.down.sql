@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS connection_oauth_pending;
+DROP TABLE IF EXISTS connection_credentials;
