@@ -1,0 +1,54 @@
+# guilds — run `make help` for the list of targets.
+SHELL := /bin/bash
+GO    ?= go
+BIN   := .bin
+TEMPORAL_CLI := $(BIN)/temporal
+# Integration tests share one Temporal dev server started by `make test`.
+TEST_TEMPORAL_PORT ?= 7299
+GOTEST_FLAGS ?= -count=1 -timeout 20m
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+$(TEMPORAL_CLI): tools/temporal/go.mod tools/temporal/go.sum
+	@mkdir -p $(BIN)
+	@echo "building the Temporal CLI (pinned in tools/temporal; the first build takes several minutes)"
+	cd tools/temporal && $(GO) build -o ../../$(TEMPORAL_CLI) github.com/temporalio/cli/cmd/temporal
+
+.PHONY: temporal
+temporal: $(TEMPORAL_CLI) ## Build the pinned Temporal CLI (dev server) into .bin/
+
+.PHONY: build
+build: ## Build the guilds binary into .bin/
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/guilds ./cmd/guilds
+
+.PHONY: run
+run: build temporal ## Run the whole platform on development defaults (guilds dev)
+	$(BIN)/guilds dev
+
+.PHONY: test
+test: build temporal ## Run every test against real PostgreSQL, Redis and a Temporal dev server
+	@scripts/with-temporal.sh $(TEMPORAL_CLI) $(TEST_TEMPORAL_PORT) \
+		$(GO) test $(GOTEST_FLAGS) ./...
+	$(MAKE) --no-print-directory fuzz-smoke
+
+.PHONY: fuzz-smoke
+fuzz-smoke: ## Run each fuzz target briefly
+	@for t in $$(grep -rhoE '^func (Fuzz[A-Za-z0-9_]+)' --include='*_test.go' internal | sed 's/func //' | sort -u); do \
+		pkg=$$(grep -rlE "^func $$t\(" --include='*_test.go' internal | head -1 | xargs dirname); \
+		echo "fuzz $$t in ./$$pkg"; \
+		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 5s ./$$pkg || exit 1; \
+	done
+
+.PHONY: bench
+bench: ## Run the benchmarks recorded in docs/benchmarks.md
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+.PHONY: vet
+vet: ## go vet and gofmt check
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

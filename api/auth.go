@@ -1,0 +1,23 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/guilds/guilds/internal/access"
+)
+
+// authenticate resolves the caller: the local user in local mode, else the Bearer token's owner.
+func (s *Server) authenticate(c *gin.Context) (access.Principal, error) {
+	ctx := c.Request.Context()
+	if s.AuthMode == "local" {
+		return access.Load(ctx, s.DB, s.LocalUserID)
+	}
+	h := c.GetHeader("Authorization")
+	token, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || token == "" {
+		return access.Principal{}, access.ErrUnauthenticated
+	}
+	return access.Authenticate(ctx, s.DB, strings.TrimSpace(token))
+}

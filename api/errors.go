@@ -1,0 +1,70 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/validation"
+)
+
+// Error is an API error with its HTTP status; every error body has the same shape.
+type Error struct {
+	Status   int                  `json:"-"`
+	Code     string               `json:"code"`
+	Message  string               `json:"message"`
+	Problems []validation.Problem `json:"problems,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+var errNotFoundRoute = &Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such route"}
+
+// badRequest is a 400 for input that could not be read.
+func badRequest(msg string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "bad_request", Message: msg}
+}
+
+// unprocessable is a 422 for content that was read but is refused.
+func unprocessable(msg string) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid", Message: msg}
+}
+
+// toAPIError maps domain errors onto statuses; anything unknown is a 500 whose detail is only logged.
+func toAPIError(err error) *Error {
+	var apiErr *Error
+	var invalid *validation.Error
+	switch {
+	case errors.As(err, &apiErr):
+		return apiErr
+	case errors.As(err, &invalid):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid", Message: invalid.Error(), Problems: invalid.Problems}
+	case errors.Is(err, store.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: "not found"}
+	case errors.Is(err, store.ErrConflict):
+		return &Error{Status: http.StatusConflict, Code: "conflict", Message: "already exists: " + err.Error()}
+	case errors.Is(err, store.ErrInvalidReference):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_reference", Message: "refers to something that does not exist"}
+	case errors.Is(err, access.ErrUnauthenticated):
+		return &Error{Status: http.StatusUnauthorized, Code: "unauthenticated", Message: err.Error()}
+	case errors.Is(err, access.ErrForbidden):
+		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "you may not do this"}
+	}
+	return nil
+}
+
+func (s *Server) fail(c *gin.Context, err error) {
+	if e := toAPIError(err); e != nil {
+		writeError(c, e)
+		return
+	}
+	s.Log.Error("request failed", "route", c.FullPath(), "err", err)
+	writeError(c, &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"})
+}
+
+func writeError(c *gin.Context, e *Error) {
+	c.JSON(e.Status, gin.H{"error": e})
+}

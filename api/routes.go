@@ -1,0 +1,88 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// handler serves one request with the database (a transaction for mutating
+// methods) and the caller. It returns the status and body to write on success;
+// nothing is written until the transaction has committed.
+type handler func(c *gin.Context, db store.DB, p access.Principal) (int, any, error)
+
+// route is one entry of the table from which both the router and the OpenAPI document are built.
+type route struct {
+	Method  string
+	Path    string // Gin syntax, e.g. /api/orgs/:id
+	Summary string
+	Tag     string
+	Public  bool // no authentication
+	Admin   bool // instance admins only
+	Body    any  // a value of the request body's type, for the OpenAPI document
+	Reply   any  // a value of the success body's type, for the OpenAPI document
+	Status  int  // success status in the document (200 when zero)
+	Handle  handler
+	Raw     gin.HandlerFunc // for streams and redirects, which write the response themselves
+}
+
+// routeTable lists every route. Each area adds its own slice from its own file.
+func (s *Server) routeTable() []route {
+	var all []route
+	all = append(all, s.opsRoutes()...)
+	all = append(all, s.instanceRoutes()...)
+	all = append(all, s.orgRoutes()...)
+	return all
+}
+
+func (s *Server) mount(rt route) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		var p access.Principal
+		if !rt.Public {
+			var err error
+			p, err = s.authenticate(c)
+			if err != nil {
+				s.fail(c, err)
+				return
+			}
+			if rt.Admin && !p.Admin {
+				s.fail(c, access.ErrForbidden)
+				return
+			}
+			c.Set(principalKey, p)
+		}
+		if rt.Raw != nil {
+			rt.Raw(c)
+			return
+		}
+		var status int
+		var body any
+		var err error
+		switch c.Request.Method {
+		case http.MethodGet, http.MethodHead:
+			status, body, err = rt.Handle(c, s.DB, p)
+		default:
+			// One transaction per mutating request: an error anywhere rolls all of it back.
+			err = store.InTx(c.Request.Context(), s.DB, func(tx pgx.Tx) error {
+				var herr error
+				status, body, herr = rt.Handle(c, tx, p)
+				return herr
+			})
+		}
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		if status == http.StatusNoContent || body == nil {
+			c.Status(status)
+			return
+		}
+		c.JSON(status, body)
+	}
+}
+
+const principalKey = "guilds.principal"

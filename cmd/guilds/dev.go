@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/devserver"
+	"github.com/guilds/guilds/internal/migrate"
+	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/worker"
+)
+
+// Ports of the development Temporal server.
+const (
+	devTemporalPort = 7233
+	devTemporalUI   = 8233
+)
+
+// devCommand runs the whole platform on development defaults in one process tree.
+func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "usage: guilds dev (configured by environment; see README)")
+		return 2
+	}
+	cfg, ok := loadConfig(stderr)
+	if !ok {
+		return 2
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		fmt.Fprintln(stderr, "guilds:", err)
+		return 1
+	}
+	if err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		fmt.Fprintln(stderr, "guilds:", err)
+		return 1
+	}
+	log := newLogger(stderr)
+
+	var temporal *devserver.Server
+	if cfg.TemporalAddress == "" {
+		logFile, err := os.OpenFile(filepath.Join(cfg.DataDir, "temporal.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			fmt.Fprintln(stderr, "guilds:", err)
+			return 1
+		}
+		defer logFile.Close()
+		temporal, err = devserver.Start(ctx, devserver.Options{
+			DBFile: filepath.Join(cfg.DataDir, "temporal.db"), Port: devTemporalPort, UIPort: devTemporalUI,
+			Namespace: cfg.TemporalNS, Output: logFile,
+		})
+		if err != nil {
+			fmt.Fprintln(stderr, "guilds:", err)
+			return 1
+		}
+		defer temporal.Stop()
+		cfg.TemporalAddress = temporal.Address
+	}
+
+	p, err := connect(ctx, cfg, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "guilds:", err)
+		return 1
+	}
+	defer p.close()
+	if _, err := migrate.Up(ctx, p.db); err != nil {
+		fmt.Fprintln(stderr, "guilds:", err)
+		return 1
+	}
+	if err := p.seed(ctx); err != nil {
+		fmt.Fprintln(stderr, "guilds: seed:", err)
+		return 1
+	}
+	token, err := firstAdminToken(ctx, p.db)
+	if err != nil {
+		fmt.Fprintln(stderr, "guilds:", err)
+		return 1
+	}
+	srv, err := p.apiServer(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "guilds:", err)
+		return 1
+	}
+
+	ui := "(external Temporal: see its own UI)"
+	if temporal != nil {
+		ui = temporal.UIURL
+	}
+	fmt.Fprintf(stdout, "guilds dev is up\n  API:         http://%s  (OpenAPI at /api/openapi.json)\n  Temporal:    %s  UI %s\n  PostgreSQL:  %s\n  Redis:       %s\n  Auth mode:   %s\n",
+		cfg.HTTPAddr, cfg.TemporalAddress, ui, store.Redact(cfg.DatabaseURL), cfg.RedisURL, cfg.AuthMode)
+	if token != "" {
+		fmt.Fprintf(stdout, "  Admin token (shown once; mint more with `guilds tokens create --admin`):\n    %s\n", token)
+	}
+	fmt.Fprintln(stdout, "Press Ctrl-C to stop.")
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		errc <- srv.Serve(ctx, cfg.HTTPAddr)
+	}()
+	go func() {
+		defer wg.Done()
+		errc <- worker.Run(ctx, p.temporal, log, p.registrations()...)
+	}()
+	code := 0
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if err != nil {
+			fmt.Fprintln(stderr, "guilds:", err)
+			code = 1
+		}
+	}
+	cancel()
+	wg.Wait()
+	fmt.Fprintln(stdout, "guilds dev stopped")
+	return code
+}
+
+// firstAdminToken mints an instance-admin token when the box has none yet and
+// returns it; it returns "" when an admin token already exists.
+func firstAdminToken(ctx context.Context, db *pgxpool.Pool) (string, error) {
+	var token string
+	err := store.InTx(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(7164)"); err != nil {
+			return err
+		}
+		var exists bool
+		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_tokens t JOIN users u ON u.id = t.user_id
+			WHERE u.instance_admin AND t.revoked_at IS NULL)`).Scan(&exists)
+		if err != nil || exists {
+			return err
+		}
+		u, err := access.CreateUser(ctx, tx, "admin", "", true)
+		if err != nil {
+			return err
+		}
+		token, err = access.MintToken(ctx, tx, u.ID, "first admin token (guilds dev)")
+		return err
+	})
+	if err != nil {
+		return "", errors.Join(errors.New("mint the first admin token"), err)
+	}
+	return token, nil
+}

@@ -1,0 +1,68 @@
+// Command guilds is the platform's one binary: the API, the Temporal worker,
+// the development launcher and the operator commands.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"dev":     {"migrate, seed and run Temporal (dev server), the API and the worker in one process tree", devCommand},
+		"serve":   {"run the HTTP API", serveCommand},
+		"worker":  {"run the Temporal worker", workerCommand},
+		"migrate": {"apply or roll back database migrations: up | down [N] | status", migrateCommand},
+		"tokens":  {"mint an API token: tokens create --admin | --org ID [--name NAME]", tokensCommand},
+		"version": {"print the version", func(_ context.Context, _ []string, _ io.Reader, out, _ io.Writer) int {
+			fmt.Fprintln(out, "guilds", version)
+			return 0
+		}},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout, cmds)
+		return 0
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "guilds: unknown command %q (try `guilds help`)\n", args[0])
+		return 2
+	}
+	return c.run(ctx, args[1:], stdin, stdout, stderr)
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	fmt.Fprintln(w, "usage: guilds <command> [arguments]\n\ncommands:")
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", n, cmds[n].summary)
+	}
+}

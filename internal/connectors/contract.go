@@ -1,0 +1,284 @@
+// Package connectors is the connector engine: the provider contract and
+// registry, the encrypted token store, the call-time credential resolver, the
+// OAuth connect flow, connection health and the injection of credentials on
+// the transport's channel.
+//
+// Providers are plugins (one package each under providers/) that register
+// themselves with Register from init. The engine knows nothing provider
+// specific: a catalog row (mcp_servers) names its provider and sub-service,
+// and the engine asks that provider to authorise, exchange, refresh, revoke,
+// validate or inject.
+//
+// The hot path, (*Resolver).Token for a fresh credential, takes no lock and
+// allocates nothing. See docs/adr/0202-refresh-coordination.md for how a stale
+// credential is refreshed once across every replica.
+package connectors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ProviderID names a provider plugin, e.g. "google" or "oauth2".
+type ProviderID string
+
+// SubService names one service of a provider that shares the provider's client,
+// e.g. "gmail" and "drive" of "google". Empty when the provider has one service.
+type SubService string
+
+// Ref is how a manifest names a managed connector: provider plus sub-service,
+// written "google/gmail" (or just "notion").
+type Ref struct {
+	Provider   ProviderID
+	SubService SubService
+}
+
+// ParseRef parses "provider" or "provider/sub-service".
+func ParseRef(s string) (Ref, error) {
+	p, sub, _ := strings.Cut(strings.TrimSpace(s), "/")
+	if p == "" || strings.Contains(sub, "/") {
+		return Ref{}, fmt.Errorf("connectors: bad connector reference %q (want provider or provider/sub-service)", s)
+	}
+	return Ref{Provider: ProviderID(p), SubService: SubService(sub)}, nil
+}
+
+func (r Ref) String() string {
+	if r.SubService == "" {
+		return string(r.Provider)
+	}
+	return string(r.Provider) + "/" + string(r.SubService)
+}
+
+// AuthKind is the auth column of a catalog row.
+type AuthKind string
+
+const (
+	AuthNone  AuthKind = "none"  // no credential, or configured headers/env only
+	AuthToken AuthKind = "token" // an API key the operator pastes
+	AuthOAuth AuthKind = "oauth" // a browser OAuth login with refresh
+)
+
+// ConnStatus is the status column of mcp_connections.
+type ConnStatus string
+
+const (
+	StatusPending      ConnStatus = "pending"
+	StatusConnected    ConnStatus = "connected"
+	StatusDisconnected ConnStatus = "disconnected"
+)
+
+// Connection is one login for one catalog server, as the engine sees it.
+type Connection struct {
+	ID          uuid.UUID
+	ServerID    uuid.UUID
+	ServerSlug  string
+	ServerName  string
+	Auth        AuthKind
+	Transport   string // http, sse or stdio
+	URL         string
+	OwnerScope  string
+	OwnerID     *uuid.UUID
+	Status      ConnStatus
+	AccountHint string
+	Ref         Ref // provider and sub-service, from the catalog row
+	Health      Health
+}
+
+// Credential is what a connection authenticates with. It is a value: the
+// resolver hands out copies of an immutable snapshot, so callers must treat
+// Extra as read-only. Printing or logging a Credential never shows its values.
+type Credential struct {
+	AccessToken  string
+	RefreshToken string
+	TokenType    string    // "Bearer" when empty
+	Expiry       time.Time // zero: does not expire (API keys, configuration)
+	// Extra holds provider-defined fields: API key parts, configured headers
+	// or environment values, provider token response extras.
+	Extra map[string]string
+}
+
+// String hides every value.
+func (c Credential) String() string {
+	return fmt.Sprintf("connectors.Credential{access:%s refresh:%s expiry:%s extra:%d fields}",
+		present(c.AccessToken), present(c.RefreshToken), c.Expiry.Format(time.RFC3339), len(c.Extra))
+}
+
+// Format makes every fmt verb use String, so %v, %+v and %#v cannot leak.
+func (c Credential) Format(f fmt.State, _ rune) { fmt.Fprint(f, c.String()) }
+
+// LogValue makes slog print the redacted form.
+func (c Credential) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// MarshalJSON refuses to serialise values by accident; the token store uses
+// its own encoding before encrypting.
+func (c Credential) MarshalJSON() ([]byte, error) { return json.Marshal(c.String()) }
+
+func present(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return "set"
+}
+
+// Injection is how a credential travels to the remote side. Maps are shared
+// and read-only.
+type Injection struct {
+	Headers map[string]string // HTTP request headers
+	Env     map[string]string // environment of a stdio server process
+	Meta    map[string]any    // _meta fields of MCP requests to a stdio server
+}
+
+// MetaTokenField is the _meta key carrying the token for a stdio MCP server.
+const MetaTokenField = "token"
+
+// Provider is the base of every plugin.
+type Provider interface {
+	ID() ProviderID
+}
+
+// SubServices is implemented by providers that group several services under one client.
+type SubServices interface {
+	SubServices() []SubService
+}
+
+// ProviderConfig is what a Configurer receives for one catalog row.
+type ProviderConfig struct {
+	Server     string          // catalog slug
+	SubService SubService      // from the catalog row
+	Config     json.RawMessage // mcp_servers.config
+	Getenv     func(string) string
+	HTTPClient *http.Client // used for provider calls; nil means a default with timeouts
+}
+
+// Configurer is implemented by providers whose settings come from the catalog
+// row or the environment (client ids, endpoints). The engine calls Configure
+// once per catalog row and uses the returned provider for its connections; a
+// provider may return one shared instance for several rows (one client for
+// Gmail and Drive).
+type Configurer interface {
+	Configure(ProviderConfig) (Provider, error)
+}
+
+// EnvVars is implemented by providers configured through the environment; any
+// of these variables being set means connectors are in use.
+type EnvVars interface {
+	EnvVars() []string
+}
+
+// AuthRequest is the input of an authorization URL.
+type AuthRequest struct {
+	SubService  SubService
+	State       string // opaque, single use
+	Verifier    string // PKCE verifier; the provider sends its S256 challenge
+	RedirectURL string
+	Resource    string // RFC 8707 resource indicator, when the server has one
+}
+
+// ExchangeRequest is the input of a code exchange.
+type ExchangeRequest struct {
+	SubService  SubService
+	Code        string
+	Verifier    string
+	RedirectURL string
+	Resource    string
+}
+
+// ErrorClass is a provider's verdict on a failed token request. Code is safe
+// to log and store: an OAuth error code or a short description such as
+// "http_503", "timeout" or "malformed_response", never a response body.
+type ErrorClass struct {
+	Permanent bool // the login is dead: reconnect required
+	Code      string
+}
+
+// OAuthProvider is a provider whose logins are OAuth 2 authorisation-code
+// grants with refresh tokens.
+type OAuthProvider interface {
+	Provider
+	AuthCodeURL(AuthRequest) (string, error)
+	Exchange(ctx context.Context, req ExchangeRequest) (Credential, error)
+	// Refresh returns the new credential. When the provider does not rotate
+	// the refresh token the result may leave RefreshToken empty; the engine
+	// keeps the old one.
+	Refresh(ctx context.Context, sub SubService, cred Credential) (Credential, error)
+	// Revoke invalidates the grant at the provider, best effort.
+	Revoke(ctx context.Context, cred Credential) error
+	ClassifyError(err error) ErrorClass
+}
+
+// KeyField describes one input of a key connect form.
+type KeyField struct {
+	Name     string
+	Label    string
+	Secret   bool
+	Optional bool
+}
+
+// ToolSpec is one curated tool a key provider offers after validation.
+type ToolSpec struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+	DefaultOff  bool
+}
+
+// KeyValidation is the outcome of a successful key validation.
+type KeyValidation struct {
+	Credential  Credential // what the engine encrypts and stores
+	AccountHint string     // shown next to the connection; never a secret
+	Tools       []ToolSpec
+}
+
+// Injector is implemented by providers that decide how their credential is
+// sent: "Authorization: Bearer", an X-API-KEY header, a raw Authorization
+// value, environment variables... Without it the engine sends
+// "Authorization: <TokenType> <AccessToken>" and the _meta token.
+type Injector interface {
+	Inject(Credential) Injection
+}
+
+// KeyProvider is a provider whose logins are API keys the operator pastes.
+type KeyProvider interface {
+	Provider
+	Injector
+	Fields() []KeyField
+	// Validate checks the key against the remote service. Its error message
+	// is shown to the operator and must not contain the key.
+	Validate(ctx context.Context, fields map[string]string) (KeyValidation, error)
+}
+
+// ConfigProvider is a provider of no-auth-with-config connections: the stored
+// values (Credential.Extra) are injected as headers or environment.
+type ConfigProvider interface {
+	Provider
+	Injector
+	Fields() []KeyField
+}
+
+// Tester is implemented by providers that can check a credential cheaply
+// (`guilds connections test`).
+type Tester interface {
+	Test(ctx context.Context, sub SubService, cred Credential) error
+}
+
+// DefaultInjection is what a provider without an Injector gets.
+func DefaultInjection(c Credential) Injection {
+	if c.AccessToken == "" {
+		return Injection{}
+	}
+	typ := c.TokenType
+	if typ == "" || strings.EqualFold(typ, "bearer") {
+		typ = "Bearer"
+	}
+	return Injection{
+		Headers: map[string]string{"Authorization": typ + " " + c.AccessToken},
+		Meta:    map[string]any{MetaTokenField: c.AccessToken},
+	}
+}

@@ -1,0 +1,266 @@
+package connectors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/guilds/guilds/internal/secret"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// The token store: Postgres (connection_credentials) is the truth; the
+// credential is sealed with the keyring and bound to its connection id. Every
+// write increments version, which fences concurrent writers.
+
+// storedCredential is the plaintext layout inside the ciphertext.
+type storedCredential struct {
+	AccessToken  string            `json:"a,omitempty"`
+	RefreshToken string            `json:"r,omitempty"`
+	TokenType    string            `json:"t,omitempty"`
+	Expiry       time.Time         `json:"e,omitzero"`
+	Extra        map[string]string `json:"x,omitempty"`
+}
+
+func credAAD(id uuid.UUID) []byte {
+	return append([]byte("connection_credentials\x00"), id[:]...)
+}
+
+func seal(kr *secret.Keyring, id uuid.UUID, c Credential) (keyID string, ct []byte, err error) {
+	pt, err := json.Marshal(storedCredential{c.AccessToken, c.RefreshToken, c.TokenType, c.Expiry, c.Extra})
+	if err != nil {
+		return "", nil, err
+	}
+	ct, err = kr.Seal(pt, credAAD(id))
+	clear(pt)
+	return kr.ActiveKeyID(), ct, err
+}
+
+func unseal(kr *secret.Keyring, id uuid.UUID, ct []byte) (Credential, error) {
+	pt, err := kr.Open(ct, credAAD(id))
+	if err != nil {
+		return Credential{}, err
+	}
+	var s storedCredential
+	err = json.Unmarshal(pt, &s)
+	clear(pt)
+	if err != nil {
+		return Credential{}, fmt.Errorf("connectors: stored credential of %s is not readable", id)
+	}
+	return Credential{s.AccessToken, s.RefreshToken, s.TokenType, s.Expiry, s.Extra}, nil
+}
+
+// record is one connection with its catalog row and stored credential.
+type record struct {
+	conn      Connection
+	serverCfg []byte
+	has       bool // a credential row exists
+	keyID     string
+	ct        []byte
+	version   int64
+	expiresAt time.Time
+}
+
+const recordSQL = `
+SELECT c.id, c.server_id, s.slug, s.name, s.auth, s.transport, s.url, s.config,
+       c.owner_scope, c.owner_id, c.status, c.account_hint,
+       cr.key_id, cr.ciphertext, coalesce(cr.version, 0), cr.expires_at,
+       coalesce(cr.state, ''), coalesce(cr.attempts, 0), cr.next_retry_at,
+       cr.last_success_at, cr.last_failure_at, coalesce(cr.last_error_code, '')
+FROM mcp_connections c
+JOIN mcp_servers s ON s.id = c.server_id
+LEFT JOIN connection_credentials cr ON cr.connection_id = c.id`
+
+func scanRecord(row pgx.Row) (*record, error) {
+	var (
+		r                           record
+		keyID                       *string
+		exp, next, lastOK, lastFail *time.Time
+		state                       string
+		auth, status                string
+	)
+	err := row.Scan(&r.conn.ID, &r.conn.ServerID, &r.conn.ServerSlug, &r.conn.ServerName, &auth, &r.conn.Transport,
+		&r.conn.URL, &r.serverCfg, &r.conn.OwnerScope, &r.conn.OwnerID, &status, &r.conn.AccountHint,
+		&keyID, &r.ct, &r.version, &exp, &state, &r.conn.Health.Attempts, &next, &lastOK, &lastFail,
+		&r.conn.Health.LastErrorCode)
+	if err != nil {
+		return nil, store.Map(err)
+	}
+	r.conn.Auth, r.conn.Status = AuthKind(auth), ConnStatus(status)
+	r.has = keyID != nil
+	if r.has {
+		r.keyID = *keyID
+	}
+	r.conn.Health.State = HealthState(state)
+	if !r.has {
+		r.conn.Health.State = HealthDisconnected
+	}
+	r.expiresAt = deref(exp)
+	r.conn.Health.NextRetryAt, r.conn.Health.LastSuccessAt, r.conn.Health.LastFailureAt = deref(next), deref(lastOK), deref(lastFail)
+	r.conn.Ref = refFromConfig(r.conn.ServerSlug, r.serverCfg)
+	return &r, nil
+}
+
+func deref(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
+
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func readRecord(ctx context.Context, db store.DB, id uuid.UUID) (*record, error) {
+	r, err := scanRecord(db.QueryRow(ctx, recordSQL+" WHERE c.id = $1", id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrUnknownConnection
+	}
+	return r, err
+}
+
+func listRecords(ctx context.Context, db store.DB) ([]*record, error) {
+	rows, err := db.Query(ctx, recordSQL+" ORDER BY s.slug, c.owner_scope, c.created_at")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// refFromConfig reads {"provider": …, "sub_service": …} from a catalog row's
+// config; the provider defaults to the slug.
+func refFromConfig(slug string, cfg []byte) Ref {
+	var c struct {
+		Provider   string `json:"provider"`
+		SubService string `json:"sub_service"`
+	}
+	_ = json.Unmarshal(cfg, &c)
+	if c.Provider == "" {
+		c.Provider = slug
+	}
+	return Ref{Provider: ProviderID(c.Provider), SubService: SubService(c.SubService)}
+}
+
+// putCredential stores a new login (connect) and marks the connection connected.
+func putCredential(ctx context.Context, db store.DB, kr *secret.Keyring, id uuid.UUID, c Credential, accountHint string) (int64, error) {
+	keyID, ct, err := seal(kr, id, c)
+	if err != nil {
+		return 0, err
+	}
+	var version int64
+	err = db.QueryRow(ctx, `
+INSERT INTO connection_credentials (connection_id, key_id, ciphertext, version, expires_at, state, last_success_at)
+VALUES ($1, $2, $3, 1, $4, 'healthy', now())
+ON CONFLICT (connection_id) DO UPDATE SET
+    key_id = EXCLUDED.key_id, ciphertext = EXCLUDED.ciphertext,
+    version = connection_credentials.version + 1, expires_at = EXCLUDED.expires_at,
+    state = 'healthy', attempts = 0, next_retry_at = NULL, last_success_at = now(),
+    last_error_code = '', updated_at = now()
+RETURNING version`, id, keyID, ct, nullTime(c.Expiry)).Scan(&version)
+	if err != nil {
+		return 0, store.Map(err)
+	}
+	_, err = db.Exec(ctx, `UPDATE mcp_connections SET status = 'connected',
+    account_hint = CASE WHEN $2 = '' THEN account_hint ELSE $2 END, updated_at = now() WHERE id = $1`, id, accountHint)
+	return version, store.Map(err)
+}
+
+// errFenced: the row changed since it was read; the caller adopts the new row.
+var errFenced = errors.New("connectors: credential changed concurrently")
+
+// saveRefreshed writes a refreshed credential if the row is still at
+// prevVersion, and returns the new version.
+func saveRefreshed(ctx context.Context, db store.DB, kr *secret.Keyring, id uuid.UUID, prevVersion int64, c Credential) (int64, error) {
+	keyID, ct, err := seal(kr, id, c)
+	if err != nil {
+		return 0, err
+	}
+	var version int64
+	err = db.QueryRow(ctx, `
+UPDATE connection_credentials SET key_id = $3, ciphertext = $4, version = version + 1, expires_at = $5,
+    state = 'healthy', attempts = 0, next_retry_at = NULL, last_success_at = now(), last_error_code = '', updated_at = now()
+WHERE connection_id = $1 AND version = $2
+RETURNING version`, id, prevVersion, keyID, ct, nullTime(c.Expiry)).Scan(&version)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, errFenced
+	}
+	return version, err
+}
+
+// recordFailure stores a failed refresh if the row is still at prevVersion.
+// A permanent failure marks the credential reconnect_required and the
+// connection disconnected; a transient one schedules the next retry. The
+// credential itself is kept either way.
+func recordFailure(ctx context.Context, pool txBeginner, id uuid.UUID, prevVersion int64, permanent bool, code string) (Health, int64, error) {
+	var h Health
+	var version int64
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		state := HealthRefreshFailing
+		if permanent {
+			state = HealthReconnectRequired
+		}
+		var next, lastOK, lastFail *time.Time
+		var st string
+		err := tx.QueryRow(ctx, `
+UPDATE connection_credentials SET
+    version = version + 1, state = $3, attempts = attempts + 1,
+    next_retry_at = CASE WHEN $3 = 'refresh_failing'
+        THEN now() + make_interval(secs => least($5::float8, $6::float8 * power(2, least(attempts, 20))))
+        ELSE NULL END,
+    last_failure_at = now(), last_error_code = $4, updated_at = now()
+WHERE connection_id = $1 AND version = $2
+RETURNING version, state, attempts, next_retry_at, last_success_at, last_failure_at`,
+			id, prevVersion, string(state), code, backoffMax.Seconds(), backoffBase.Seconds()).
+			Scan(&version, &st, &h.Attempts, &next, &lastOK, &lastFail)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errFenced
+		}
+		if err != nil {
+			return err
+		}
+		h.State, h.LastErrorCode = HealthState(st), code
+		h.NextRetryAt, h.LastSuccessAt, h.LastFailureAt = deref(next), deref(lastOK), deref(lastFail)
+		if permanent {
+			_, err = tx.Exec(ctx, `UPDATE mcp_connections SET status = 'disconnected', updated_at = now() WHERE id = $1`, id)
+		}
+		return err
+	})
+	return h, version, err
+}
+
+// deleteCredential removes a login and marks the connection disconnected.
+func deleteCredential(ctx context.Context, pool txBeginner, id uuid.UUID) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE mcp_connections SET status = 'disconnected', updated_at = now() WHERE id = $1`, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return ErrUnknownConnection
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM connection_credentials WHERE connection_id = $1`, id)
+		return err
+	})
+}
+
+type txBeginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}

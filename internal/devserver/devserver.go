@@ -1,0 +1,181 @@
+// Package devserver runs the Temporal CLI's development server as a child
+// process, for `guilds dev` and for tests when no TEMPORAL_ADDRESS is given.
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+)
+
+// SearchAttributes are registered on the dev server so runs can be found by them in the UI.
+var SearchAttributes = []string{
+	"GuildsOrganisation=Keyword",
+	"GuildsGuild=Keyword",
+	"GuildsAgent=Keyword",
+	"GuildsTrigger=Keyword",
+}
+
+// Options configure the dev server.
+type Options struct {
+	Binary    string // path of the temporal CLI; found by FindBinary when empty
+	DBFile    string // SQLite file that keeps state across restarts; in-memory when empty
+	Port      int    // frontend gRPC port; a free one when zero
+	UIPort    int    // Web UI port; the UI is off when zero
+	Namespace string
+	Output    io.Writer // where the server's own log goes (discarded when nil)
+}
+
+// Server is a running dev server.
+type Server struct {
+	Address string
+	UIURL   string
+	cmd     *exec.Cmd
+	done    chan error
+}
+
+// FindBinary looks for the Temporal CLI: $TEMPORAL_CLI, then .bin/temporal above the
+// working directory (built by `make temporal`), then PATH.
+func FindBinary() (string, error) {
+	if p := os.Getenv("TEMPORAL_CLI"); p != "" {
+		return p, nil
+	}
+	dir, _ := os.Getwd()
+	for dir != "" {
+		p := filepath.Join(dir, ".bin", "temporal")
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("the Temporal CLI was not found: run `make temporal` (builds .bin/temporal), set TEMPORAL_CLI, or set TEMPORAL_ADDRESS to an existing server")
+}
+
+// Start launches the dev server and waits until its frontend answers.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	if o.Binary == "" {
+		b, err := FindBinary()
+		if err != nil {
+			return nil, err
+		}
+		o.Binary = b
+	}
+	if o.Port == 0 {
+		p, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		o.Port = p
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", fmt.Sprint(o.Port),
+		"--namespace", o.Namespace, "--log-level", "warn"}
+	if o.DBFile != "" {
+		if err := os.MkdirAll(filepath.Dir(o.DBFile), 0o755); err != nil {
+			return nil, err
+		}
+		args = append(args, "--db-filename", o.DBFile)
+	}
+	if o.UIPort != 0 {
+		args = append(args, "--ui-port", fmt.Sprint(o.UIPort))
+	} else {
+		args = append(args, "--headless")
+	}
+	for _, sa := range SearchAttributes {
+		args = append(args, "--search-attribute", sa)
+	}
+	cmd := exec.Command(o.Binary, args...)
+	out := o.Output
+	if out == nil {
+		out = io.Discard
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	// Its own process group, so a Ctrl-C aimed at us is handled by us and we stop it in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start temporal dev server: %w", err)
+	}
+	s := &Server{Address: fmt.Sprintf("127.0.0.1:%d", o.Port), cmd: cmd, done: make(chan error, 1)}
+	if o.UIPort != 0 {
+		s.UIURL = fmt.Sprintf("http://127.0.0.1:%d", o.UIPort)
+	}
+	go func() { s.done <- cmd.Wait() }()
+	if err := s.waitReady(ctx, o.Namespace); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) waitReady(ctx context.Context, namespace string) error {
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-s.done:
+			return fmt.Errorf("temporal dev server exited during start-up: %v", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+		c, err := client.Dial(client.Options{HostPort: s.Address, Namespace: namespace, Logger: quietLogger{}})
+		if err != nil {
+			continue
+		}
+		_, err = c.CheckHealth(ctx, nil)
+		c.Close()
+		if err == nil {
+			return nil
+		}
+	}
+	return errors.New("temporal dev server did not become ready within 90s")
+}
+
+// Stop ends the server: SIGTERM, then SIGKILL after a grace period.
+func (s *Server) Stop() {
+	if s == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+// FreePort asks the kernel for a free loopback TCP port.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// quietLogger drops the SDK's connection chatter while we poll for readiness.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}

@@ -1,0 +1,38 @@
+// Package worker registers every workflow and activity on the guilds task queue
+// and runs the Temporal worker.
+package worker
+
+import (
+	"context"
+	"log/slog"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+)
+
+// TaskQueue is the one task queue of the platform.
+const TaskQueue = "guilds"
+
+// Registration adds workflows and activities to a worker. Each workflow package
+// provides one, built by main with its dependencies.
+type Registration func(w sdkworker.Registry)
+
+// Run starts a worker on TaskQueue with the given registrations and blocks until ctx ends.
+func Run(ctx context.Context, c client.Client, log *slog.Logger, regs ...Registration) error {
+	w := sdkworker.New(c, TaskQueue, sdkworker.Options{})
+	for _, r := range regs {
+		r(w)
+	}
+	if len(regs) == 0 {
+		log.Warn("worker has nothing registered; waiting")
+		<-ctx.Done()
+		return nil
+	}
+	if err := w.Start(); err != nil {
+		return err
+	}
+	log.Info("worker started", "task_queue", TaskQueue)
+	<-ctx.Done()
+	w.Stop()
+	return nil
+}
