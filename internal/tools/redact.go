@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Redaction parameters.
@@ -187,15 +188,29 @@ func (r *Redactor) find(s string, dst []span) []span {
 			if end <= i {
 				continue
 			}
-			if n := len(dst); n > 0 && i <= dst[n-1].end {
-				dst[n-1].end = max(dst[n-1].end, end)
-			} else {
-				dst = append(dst, span{i, end})
-			}
+			dst = addSpan(dst, s, i, end)
 		}
 		next = j + 1
 	}
 	return dst
+}
+
+// addSpan appends [start, end) to the sorted spans, widened to whole UTF-8
+// characters (a secret that is not valid UTF-8 may start or end inside one)
+// and merged with the spans it overlaps or touches.
+func addSpan(dst []span, s string, start, end int) []span {
+	for j := 0; j < utf8.UTFMax-1 && start > 0 && !utf8.RuneStart(s[start]); j++ {
+		start--
+	}
+	for j := 0; j < utf8.UTFMax-1 && end < len(s) && !utf8.RuneStart(s[end]); j++ {
+		end++
+	}
+	for n := len(dst); n > 0 && start <= dst[n-1].end; n = len(dst) {
+		start = min(start, dst[n-1].start)
+		end = max(end, dst[n-1].end)
+		dst = dst[:n-1]
+	}
+	return append(dst, span{start, end})
 }
 
 // match returns the end of the longest pattern or pattern fragment starting
