@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -19,11 +20,18 @@ import (
 	"github.com/guilds/guilds/worker"
 )
 
-// Ports of the development Temporal server.
-const (
-	devTemporalPort = 7233
-	devTemporalUI   = 8233
-)
+// Ports of the development Temporal server, overridable so that a second copy
+// (or a test) can run beside an operator's `make run`.
+func devPorts() (frontend, ui int) {
+	frontend, ui = 7233, 8233
+	if v, err := strconv.Atoi(os.Getenv("GUILDS_DEV_TEMPORAL_PORT")); err == nil && v > 0 {
+		frontend = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("GUILDS_DEV_TEMPORAL_UI_PORT")); err == nil && v > 0 {
+		ui = v
+	}
+	return frontend, ui
+}
 
 // devCommand runs the whole platform on development defaults in one process tree.
 func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -53,8 +61,9 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 			return 1
 		}
 		defer logFile.Close()
+		port, uiPort := devPorts()
 		temporal, err = devserver.Start(ctx, devserver.Options{
-			DBFile: filepath.Join(cfg.DataDir, "temporal.db"), Port: devTemporalPort, UIPort: devTemporalUI,
+			DBFile: filepath.Join(cfg.DataDir, "temporal.db"), Port: port, UIPort: uiPort,
 			Namespace: cfg.TemporalNS, Output: logFile,
 		})
 		if err != nil {

@@ -15,6 +15,12 @@ func migrateCommand(ctx context.Context, args []string, _ io.Reader, stdout, std
 		fmt.Fprintln(stderr, "usage: guilds migrate up | down [N] | status")
 		return 2
 	}
+	switch args[0] {
+	case "up", "down", "status":
+	default:
+		fmt.Fprintf(stderr, "guilds migrate: unknown action %q (up | down [N|all] | status)\n", args[0])
+		return 2
+	}
 	steps := 1
 	if args[0] == "down" && len(args) == 2 {
 		if args[1] == "all" {
@@ -70,9 +76,6 @@ func migrateCommand(ctx context.Context, args []string, _ io.Reader, stdout, std
 			}
 			fmt.Fprintf(stdout, "%03d_%-30s %s\n", m.Version, m.Name, state)
 		}
-	default:
-		fmt.Fprintf(stderr, "guilds migrate: unknown action %q (up | down [N] | status)\n", args[0])
-		return 2
 	}
 	return 0
 }

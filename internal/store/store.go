@@ -42,7 +42,7 @@ func Open(ctx context.Context, databaseURL string) (*pgxpool.Pool, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("PostgreSQL at %s is not reachable (set DATABASE_URL): %w", Redact(databaseURL), err)
+		return nil, unreachable(databaseURL, err)
 	}
 	return pool, nil
 }
@@ -58,7 +58,7 @@ func EnsureDatabase(ctx context.Context, databaseURL string) error {
 	cfg.Database = "postgres"
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("PostgreSQL at %s is not reachable (set DATABASE_URL): %w", Redact(databaseURL), err)
+		return unreachable(databaseURL, err)
 	}
 	defer conn.Close(ctx)
 	var exists bool
@@ -113,4 +113,10 @@ func Redact(databaseURL string) string {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
 	return strings.Replace(u.String(), "xxxxx", "***", 1)
+}
+
+// unreachable says, on one line, which database could not be reached and what to set.
+func unreachable(databaseURL string, err error) error {
+	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	return fmt.Errorf("PostgreSQL at %s is not reachable (set DATABASE_URL): %s", Redact(databaseURL), msg)
 }
