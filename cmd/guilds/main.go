@@ -27,6 +27,9 @@ func commands() map[string]command {
 		"worker":  {"run the Temporal worker", workerCommand},
 		"migrate": {"apply or roll back database migrations: up | down [N] | status", migrateCommand},
 		"tokens":  {"mint an API token: tokens create --admin | --org ID [--name NAME]", tokensCommand},
+		"tools": {"schema shaping and result stamping: tools shape-schema [FILE] | tools stamp --remaining N", func(_ context.Context, args []string, in io.Reader, out, errw io.Writer) int {
+			return toolsCommand(args, in, out, errw)
+		}},
 		"version": {"print the version", func(_ context.Context, _ []string, _ io.Reader, out, _ io.Writer) int {
 			fmt.Fprintln(out, "guilds", version)
 			return 0
