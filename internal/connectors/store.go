@@ -186,19 +186,15 @@ RETURNING version`, id, keyID, ct, nullTime(c.Expiry)).Scan(&version)
 // errFenced: the row changed since it was read; the caller adopts the new row.
 var errFenced = errors.New("connectors: credential changed concurrently")
 
-// saveRefreshed writes a refreshed credential if the row is still at
-// prevVersion, and returns the new version.
-func saveRefreshed(ctx context.Context, db store.DB, kr *secret.Keyring, id uuid.UUID, prevVersion int64, c Credential) (int64, error) {
-	keyID, ct, err := seal(kr, id, c)
-	if err != nil {
-		return 0, err
-	}
+// saveRefreshed writes a refreshed, already sealed credential if the row is
+// still at prevVersion, and returns the new version.
+func saveRefreshed(ctx context.Context, db store.DB, id uuid.UUID, prevVersion int64, keyID string, ct []byte, expiry time.Time) (int64, error) {
 	var version int64
-	err = db.QueryRow(ctx, `
+	err := db.QueryRow(ctx, `
 UPDATE connection_credentials SET key_id = $3, ciphertext = $4, version = version + 1, expires_at = $5,
     state = 'healthy', attempts = 0, next_retry_at = NULL, last_success_at = now(), last_error_code = '', updated_at = now()
 WHERE connection_id = $1 AND version = $2
-RETURNING version`, id, prevVersion, keyID, ct, nullTime(c.Expiry)).Scan(&version)
+RETURNING version`, id, prevVersion, keyID, ct, nullTime(expiry)).Scan(&version)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, errFenced
 	}
@@ -246,9 +242,16 @@ RETURNING version, state, attempts, next_retry_at, last_success_at, last_failure
 	return h, version, err
 }
 
-// deleteCredential removes a login and marks the connection disconnected.
-func deleteCredential(ctx context.Context, pool txBeginner, id uuid.UUID) error {
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+// wipeCredential replaces a login with an empty sealed credential, marks it
+// disconnected and the connection too, and returns the new version. The row
+// stays so that versions keep increasing across a reconnect.
+func wipeCredential(ctx context.Context, pool txBeginner, kr *secret.Keyring, id uuid.UUID) (int64, error) {
+	keyID, ct, err := seal(kr, id, Credential{})
+	if err != nil {
+		return 0, err
+	}
+	var version int64
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE mcp_connections SET status = 'disconnected', updated_at = now() WHERE id = $1`, id)
 		if err != nil {
 			return err
@@ -256,9 +259,16 @@ func deleteCredential(ctx context.Context, pool txBeginner, id uuid.UUID) error 
 		if tag.RowsAffected() == 0 {
 			return ErrUnknownConnection
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM connection_credentials WHERE connection_id = $1`, id)
+		err = tx.QueryRow(ctx, `
+UPDATE connection_credentials SET key_id = $2, ciphertext = $3, version = version + 1, expires_at = NULL,
+    state = 'disconnected', attempts = 0, next_retry_at = NULL, last_error_code = 'disconnected', updated_at = now()
+WHERE connection_id = $1 RETURNING version`, id, keyID, ct).Scan(&version)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
 		return err
 	})
+	return version, err
 }
 
 type txBeginner interface {

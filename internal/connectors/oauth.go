@@ -1,0 +1,220 @@
+package connectors
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/oauth2"
+)
+
+// PendingTTL is how long an authorization URL stays usable.
+const PendingTTL = 15 * time.Minute
+
+// ErrBadState: the callback's state is unknown, used or expired.
+var ErrBadState = errors.New("connectors: unknown or expired OAuth state")
+
+// BeginOAuth starts a login for an OAuth connection: it stores a pending
+// login (hash of a fresh single-use state, the sealed PKCE verifier, the
+// redirect URI) and returns the provider's authorization URL. The login is
+// completed by CompleteOAuth, from the HTTP callback or the CLI's loopback
+// listener.
+func (e *Engine) BeginOAuth(ctx context.Context, id uuid.UUID, redirectURL string) (string, error) {
+	if err := e.active(); err != nil {
+		return "", err
+	}
+	u, err := url.Parse(redirectURL)
+	if err != nil || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopbackHost(u.Hostname()))) {
+		return "", fmt.Errorf("connectors: redirect URL must be https, or http on loopback: %q", redirectURL)
+	}
+	rec, err := readRecord(ctx, e.db, id)
+	if err != nil {
+		return "", err
+	}
+	b := e.bindingFor(rec)
+	if b.err != nil {
+		return "", fmt.Errorf("connection %s: provider %s: %w", rec.conn.ServerSlug, b.ref.Provider, b.err)
+	}
+	if b.oauth == nil {
+		return "", fmt.Errorf("connection %s (%s) has no OAuth provider loaded (provider %q)", rec.conn.ServerSlug, id, b.ref.Provider)
+	}
+	state := randomToken()
+	verifier := oauth2.GenerateVerifier()
+	sh := stateHash(state)
+	ct, err := e.keys.Seal([]byte(verifier), sh)
+	if err != nil {
+		return "", err
+	}
+	authURL, err := b.oauth.AuthCodeURL(AuthRequest{SubService: b.ref.SubService, State: state, Verifier: verifier,
+		RedirectURL: redirectURL, Resource: resourceOf(rec)})
+	if err != nil {
+		return "", err
+	}
+	_, err = e.db.Exec(ctx, `
+INSERT INTO connection_oauth_pending (state_hash, connection_id, redirect_uri, key_id, verifier, expires_at)
+VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`, sh, id, redirectURL, e.keys.ActiveKeyID(), ct, PendingTTL.Seconds())
+	if err != nil {
+		return "", err
+	}
+	// Old abandoned logins of any connection are garbage.
+	_, _ = e.db.Exec(ctx, `DELETE FROM connection_oauth_pending WHERE expires_at < now() - interval '1 day'`)
+	e.log.Info("connectors: oauth login started", "connection", id, "server", rec.conn.ServerSlug)
+	return authURL, nil
+}
+
+// CompleteOAuth finishes a pending login: it consumes the state (single use),
+// exchanges the code with the PKCE verifier, stores the credential and marks
+// the connection connected. It returns the connection id.
+func (e *Engine) CompleteOAuth(ctx context.Context, state, code string) (uuid.UUID, error) {
+	if err := e.active(); err != nil {
+		return uuid.Nil, err
+	}
+	if state == "" || code == "" {
+		return uuid.Nil, ErrBadState
+	}
+	sh := stateHash(state)
+	var (
+		id          uuid.UUID
+		redirectURI string
+		ct          []byte
+		expires     time.Time
+	)
+	err := e.db.QueryRow(ctx, `DELETE FROM connection_oauth_pending WHERE state_hash = $1
+RETURNING connection_id, redirect_uri, verifier, expires_at`, sh).Scan(&id, &redirectURI, &ct, &expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, ErrBadState
+	}
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if time.Now().After(expires) {
+		return id, ErrBadState
+	}
+	verifier, err := e.keys.Open(ct, sh)
+	if err != nil {
+		return id, fmt.Errorf("connectors: pending login of %s cannot be decrypted: %w", id, err)
+	}
+	rec, err := readRecord(ctx, e.db, id)
+	if err != nil {
+		return id, err
+	}
+	b := e.bindingFor(rec)
+	if b.oauth == nil {
+		return id, fmt.Errorf("connection %s (%s) has no OAuth provider loaded", rec.conn.ServerSlug, id)
+	}
+	xctx, cancel := context.WithTimeout(ctx, e.t.RefreshTimeout)
+	defer cancel()
+	cred, err := b.oauth.Exchange(xctx, ExchangeRequest{SubService: b.ref.SubService, Code: code, Verifier: string(verifier),
+		RedirectURL: redirectURI, Resource: resourceOf(rec)})
+	if err != nil {
+		class := b.oauth.ClassifyError(err)
+		e.log.Warn("connectors: oauth code exchange failed", "connection", id, "server", rec.conn.ServerSlug, "code", class.Code)
+		return id, fmt.Errorf("connection %s: the provider refused the login (%s)", rec.conn.ServerSlug, class.Code)
+	}
+	hint := cred.Extra["account_hint"]
+	v, err := putCredential(ctx, e.db, e.keys, id, cred, hint)
+	if err != nil {
+		return id, err
+	}
+	e.changed(ctx, id, v)
+	e.log.Info("connectors: oauth login completed", "connection", id, "server", rec.conn.ServerSlug)
+	return id, nil
+}
+
+func resourceOf(rec *record) string {
+	var c struct {
+		Resource string `json:"resource"`
+	}
+	_ = json.Unmarshal(rec.serverCfg, &c)
+	if c.Resource != "" {
+		return c.Resource
+	}
+	return ""
+}
+
+func stateHash(state string) []byte {
+	h := sha256.Sum256([]byte(state))
+	return h[:]
+}
+
+func randomToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func isLoopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ClassifyOAuthError is the common verdict on a token endpoint failure,
+// for providers to use in ClassifyError:
+//
+//   - invalid_grant, and the codes providers send instead of it for a dead
+//     refresh token or client (invalid_request, invalid_client,
+//     unauthorized_client, access_denied), or a 400/401/403 without a code:
+//     permanent, reconnect required;
+//   - 5xx, 429, 408, other 4xx codes, timeouts, network errors and
+//     unparseable responses: transient, retried with backoff.
+func ClassifyOAuthError(err error) ErrorClass {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		status := 0
+		if re.Response != nil {
+			status = re.Response.StatusCode
+		}
+		switch re.ErrorCode {
+		case "invalid_grant", "invalid_request", "invalid_client", "unauthorized_client", "access_denied":
+			return ErrorClass{Permanent: true, Code: re.ErrorCode}
+		case "":
+			switch status {
+			case 400, 401, 403:
+				return ErrorClass{Permanent: true, Code: fmt.Sprintf("http_%d", status)}
+			}
+			return ErrorClass{Code: fmt.Sprintf("http_%d", status)}
+		default: // temporarily_unavailable, server_error, slow_down, unknown codes
+			return ErrorClass{Code: safeCode(re.ErrorCode)}
+		}
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return ErrorClass{Code: "timeout"}
+	case errors.As(err, &ne):
+		return ErrorClass{Code: "network"}
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &se) || errors.As(err, &te) || strings.Contains(err.Error(), "cannot parse") || strings.Contains(err.Error(), "missing access_token") {
+		return ErrorClass{Code: "malformed_response"}
+	}
+	return ErrorClass{Code: "refresh_error"}
+}
+
+// safeCode keeps an OAuth error code only if it looks like one, so that no
+// provider text reaches logs or the database.
+func safeCode(c string) string {
+	if len(c) == 0 || len(c) > 40 {
+		return "oauth_error"
+	}
+	for _, r := range c {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			return "oauth_error"
+		}
+	}
+	return c
+}

@@ -1,0 +1,272 @@
+// Package oauthgeneric is the generic OAuth 2 provider: any server whose
+// catalog row describes its endpoints. It registers itself as provider
+// "oauth2"; other providers (google) build on New.
+//
+// Catalog row config (mcp_servers.config):
+//
+//	{
+//	  "provider": "oauth2",
+//	  "oauth": {
+//	    "auth_url": "https://…/authorize",
+//	    "token_url": "https://…/token",
+//	    "revoke_url": "https://…/revoke",        // optional, RFC 7009
+//	    "client_id": "…",
+//	    "client_secret_env": "NOTION_CLIENT_SECRET", // optional; or "client_secret"
+//	    "auth_style": "basic" | "post" | "none",  // default: auto-detect
+//	    "scopes": ["…"],
+//	    "auth_params": {"access_type": "offline"}
+//	  },
+//	  "resource": "https://…/mcp"                 // optional RFC 8707 resource
+//	}
+package oauthgeneric
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/guilds/guilds/internal/connectors"
+)
+
+// ID is the provider id of catalog rows using the generic provider.
+const ID connectors.ProviderID = "oauth2"
+
+func init() { connectors.Register(plugin{}) }
+
+// AuthStyle says how the client authenticates at the token endpoint.
+type AuthStyle string
+
+const (
+	AuthStyleAuto  AuthStyle = ""      // try header, then body (x/oauth2 auto-detection)
+	AuthStyleBasic AuthStyle = "basic" // HTTP Basic
+	AuthStylePost  AuthStyle = "post"  // client_id/client_secret in the form
+	AuthStyleNone  AuthStyle = "none"  // public client (PKCE), client_id in the form
+)
+
+// Config is one OAuth client.
+type Config struct {
+	ID           connectors.ProviderID
+	AuthURL      string
+	TokenURL     string
+	RevokeURL    string
+	ClientID     string
+	ClientSecret string
+	AuthStyle    AuthStyle
+	// Scopes per sub-service; the "" entry applies to every sub-service without its own.
+	Scopes map[connectors.SubService][]string
+	// AuthParams are extra authorization URL parameters (access_type=offline, prompt=consent).
+	AuthParams map[string]string
+	HTTPClient *http.Client
+}
+
+// Provider is a configured OAuth 2 client implementing connectors.OAuthProvider.
+type Provider struct {
+	cfg Config
+}
+
+var _ connectors.OAuthProvider = (*Provider)(nil)
+
+// New returns a provider for one client.
+func New(cfg Config) (*Provider, error) {
+	if cfg.TokenURL == "" || cfg.AuthURL == "" || cfg.ClientID == "" {
+		return nil, errors.New("oauth2 provider needs auth_url, token_url and client_id")
+	}
+	for _, u := range []string{cfg.AuthURL, cfg.TokenURL, cfg.RevokeURL} {
+		if u == "" {
+			continue
+		}
+		if err := checkEndpoint(u); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.ID == "" {
+		cfg.ID = ID
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	return &Provider{cfg: cfg}, nil
+}
+
+// checkEndpoint accepts https URLs, and http on loopback (development, tests).
+func checkEndpoint(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("oauth2 provider: endpoint %q is not an absolute URL", raw)
+	}
+	h := u.Hostname()
+	loop := h == "localhost" || h == "127.0.0.1" || h == "::1"
+	if u.Scheme != "https" && !(u.Scheme == "http" && loop) {
+		return fmt.Errorf("oauth2 provider: endpoint %q must use https", raw)
+	}
+	if strings.HasPrefix(h, "169.254.") || h == "metadata.google.internal" {
+		return fmt.Errorf("oauth2 provider: endpoint %q points at a link-local or metadata address", raw)
+	}
+	return nil
+}
+
+func (p *Provider) ID() connectors.ProviderID { return p.cfg.ID }
+
+func (p *Provider) oauthConfig(sub connectors.SubService, redirect string) *oauth2.Config {
+	style := oauth2.AuthStyleAutoDetect
+	switch p.cfg.AuthStyle {
+	case AuthStyleBasic:
+		style = oauth2.AuthStyleInHeader
+	case AuthStylePost, AuthStyleNone:
+		style = oauth2.AuthStyleInParams
+	}
+	scopes, ok := p.cfg.Scopes[sub]
+	if !ok {
+		scopes = p.cfg.Scopes[""]
+	}
+	secret := p.cfg.ClientSecret
+	if p.cfg.AuthStyle == AuthStyleNone {
+		secret = ""
+	}
+	return &oauth2.Config{
+		ClientID:     p.cfg.ClientID,
+		ClientSecret: secret,
+		Endpoint:     oauth2.Endpoint{AuthURL: p.cfg.AuthURL, TokenURL: p.cfg.TokenURL, AuthStyle: style},
+		RedirectURL:  redirect,
+		Scopes:       scopes,
+	}
+}
+
+func (p *Provider) ctx(ctx context.Context) context.Context {
+	return context.WithValue(ctx, oauth2.HTTPClient, p.cfg.HTTPClient)
+}
+
+// AuthCodeURL builds the authorization URL with state, the S256 PKCE
+// challenge and, when set, the resource indicator.
+func (p *Provider) AuthCodeURL(req connectors.AuthRequest) (string, error) {
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(req.Verifier)}
+	if req.Resource != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("resource", req.Resource))
+	}
+	for k, v := range p.cfg.AuthParams {
+		opts = append(opts, oauth2.SetAuthURLParam(k, v))
+	}
+	return p.oauthConfig(req.SubService, req.RedirectURL).AuthCodeURL(req.State, opts...), nil
+}
+
+// Exchange trades the code (with the PKCE verifier) for tokens.
+func (p *Provider) Exchange(ctx context.Context, req connectors.ExchangeRequest) (connectors.Credential, error) {
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(req.Verifier)}
+	if req.Resource != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("resource", req.Resource))
+	}
+	tok, err := p.oauthConfig(req.SubService, req.RedirectURL).Exchange(p.ctx(ctx), req.Code, opts...)
+	if err != nil {
+		return connectors.Credential{}, err
+	}
+	return fromToken(tok), nil
+}
+
+// Refresh uses the refresh token once.
+func (p *Provider) Refresh(ctx context.Context, sub connectors.SubService, cred connectors.Credential) (connectors.Credential, error) {
+	src := p.oauthConfig(sub, "").TokenSource(p.ctx(ctx), &oauth2.Token{RefreshToken: cred.RefreshToken})
+	tok, err := src.Token()
+	if err != nil {
+		return connectors.Credential{}, err
+	}
+	return fromToken(tok), nil
+}
+
+// Revoke revokes the refresh token (or the access token) at the RFC 7009
+// endpoint when the row has one.
+func (p *Provider) Revoke(ctx context.Context, cred connectors.Credential) error {
+	if p.cfg.RevokeURL == "" {
+		return nil
+	}
+	tok, hint := cred.RefreshToken, "refresh_token"
+	if tok == "" {
+		tok, hint = cred.AccessToken, "access_token"
+	}
+	form := url.Values{"token": {tok}, "token_type_hint": {hint}}
+	if p.cfg.AuthStyle != AuthStyleBasic {
+		form.Set("client_id", p.cfg.ClientID)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.cfg.RevokeURL, strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if p.cfg.AuthStyle == AuthStyleBasic {
+		req.SetBasicAuth(url.QueryEscape(p.cfg.ClientID), url.QueryEscape(p.cfg.ClientSecret))
+	}
+	resp, err := p.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("revoke: HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// ClassifyError uses the engine's common OAuth classification.
+func (p *Provider) ClassifyError(err error) connectors.ErrorClass {
+	return connectors.ClassifyOAuthError(err)
+}
+
+func fromToken(t *oauth2.Token) connectors.Credential {
+	c := connectors.Credential{AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, TokenType: t.TokenType, Expiry: t.Expiry}
+	if c.Expiry.IsZero() && t.ExpiresIn > 0 {
+		c.Expiry = time.Now().Add(time.Duration(t.ExpiresIn) * time.Second)
+	}
+	return c
+}
+
+// plugin is the registered, unconfigured form; Configure builds a Provider
+// per catalog row.
+type plugin struct{}
+
+func (plugin) ID() connectors.ProviderID { return ID }
+
+type rowConfig struct {
+	OAuth struct {
+		AuthURL         string            `json:"auth_url"`
+		TokenURL        string            `json:"token_url"`
+		RevokeURL       string            `json:"revoke_url"`
+		ClientID        string            `json:"client_id"`
+		ClientSecret    string            `json:"client_secret"`
+		ClientSecretEnv string            `json:"client_secret_env"`
+		AuthStyle       AuthStyle         `json:"auth_style"`
+		Scopes          []string          `json:"scopes"`
+		AuthParams      map[string]string `json:"auth_params"`
+	} `json:"oauth"`
+}
+
+func (plugin) Configure(pc connectors.ProviderConfig) (connectors.Provider, error) {
+	var rc rowConfig
+	if err := json.Unmarshal(pc.Config, &rc); err != nil {
+		return nil, fmt.Errorf("server %s: config is not valid JSON", pc.Server)
+	}
+	o := rc.OAuth
+	secret := o.ClientSecret
+	if o.ClientSecretEnv != "" && pc.Getenv != nil {
+		secret = pc.Getenv(o.ClientSecretEnv)
+	}
+	switch o.AuthStyle {
+	case AuthStyleAuto, AuthStyleBasic, AuthStylePost, AuthStyleNone:
+	default:
+		return nil, fmt.Errorf("server %s: auth_style must be basic, post or none", pc.Server)
+	}
+	p, err := New(Config{AuthURL: o.AuthURL, TokenURL: o.TokenURL, RevokeURL: o.RevokeURL, ClientID: o.ClientID,
+		ClientSecret: secret, AuthStyle: o.AuthStyle, Scopes: map[connectors.SubService][]string{"": o.Scopes},
+		AuthParams: o.AuthParams, HTTPClient: pc.HTTPClient})
+	if err != nil {
+		return nil, fmt.Errorf("server %s: %w", pc.Server, err)
+	}
+	return p, nil
+}
