@@ -1,0 +1,66 @@
+package runs
+
+import (
+	"context"
+	"time"
+
+	"github.com/guilds/guilds/internal/store"
+)
+
+// Event is one item of a run's event stream: a new message, or the run's
+// status when it changes.
+type Event struct {
+	Type    string   `json:"type"` // "message" | "status"
+	Message *Message `json:"message,omitempty"`
+	Run     *Run     `json:"run,omitempty"`
+}
+
+// Follow sends the run's messages after seq `after`, then its status
+// whenever it changes, polling Postgres every interval, until the run is
+// final (after its last messages are sent) or ctx ends. send returning an
+// error stops it.
+func Follow(ctx context.Context, db store.DB, runID string, after int, interval time.Duration, send func(Event) error) error {
+	lastStatus := ""
+	// Tool results of one turn are written concurrently, so a higher seq can
+	// land before a lower one: remember what was sent above the contiguous mark.
+	sent := map[int]bool{}
+	for {
+		r, err := Load(ctx, db, runID)
+		if err != nil {
+			return err
+		}
+		msgs, err := Messages(ctx, db, runID, after)
+		if err != nil {
+			return err
+		}
+		for i := range msgs {
+			if sent[msgs[i].Seq] {
+				continue
+			}
+			if err := send(Event{Type: "message", Message: &msgs[i]}); err != nil {
+				return err
+			}
+			sent[msgs[i].Seq] = true
+		}
+		for sent[after+1] {
+			delete(sent, after+1)
+			after++
+		}
+		if r.Status != lastStatus {
+			lastStatus = r.Status
+			if err := send(Event{Type: "status", Run: &r}); err != nil {
+				return err
+			}
+		}
+		// The status was read before the messages, so a final status here
+		// means every message of the run has been sent.
+		if Final(r.Status) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}
