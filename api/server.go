@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/guilds/guilds/internal/integrations"
+	"github.com/guilds/guilds/internal/tools"
 )
 
 // Deps are what the API needs; main builds them.
@@ -27,6 +28,9 @@ type Deps struct {
 	// LocalUserID is the user every request acts as in local mode.
 	LocalUserID   string
 	PublicBaseURL string
+	// Tools holds the native tool implementations the grants views and offers
+	// consult; nil means none are built in.
+	Tools *tools.Registry
 }
 
 // Server holds the dependencies of every handler.

@@ -15,6 +15,7 @@ import (
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/config"
+	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/worker"
@@ -106,5 +107,8 @@ func (p *platform) registrations() []worker.Registration {
 
 // seed writes the rows the platform needs at boot; it is idempotent.
 func (p *platform) seed(ctx context.Context) error {
+	if err := grants.Seed(ctx, p.db); err != nil {
+		return err
+	}
 	return nil
 }

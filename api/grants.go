@@ -1,0 +1,175 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// grantRoutes serve the connector catalog, connections, bindings and the Tools views.
+func (s *Server) grantRoutes() []route {
+	return []route{
+		{Method: "GET", Path: "/api/mcp/servers", Tag: "catalog", Summary: "List the published connector servers",
+			Reply: []grants.Server{}, Handle: s.listPublishedServers},
+		{Method: "GET", Path: "/api/admin/mcp/servers", Tag: "catalog", Admin: true, Summary: "List every catalog server",
+			Reply: []grants.Server{}, Handle: s.adminListServers},
+		{Method: "GET", Path: "/api/admin/mcp/servers/:id", Tag: "catalog", Admin: true, Summary: "Get a catalog server",
+			Reply: grants.Server{}, Handle: s.adminGetServer},
+		{Method: "POST", Path: "/api/admin/mcp/servers", Tag: "catalog", Admin: true, Summary: "Add a catalog server",
+			Body: grants.ServerInput{}, Reply: grants.Server{}, Status: 201, Handle: s.adminCreateServer},
+		{Method: "PATCH", Path: "/api/admin/mcp/servers/:id", Tag: "catalog", Admin: true,
+			Summary: "Change a catalog server (it then keeps the admin's copy across reseeds)",
+			Body:    grants.ServerInput{}, Reply: grants.Server{}, Handle: s.adminUpdateServer},
+		{Method: "DELETE", Path: "/api/admin/mcp/servers/:id", Tag: "catalog", Admin: true,
+			Summary: "Delete a catalog server with its connections and bindings", Status: 204, Handle: adminDeleteServer},
+
+		{Method: "POST", Path: "/api/mcp/connections", Tag: "connections",
+			Summary: "Create a pending login of a server at a scope, or retry a pending or disconnected one",
+			Body:    grants.ConnectInput{}, Reply: grants.Connection{}, Status: 201, Handle: s.createConnection},
+		{Method: "GET", Path: "/api/mcp/connections", Tag: "connections", Summary: "List the logins you can see (owner_scope, owner_id filter)",
+			Reply: []grants.Connection{}, Handle: listConnections},
+		{Method: "GET", Path: "/api/mcp/connections/:id", Tag: "connections", Summary: "Get a login's metadata",
+			Reply: grants.Connection{}, Handle: getConnection},
+		{Method: "DELETE", Path: "/api/mcp/connections/:id", Tag: "connections", Summary: "Delete a login and the bindings that use it",
+			Status: 204, Handle: deleteConnection},
+
+		{Method: "GET", Path: "/api/bindings", Tag: "bindings", Summary: "List the bindings written at one scope (scope, scope_id)",
+			Reply: []grants.Binding{}, Handle: listBindings},
+		{Method: "PUT", Path: "/api/bindings", Tag: "bindings", Summary: "Turn a catalog item on or off at a scope",
+			Body: grants.BindingInput{}, Reply: grants.Binding{}, Handle: putBinding},
+		{Method: "DELETE", Path: "/api/bindings", Tag: "bindings", Summary: "Remove a scope's binding so it inherits again",
+			Body: grants.BindingInput{}, Status: 204, Handle: deleteBinding},
+
+		{Method: "GET", Path: "/api/orgs/:id/tools", Tag: "tools", Summary: "The Tools view of an organisation",
+			Reply: grants.ToolsView{}, Handle: s.toolsView(grants.ScopeOrganisation)},
+		{Method: "GET", Path: "/api/guilds/:id/tools", Tag: "tools", Summary: "The Tools view of a guild",
+			Reply: grants.ToolsView{}, Handle: s.toolsView(grants.ScopeGuild)},
+		{Method: "GET", Path: "/api/agents/:id/tools", Tag: "tools", Summary: "The Tools view of an agent",
+			Reply: grants.ToolsView{}, Handle: s.toolsView(grants.ScopeAgent)},
+		{Method: "GET", Path: "/api/agents/:id/offered-tools", Tag: "tools",
+			Summary: "What a run of the agent would be offered now (trigger=direct|group|schedule)",
+			Reply:   grants.Offer{}, Handle: s.offeredTools},
+	}
+}
+
+func (s *Server) grants() *grants.Service { return grants.NewService(s.Tools, s.Integrations, s.Log) }
+
+func (s *Server) listPublishedServers(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+	out, err := grants.ListServers(c, db, s.Integrations, true)
+	return http.StatusOK, out, err
+}
+
+func (s *Server) adminListServers(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+	out, err := grants.ListServers(c, db, s.Integrations, false)
+	return http.StatusOK, out, err
+}
+
+func (s *Server) adminGetServer(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+	out, err := grants.GetServer(c, db, s.Integrations, c.Param("id"))
+	return http.StatusOK, out, err
+}
+
+func (s *Server) adminCreateServer(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+	var in grants.ServerInput
+	if err := bindJSON(c, &in); err != nil {
+		return 0, nil, err
+	}
+	out, err := grants.CreateServer(c, db, s.Integrations, in)
+	return http.StatusCreated, out, err
+}
+
+func (s *Server) adminUpdateServer(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+	var in grants.ServerInput
+	if err := bindJSON(c, &in); err != nil {
+		return 0, nil, err
+	}
+	out, err := grants.UpdateServer(c, db, s.Integrations, c.Param("id"), in)
+	return http.StatusOK, out, err
+}
+
+func adminDeleteServer(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+	return http.StatusNoContent, nil, grants.DeleteServer(c, db, c.Param("id"))
+}
+
+func (s *Server) createConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	var in grants.ConnectInput
+	if err := bindJSON(c, &in); err != nil {
+		return 0, nil, err
+	}
+	out, created, err := grants.Connect(c, db, p, s.Integrations, in)
+	var notSetUp *grants.ErrNotSetUp
+	if errors.As(err, &notSetUp) {
+		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "not_set_up", Message: notSetUp.Error()}
+	}
+	if errors.Is(err, store.ErrConflict) {
+		return 0, nil, &Error{Status: http.StatusConflict, Code: "conflict", Message: "a connected login of this server already exists at this scope"}
+	}
+	if !created {
+		return http.StatusOK, out, err
+	}
+	return http.StatusCreated, out, err
+}
+
+func listConnections(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := grants.ListConnections(c, db, p, grants.Scope(c.Query("owner_scope")), c.Query("owner_id"))
+	return http.StatusOK, out, err
+}
+
+func getConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := grants.GetConnection(c, db, p, c.Param("id"))
+	return http.StatusOK, out, err
+}
+
+func deleteConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	return http.StatusNoContent, nil, grants.DeleteConnection(c, db, p, c.Param("id"))
+}
+
+func listBindings(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := grants.ListBindings(c, db, p, grants.Scope(c.Query("scope")), c.Query("scope_id"))
+	return http.StatusOK, out, err
+}
+
+func putBinding(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	var in grants.BindingInput
+	if err := bindJSON(c, &in); err != nil {
+		return 0, nil, err
+	}
+	out, err := grants.PutBinding(c, db, p, in)
+	return http.StatusOK, out, err
+}
+
+func deleteBinding(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	var in grants.BindingInput
+	if err := bindJSON(c, &in); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, grants.DeleteBinding(c, db, p, in)
+}
+
+func (s *Server) toolsView(scope grants.Scope) handler {
+	return func(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+		out, err := s.grants().View(c, db, p, scope, c.Param("id"))
+		return http.StatusOK, out, err
+	}
+}
+
+func (s *Server) offeredTools(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	trigger := grants.Trigger(c.DefaultQuery("trigger", string(grants.TriggerDirect)))
+	if !trigger.Valid() {
+		return 0, nil, unprocessable("trigger must be direct, group or schedule")
+	}
+	if _, err := grants.LoadPlaceVisible(c, db, p, grants.ScopeAgent, c.Param("id")); err != nil {
+		return 0, nil, err
+	}
+	out, err := s.grants().Offered(c, db, c.Param("id"), trigger)
+	var disc *grants.ErrConnectionDisconnected
+	if errors.As(err, &disc) {
+		return 0, nil, &Error{Status: http.StatusConflict, Code: "connection_disconnected", Message: disc.Error()}
+	}
+	return http.StatusOK, out, err
+}

@@ -1,0 +1,260 @@
+package grants
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/validation"
+)
+
+// Catalog kinds of a binding.
+const (
+	KindNativeTool    = "native_tool"
+	KindMCP           = "mcp"
+	KindMCPTool       = "mcp_tool"
+	KindArtifactGrant = "artifact_grant"
+)
+
+// Binding is one row of the grant: at a scope, a catalog item is on or off,
+// and an mcp row may name the login to use from there down.
+type Binding struct {
+	ID           string    `json:"id"`
+	Scope        Scope     `json:"scope"`
+	ScopeID      string    `json:"scope_id,omitempty"`
+	CatalogKind  string    `json:"catalog_kind"`
+	CatalogID    string    `json:"catalog_id"`
+	Enabled      bool      `json:"enabled"`
+	ConnectionID string    `json:"connection_id,omitempty"`
+	ServerSlug   string    `json:"server_slug,omitempty"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// BindingInput is the body of PUT and DELETE /api/bindings. For mcp the
+// catalog id is the server's id or slug (stored as the id); for mcp_tool it is
+// the model-facing {slug}_{name}.
+type BindingInput struct {
+	Scope        Scope   `json:"scope"`
+	ScopeID      string  `json:"scope_id"`
+	CatalogKind  string  `json:"catalog_kind"`
+	CatalogID    string  `json:"catalog_id"`
+	Enabled      *bool   `json:"enabled"`
+	ConnectionID *string `json:"connection_id"`
+}
+
+// target is a validated binding input.
+type target struct {
+	place     Place
+	kind      string
+	catalogID string
+	serverID  string
+}
+
+func (in BindingInput) check(put bool) error {
+	var p validation.Problems
+	checkScopeInput(&p, "scope", "scope_id", in.Scope, in.ScopeID)
+	switch in.CatalogKind {
+	case KindNativeTool, KindMCP, KindMCPTool, KindArtifactGrant:
+	default:
+		p.Add("catalog_kind", "must be native_tool, mcp, mcp_tool or artifact_grant")
+	}
+	p.Check(in.CatalogID != "", "catalog_id", "is required")
+	if put {
+		p.Check(in.Enabled != nil, "enabled", "is required")
+	}
+	if in.ConnectionID != nil && in.CatalogKind != KindMCP {
+		p.Add("connection_id", "only an mcp binding carries a connection")
+	}
+	if in.CatalogKind == KindNativeTool && in.CatalogID != "" {
+		n, ok := LookupNative(in.CatalogID)
+		switch {
+		case !ok:
+			p.Add("catalog_id", "%q is not a native tool", in.CatalogID)
+		case !n.IsBinding():
+			p.Add("catalog_id", "%s is not a binding: it follows the agent's %s setting", n.Name, gateWord(n.Gate))
+		}
+	}
+	if in.CatalogKind == KindArtifactGrant && in.CatalogID != "" {
+		p.Check(isArtifactGrant(in.CatalogID), "catalog_id", "must be read_guild, read_org, write_guild or write_org")
+	}
+	return p.Err()
+}
+
+func gateWord(g Gate) string {
+	switch g {
+	case GateBrowser:
+		return "browser"
+	case GateCoding:
+		return "coding"
+	}
+	return "always-on"
+}
+
+func invalid(field, format string, args ...any) error {
+	return &validation.Error{Problems: []validation.Problem{{Field: field, Message: fmt.Sprintf(format, args...)}}}
+}
+
+// resolveTarget validates the input against the database and the principal:
+// 422 for content, 403 for the reserved platform scope, 404 for a scope the
+// principal cannot see.
+func resolveTarget(ctx context.Context, db store.DB, p access.Principal, in BindingInput, put bool) (target, error) {
+	if err := in.check(put); err != nil {
+		return target{}, err
+	}
+	pl, err := mutablePlace(ctx, db, p, in.Scope, in.ScopeID)
+	if err != nil {
+		return target{}, err
+	}
+	t := target{place: pl, kind: in.CatalogKind, catalogID: in.CatalogID}
+	switch in.CatalogKind {
+	case KindMCP:
+		err := db.QueryRow(ctx, `SELECT id FROM mcp_servers WHERE id::text = $1 OR slug = $1`, in.CatalogID).Scan(&t.serverID)
+		if errors.Is(store.Map(err), store.ErrNotFound) {
+			return t, invalid("catalog_id", "names no catalog server")
+		} else if err != nil {
+			return t, err
+		}
+		t.catalogID = t.serverID
+	case KindMCPTool:
+		err := db.QueryRow(ctx, `SELECT server_id FROM (
+				SELECT c.server_id, 0 AS pref FROM mcp_tools mt JOIN mcp_connections c ON c.id = mt.connection_id WHERE mt.name = $1
+				UNION ALL
+				SELECT s.id, 1 FROM mcp_catalog_tools ct JOIN mcp_servers s ON s.id = ct.server_id
+				WHERE s.slug || '_' || regexp_replace(ct.name, '[^a-zA-Z0-9_-]', '_', 'g') = $1
+			) x ORDER BY pref LIMIT 1`, in.CatalogID).Scan(&t.serverID)
+		if errors.Is(store.Map(err), store.ErrNotFound) {
+			return t, invalid("catalog_id", "names no tool listed by a connection or published in the catalog")
+		} else if err != nil {
+			return t, err
+		}
+	}
+	if in.ConnectionID != nil && put {
+		c, err := GetConnection(ctx, db, p, *in.ConnectionID)
+		if errors.Is(err, store.ErrNotFound) {
+			return t, invalid("connection_id", "names no connection you can see")
+		} else if err != nil {
+			return t, err
+		}
+		if c.ServerID != t.serverID {
+			return t, invalid("connection_id", "is a login of %s, not of this server", c.ServerName)
+		}
+		if !c.owner.Contains(pl) {
+			return t, invalid("connection_id", "a login owned at the %s scope cannot be bound at this %s", c.OwnerScope, pl.Scope)
+		}
+	}
+	return t, nil
+}
+
+// PutBinding writes (creates or replaces) one binding. Without connection_id
+// an mcp row keeps the login it already names, so switching a server off and
+// on again does not lose it.
+func PutBinding(ctx context.Context, db store.DB, p access.Principal, in BindingInput) (Binding, error) {
+	t, err := resolveTarget(ctx, db, p, in, true)
+	if err != nil {
+		return Binding{}, err
+	}
+	if err := upsertBinding(ctx, db, t.place, t.kind, t.catalogID, t.serverID, *in.Enabled, in.ConnectionID); err != nil {
+		return Binding{}, err
+	}
+	return getBinding(ctx, db, t)
+}
+
+// DeleteBinding removes one binding, so the scope inherits again.
+func DeleteBinding(ctx context.Context, db store.DB, p access.Principal, in BindingInput) error {
+	t, err := resolveTarget(ctx, db, p, in, false)
+	if err != nil {
+		return err
+	}
+	tag, err := db.Exec(ctx, `DELETE FROM bindings WHERE scope = $1 AND scope_id IS NOT DISTINCT FROM $2::uuid
+		AND catalog_kind = $3 AND catalog_id = $4`, string(t.place.Scope), nullable(t.place.ID()), t.kind, t.catalogID)
+	if err != nil {
+		return store.Map(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// ListBindings returns the rows written at one visible scope.
+func ListBindings(ctx context.Context, db store.DB, p access.Principal, scope Scope, scopeID string) ([]Binding, error) {
+	var probs validation.Problems
+	checkScopeInput(&probs, "scope", "scope_id", scope, scopeID)
+	if err := probs.Err(); err != nil {
+		return nil, err
+	}
+	pl, err := visiblePlace(ctx, db, p, scope, scopeID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.Query(ctx, bindingSelect+` WHERE b.scope = $1 AND b.scope_id IS NOT DISTINCT FROM $2::uuid
+		ORDER BY b.catalog_kind, b.catalog_id`, string(pl.Scope), nullable(pl.ID()))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Binding{}
+	for rows.Next() {
+		b, err := scanBinding(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+const bindingSelect = `SELECT b.id, b.scope, coalesce(b.scope_id::text, ''), b.catalog_kind, b.catalog_id, b.enabled,
+	coalesce(b.connection_id::text, ''), coalesce(s.slug, ''), b.updated_at
+FROM bindings b LEFT JOIN mcp_servers s ON s.id = b.server_id`
+
+func scanBinding(row interface{ Scan(...any) error }) (Binding, error) {
+	var b Binding
+	err := row.Scan(&b.ID, &b.Scope, &b.ScopeID, &b.CatalogKind, &b.CatalogID, &b.Enabled, &b.ConnectionID, &b.ServerSlug, &b.UpdatedAt)
+	return b, err
+}
+
+func getBinding(ctx context.Context, db store.DB, t target) (Binding, error) {
+	b, err := scanBinding(db.QueryRow(ctx, bindingSelect+` WHERE b.scope = $1 AND b.scope_id IS NOT DISTINCT FROM $2::uuid
+		AND b.catalog_kind = $3 AND b.catalog_id = $4`, string(t.place.Scope), nullable(t.place.ID()), t.kind, t.catalogID))
+	return b, store.Map(err)
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// scopeColumns returns the organisation_id, guild_id and agent_id of a binding row at a place.
+func scopeColumns(pl Place) (org, guild, agent any) {
+	switch pl.Scope {
+	case ScopeOrganisation:
+		return pl.OrgID, nil, nil
+	case ScopeGuild:
+		return nil, pl.GuildID, nil
+	case ScopeAgent:
+		return nil, nil, pl.AgentID
+	}
+	return nil, nil, nil
+}
+
+const bindingConflict = `ON CONFLICT (scope, coalesce(scope_id, '00000000-0000-0000-0000-000000000000'::uuid), catalog_kind, catalog_id)`
+
+func upsertBinding(ctx context.Context, db store.DB, pl Place, kind, catalogID, serverID string, enabled bool, conn *string) error {
+	org, guild, agent := scopeColumns(pl)
+	var connArg any
+	if conn != nil {
+		connArg = *conn
+	}
+	_, err := db.Exec(ctx, `INSERT INTO bindings (scope, organisation_id, guild_id, agent_id, catalog_kind, catalog_id,
+		server_id, enabled, connection_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) `+bindingConflict+`
+		DO UPDATE SET enabled = EXCLUDED.enabled, connection_id = coalesce(EXCLUDED.connection_id, bindings.connection_id),
+			updated_at = now()`,
+		string(pl.Scope), org, guild, agent, kind, catalogID, nullable(serverID), enabled, connArg)
+	return store.Map(err)
+}

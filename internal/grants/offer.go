@@ -1,0 +1,321 @@
+package grants
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+
+	"github.com/guilds/guilds/internal/integrations"
+	"github.com/guilds/guilds/internal/orgs"
+	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/tools"
+)
+
+// Trigger is what started a run.
+type Trigger string
+
+// Run triggers.
+const (
+	TriggerDirect   Trigger = "direct"
+	TriggerGroup    Trigger = "group"
+	TriggerSchedule Trigger = "schedule"
+)
+
+// Valid reports whether t is a known trigger.
+func (t Trigger) Valid() bool {
+	return t == TriggerDirect || t == TriggerGroup || t == TriggerSchedule
+}
+
+// OfferedTool is one tool a run offers.
+type OfferedTool struct {
+	Name         string          `json:"name"` // model-facing name
+	Kind         string          `json:"kind"` // "native" or "mcp"
+	Description  string          `json:"description"`
+	Schema       json.RawMessage `json:"schema"`        // original schema, for argument validation
+	ShapedSchema json.RawMessage `json:"shaped_schema"` // model-facing
+	ConnectionID string          `json:"connection_id,omitempty"`
+	ServerSlug   string          `json:"server_slug,omitempty"`
+	RemoteName   string          `json:"remote_name,omitempty"`
+	Class        tools.Class     `json:"class"`
+}
+
+// Offer is what a run offers.
+type Offer struct {
+	Tools    []OfferedTool `json:"tools"`
+	Warnings []string      `json:"warnings"`
+	Memory   bool          `json:"memory"` // memory_write is offered
+}
+
+// ErrConnectionDisconnected stops a run start: a server the agent is granted
+// resolves to a login that is disconnected.
+type ErrConnectionDisconnected struct {
+	ServerSlug, ServerName, ConnectionID string
+}
+
+func (e *ErrConnectionDisconnected) Error() string {
+	return fmt.Sprintf("the %s login this agent uses is disconnected; reconnect it or turn %s off", e.ServerName, e.ServerName)
+}
+
+// StoredTool is one tool a connection listed.
+type StoredTool struct {
+	RemoteName  string          `json:"remote_name"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"input_schema"`
+}
+
+// ServerLogin is a server the chain mentions with the login it resolved to.
+type ServerLogin struct {
+	ServerID, Slug, Name, Kind string
+	// ConnectionStatus is empty when the chain names no login.
+	ConnectionID, ConnectionStatus string
+	Tools                          []StoredTool
+}
+
+// OfferInputs are everything a run offer depends on.
+type OfferInputs struct {
+	Resolved     Resolved
+	Servers      []ServerLogin // servers of the chain with their resolved login
+	Config       orgs.AgentConfig
+	Trigger      Trigger
+	Integrations *integrations.Registry
+	Registry     *tools.Registry
+}
+
+// nativeOffered decides one native tool; reason says why it is not offered.
+func nativeOffered(n NativeTool, res Resolved, cfg orgs.AgentConfig, trig Trigger, integ *integrations.Registry, reg *tools.Registry) (bool, string) {
+	if reg == nil {
+		return false, "not available in this build"
+	}
+	if _, ok := reg.Lookup(n.Name); !ok {
+		return false, "not available in this build"
+	}
+	switch n.Gate {
+	case GateAlways:
+		return true, ""
+	case GateBrowser:
+		return cfg.Browser, "the agent's browser setting is off"
+	case GateCoding:
+		return cfg.Coding, "the agent's coding setting is off"
+	}
+	if !res.Native[n.Name].Enabled {
+		return false, "turned off"
+	}
+	switch n.Flag {
+	case "memory":
+		if !cfg.Memory {
+			return false, "the agent's memory setting is off"
+		}
+	case "scripting":
+		if !cfg.Scripting {
+			return false, "the agent's scripting setting is off"
+		}
+	}
+	if n.Triggers != nil {
+		ok := false
+		for _, t := range n.Triggers {
+			ok = ok || t == trig
+		}
+		if !ok {
+			return false, fmt.Sprintf("not offered on %s runs", trig)
+		}
+	}
+	if n.Integration != "" && (integ == nil || !integ.On(n.Integration)) {
+		return false, "the box has no " + n.Integration + " integration"
+	}
+	return true, ""
+}
+
+// BuildOffer computes what a run offers. It reads nothing but its inputs:
+// native tools in catalog order, then the enabled listed tools of each
+// connected login, by server slug and tool name.
+func BuildOffer(in OfferInputs) (Offer, error) {
+	out := Offer{Tools: []OfferedTool{}, Warnings: []string{}}
+	for _, n := range nativeCatalog {
+		ok, _ := nativeOffered(n, in.Resolved, in.Config, in.Trigger, in.Integrations, in.Registry)
+		if !ok {
+			continue
+		}
+		offers := in.Registry.Offers(n.Name)
+		if len(offers) != 1 {
+			continue
+		}
+		t, _ := in.Registry.Lookup(n.Name)
+		class := t.Class
+		if class == "" {
+			class = n.Class
+		}
+		out.Tools = append(out.Tools, OfferedTool{Name: n.Name, Kind: "native", Description: offers[0].Description,
+			Schema: offers[0].Schema, ShapedSchema: offers[0].Shaped, Class: class})
+		if n.Name == "memory_write" {
+			out.Memory = true
+		}
+	}
+	servers := append([]ServerLogin(nil), in.Servers...)
+	sort.Slice(servers, func(i, j int) bool { return servers[i].Slug < servers[j].Slug })
+	seen := map[string]bool{}
+	for _, s := range servers {
+		if s.Kind == "github" || !in.Resolved.Servers[s.ServerID].Enabled {
+			continue
+		}
+		switch s.ConnectionStatus {
+		case StatusDisconnected:
+			return Offer{}, &ErrConnectionDisconnected{ServerSlug: s.Slug, ServerName: s.Name, ConnectionID: s.ConnectionID}
+		case "":
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s is on but no login is connected for this agent", s.Name))
+			continue
+		case StatusPending:
+			continue
+		}
+		class := tools.ClassMCP
+		if s.Kind == "adapter" {
+			class = tools.ClassAdapter
+		}
+		list := append([]StoredTool(nil), s.Tools...)
+		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+		for _, t := range list {
+			if on, _ := in.Resolved.ToolState(s.ServerID, t.Name); !on {
+				continue
+			}
+			if !tools.ValidName(t.Name) || seen[t.Name] {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("tool %q of %s left out: not a valid or unique tool name", t.Name, s.Name))
+				continue
+			}
+			shaped, _, err := tools.Shape(t.Schema)
+			if err != nil {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("tool %q of %s left out: %v", t.Name, s.Name, err))
+				continue
+			}
+			seen[t.Name] = true
+			out.Tools = append(out.Tools, OfferedTool{Name: t.Name, Kind: "mcp", Description: t.Description,
+				Schema: t.Schema, ShapedSchema: shaped, ConnectionID: s.ConnectionID, ServerSlug: s.Slug,
+				RemoteName: t.RemoteName, Class: class})
+		}
+	}
+	return out, nil
+}
+
+// Service loads the inputs of offers and views.
+type Service struct {
+	reg   *tools.Registry
+	integ *integrations.Registry
+	log   *slog.Logger
+}
+
+// NewService builds a Service. reg holds the native tool implementations
+// (nil: none in this build); integ is the box's integrations (nil: none on).
+func NewService(reg *tools.Registry, integ *integrations.Registry, log *slog.Logger) *Service {
+	if reg == nil {
+		reg = tools.NewRegistry(tools.WithLogger(log))
+	}
+	if integ == nil {
+		integ = integrations.New(func(string) string { return "" })
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{reg: reg, integ: integ, log: log}
+}
+
+// Integrations returns the registry the service asks.
+func (s *Service) Integrations() *integrations.Registry { return s.integ }
+
+// Offered resolves what a run of the agent started by trigger offers now, in
+// three queries: the agent with its parents, the bindings of its chain, and
+// the resolved logins with their listed tools.
+func (s *Service) Offered(ctx context.Context, db store.DB, agentID string, trigger Trigger) (Offer, error) {
+	if !trigger.Valid() {
+		return Offer{}, fmt.Errorf("grants: unknown trigger %q", trigger)
+	}
+	a, err := orgs.LoadAgent(ctx, db, agentID)
+	if err != nil {
+		return Offer{}, err
+	}
+	pl := Place{Scope: ScopeAgent, OrgID: a.OrganisationID, GuildID: a.GuildID, AgentID: a.ID}
+	chain, err := loadChain(ctx, db, pl)
+	if err != nil {
+		return Offer{}, err
+	}
+	res := Resolve(plainRows(chain))
+	servers, err := loadLogins(ctx, db, chain, res)
+	if err != nil {
+		return Offer{}, err
+	}
+	offer, err := BuildOffer(OfferInputs{Resolved: res, Servers: servers, Config: a.Config, Trigger: trigger,
+		Integrations: s.integ, Registry: s.reg})
+	if err != nil {
+		return offer, err
+	}
+	for _, w := range offer.Warnings {
+		s.log.WarnContext(ctx, "grants: offer warning", "agent_id", agentID, "warning", w)
+	}
+	return offer, nil
+}
+
+// loadLogins lists the servers the chain mentions with their resolved login
+// and that login's listed tools, in one query.
+func loadLogins(ctx context.Context, db store.DB, chain []chainRow, res Resolved) ([]ServerLogin, error) {
+	byServer := map[string]*ServerLogin{}
+	var order []string
+	var conns []string
+	for _, r := range chain {
+		if r.Kind != KindMCP || byServer[r.ServerID] != nil {
+			continue
+		}
+		d := res.Servers[r.ServerID]
+		byServer[r.ServerID] = &ServerLogin{ServerID: r.ServerID, Slug: r.ServerSlug, Name: r.ServerName, Kind: r.ServerKind,
+			ConnectionID: d.ConnectionID}
+		order = append(order, r.ServerID)
+		if d.ConnectionID != "" && d.Enabled {
+			conns = append(conns, d.ConnectionID)
+		}
+	}
+	if len(conns) > 0 {
+		rows, err := db.Query(ctx, `SELECT c.id, c.server_id, c.status, coalesce(t.remote_name, ''), coalesce(t.name, ''),
+			coalesce(t.description, ''), coalesce(t.input_schema, '{}'::jsonb)
+			FROM mcp_connections c LEFT JOIN mcp_tools t ON t.connection_id = c.id
+			WHERE c.id = ANY($1::uuid[])`, conns)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var cid, sid, status string
+			var t StoredTool
+			if err := rows.Scan(&cid, &sid, &status, &t.RemoteName, &t.Name, &t.Description, &t.Schema); err != nil {
+				return nil, err
+			}
+			s := byServer[sid]
+			if s == nil || s.ConnectionID != cid {
+				continue
+			}
+			s.ConnectionStatus = status
+			if t.RemoteName != "" {
+				s.Tools = append(s.Tools, t)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]ServerLogin, 0, len(order))
+	for _, id := range order {
+		out = append(out, *byServer[id])
+	}
+	return out, nil
+}
+
+// ArtifactGrants resolves where the agent's note tools reach, in two queries.
+func ArtifactGrants(ctx context.Context, db store.DB, agentID string) (ArtifactReach, error) {
+	a, err := orgs.LoadAgent(ctx, db, agentID)
+	if err != nil {
+		return ArtifactReach{}, err
+	}
+	chain, err := loadChain(ctx, db, Place{Scope: ScopeAgent, OrgID: a.OrganisationID, GuildID: a.GuildID, AgentID: a.ID})
+	if err != nil {
+		return ArtifactReach{}, err
+	}
+	return Resolve(plainRows(chain)).Reach(), nil
+}

@@ -1,0 +1,34 @@
+package grants
+
+import (
+	"context"
+
+	"github.com/guilds/guilds/internal/store"
+)
+
+// Seed writes, idempotently, what grants need at boot: the connector catalog
+// from the embedded manifests and the platform seed bindings.
+func Seed(ctx context.Context, db store.DB) error {
+	if err := SeedCatalog(ctx, db); err != nil {
+		return err
+	}
+	return SeedPlatformBindings(ctx, db)
+}
+
+// SeedPlatformBindings turns every native tool that is a binding on at the
+// platform scope, once per tool: a tool seeded before is left as the
+// operators made it, even deleted.
+func SeedPlatformBindings(ctx context.Context, db store.DB) error {
+	var names []string
+	for _, n := range nativeCatalog {
+		if n.IsBinding() {
+			names = append(names, n.Name)
+		}
+	}
+	_, err := db.Exec(ctx, `WITH fresh AS (
+			INSERT INTO binding_defaults_applied (connection_id, catalog_kind, catalog_id)
+			SELECT NULL, 'native_tool', n FROM unnest($1::text[]) AS n ON CONFLICT DO NOTHING RETURNING catalog_id)
+		INSERT INTO bindings (scope, catalog_kind, catalog_id, enabled)
+		SELECT 'platform', 'native_tool', catalog_id, true FROM fresh ON CONFLICT DO NOTHING`, names)
+	return store.Map(err)
+}

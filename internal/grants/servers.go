@@ -1,0 +1,402 @@
+package grants
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/guilds/guilds/internal/integrations"
+	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/internal/validation"
+)
+
+// OAuth setup states of a catalog server.
+const (
+	SetupNotApplicable = "not_applicable" // token or no auth
+	SetupDynamic       = "dynamic"        // the server registers a client at Connect
+	SetupConfigured    = "configured"     // the box holds the OAuth client or App it needs
+	SetupUnsupported   = "unsupported"    // the box lacks it: Connect is refused
+)
+
+// CatalogTool is a tool a server publishes in the catalog.
+type CatalogTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// Server is a catalog row: a remote MCP server, a local adapter or GitHub.
+type Server struct {
+	ID          string          `json:"id"`
+	Slug        string          `json:"slug"`
+	Name        string          `json:"name"`
+	Kind        string          `json:"kind"`
+	Transport   string          `json:"transport"`
+	URL         string          `json:"url"`
+	Auth        string          `json:"auth"`
+	Config      json.RawMessage `json:"config"`
+	Description string          `json:"description"`
+	Limitations string          `json:"limitations"`
+	SetupHint   string          `json:"setup_hint"`
+	CopySource  string          `json:"copy_source"`
+	Published   bool            `json:"published"`
+	Tools       []CatalogTool   `json:"tools"`
+	// OAuthSetupState and MissingVariables are computed from the box's integrations.
+	OAuthSetupState  string    `json:"oauth_setup_state"`
+	MissingVariables []string  `json:"missing_variables"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
+}
+
+// SetupState reports whether the box can connect logins to a server.
+func SetupState(integ *integrations.Registry, slug, auth string, config json.RawMessage) (state string, missing []string) {
+	missing = []string{}
+	if auth != "oauth" {
+		return SetupNotApplicable, missing
+	}
+	if integ != nil {
+		if dep, on, miss := integ.ConnectorEnabled(slug); dep != "" {
+			if on {
+				return SetupConfigured, missing
+			}
+			return SetupUnsupported, append(missing, miss...)
+		}
+	}
+	var c struct {
+		Dynamic bool `json:"dynamic_registration"`
+	}
+	_ = json.Unmarshal(config, &c)
+	if c.Dynamic {
+		return SetupDynamic, missing
+	}
+	return SetupUnsupported, missing
+}
+
+//go:embed manifests.json
+var manifestsJSON []byte
+
+type manifest struct {
+	Slug        string          `json:"slug"`
+	Name        string          `json:"name"`
+	Kind        string          `json:"kind"`
+	Transport   string          `json:"transport"`
+	URL         string          `json:"url"`
+	Auth        string          `json:"auth"`
+	Description string          `json:"description"`
+	Limitations string          `json:"limitations"`
+	SetupHint   string          `json:"setup_hint"`
+	Config      json.RawMessage `json:"config"`
+	Tools       []CatalogTool   `json:"tools"`
+}
+
+// Manifests returns the seed catalog embedded in the binary.
+func Manifests() ([]ServerInput, error) {
+	var doc struct {
+		Servers []manifest `json:"servers"`
+	}
+	if err := json.Unmarshal(manifestsJSON, &doc); err != nil {
+		return nil, fmt.Errorf("grants: manifests.json: %w", err)
+	}
+	out := make([]ServerInput, len(doc.Servers))
+	for i, m := range doc.Servers {
+		m := m
+		tl := m.Tools
+		if tl == nil {
+			tl = []CatalogTool{}
+		}
+		out[i] = ServerInput{Slug: &m.Slug, Name: &m.Name, Kind: &m.Kind, Transport: &m.Transport, URL: &m.URL,
+			Auth: &m.Auth, Description: &m.Description, Limitations: &m.Limitations, SetupHint: &m.SetupHint,
+			Config: m.Config, Tools: &tl}
+		if err := checkServer(out[i], true); err != nil {
+			return nil, fmt.Errorf("grants: manifest %s: %w", m.Slug, err)
+		}
+	}
+	return out, nil
+}
+
+// ServerInput creates or changes a catalog row; nil fields keep their value.
+type ServerInput struct {
+	Slug        *string         `json:"slug"`
+	Name        *string         `json:"name"`
+	Kind        *string         `json:"kind"`
+	Transport   *string         `json:"transport"`
+	URL         *string         `json:"url"`
+	Auth        *string         `json:"auth"`
+	Config      json.RawMessage `json:"config"`
+	Description *string         `json:"description"`
+	Limitations *string         `json:"limitations"`
+	SetupHint   *string         `json:"setup_hint"`
+	Published   *bool           `json:"published"`
+	// Tools, when given, replaces the published tool list.
+	Tools *[]CatalogTool `json:"tools"`
+}
+
+var slugPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`)
+
+func oneOf(v *string, allowed ...string) bool {
+	if v == nil {
+		return true
+	}
+	for _, a := range allowed {
+		if *v == a {
+			return true
+		}
+	}
+	return false
+}
+
+func checkServer(in ServerInput, create bool) error {
+	var p validation.Problems
+	if create {
+		p.Check(in.Slug != nil, "slug", "is required")
+		p.Check(in.Name != nil, "name", "is required")
+		p.Check(in.Transport != nil, "transport", "is required")
+		p.Check(in.Auth != nil, "auth", "is required")
+	} else {
+		p.Check(in.Slug == nil, "slug", "cannot change")
+	}
+	if in.Slug != nil {
+		p.Check(slugPattern.MatchString(*in.Slug), "slug", "must match %s", slugPattern)
+	}
+	if in.Name != nil {
+		p.Check(strings.TrimSpace(*in.Name) != "" && len(*in.Name) <= 100, "name", "must be 1 to 100 characters")
+	}
+	p.Check(oneOf(in.Kind, "remote", "adapter", "github"), "kind", "must be remote, adapter or github")
+	p.Check(oneOf(in.Transport, "http", "sse", "stdio"), "transport", "must be http, sse or stdio")
+	p.Check(oneOf(in.Auth, "none", "token", "oauth"), "auth", "must be none, token or oauth")
+	if in.URL != nil {
+		p.Check(*in.URL == "" || strings.HasPrefix(*in.URL, "https://") || strings.HasPrefix(*in.URL, "http://"),
+			"url", "must be an http(s) URL")
+	}
+	if len(in.Config) > 0 {
+		var m map[string]any
+		p.Check(json.Unmarshal(in.Config, &m) == nil && m != nil, "config", "must be a JSON object")
+	}
+	for field, v := range map[string]*string{"description": in.Description, "limitations": in.Limitations, "setup_hint": in.SetupHint} {
+		if v != nil {
+			p.Check(len(*v) <= 4000, field, "must be at most 4000 characters")
+		}
+	}
+	if in.Tools != nil {
+		seen := map[string]bool{}
+		for i, t := range *in.Tools {
+			f := fmt.Sprintf("tools[%d]", i)
+			p.Check(t.Name != "" && len(t.Name) <= 128 && !seen[t.Name], f+".name", "must be a unique non-empty name")
+			seen[t.Name] = true
+			if len(t.InputSchema) > 0 {
+				if _, _, err := tools.Shape(t.InputSchema); err != nil {
+					p.Add(f+".input_schema", "cannot be offered: %v", err)
+				}
+			}
+		}
+	}
+	return p.Err()
+}
+
+const serverCols = `id, slug, name, kind, transport, url, auth, config, description, limitations, setup_hint,
+	copy_source, published, created_at, updated_at`
+
+func scanServer(row interface{ Scan(...any) error }) (Server, error) {
+	var s Server
+	err := row.Scan(&s.ID, &s.Slug, &s.Name, &s.Kind, &s.Transport, &s.URL, &s.Auth, &s.Config, &s.Description,
+		&s.Limitations, &s.SetupHint, &s.CopySource, &s.Published, &s.CreatedAt, &s.UpdatedAt)
+	return s, err
+}
+
+// ListServers returns the catalog with published tools and setup states; with
+// publishedOnly it leaves out what the admin unpublished.
+func ListServers(ctx context.Context, db store.DB, integ *integrations.Registry, publishedOnly bool) ([]Server, error) {
+	rows, err := db.Query(ctx, `SELECT `+serverCols+` FROM mcp_servers WHERE published OR NOT $1 ORDER BY name`, publishedOnly)
+	if err != nil {
+		return nil, err
+	}
+	out := []Server{}
+	byID := map[string]int{}
+	for rows.Next() {
+		s, err := scanServer(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		s.Tools = []CatalogTool{}
+		s.OAuthSetupState, s.MissingVariables = SetupState(integ, s.Slug, s.Auth, s.Config)
+		byID[s.ID] = len(out)
+		out = append(out, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	trows, err := db.Query(ctx, `SELECT server_id, name, description, input_schema FROM mcp_catalog_tools ORDER BY server_id, position, name`)
+	if err != nil {
+		return nil, err
+	}
+	defer trows.Close()
+	for trows.Next() {
+		var sid string
+		var t CatalogTool
+		if err := trows.Scan(&sid, &t.Name, &t.Description, &t.InputSchema); err != nil {
+			return nil, err
+		}
+		if i, ok := byID[sid]; ok {
+			out[i].Tools = append(out[i].Tools, t)
+		}
+	}
+	return out, trows.Err()
+}
+
+// GetServer returns one catalog row by id or slug.
+func GetServer(ctx context.Context, db store.DB, integ *integrations.Registry, idOrSlug string) (Server, error) {
+	s, err := scanServer(db.QueryRow(ctx, `SELECT `+serverCols+` FROM mcp_servers WHERE id::text = $1 OR slug = $1`, idOrSlug))
+	if err != nil {
+		return s, store.Map(err)
+	}
+	s.OAuthSetupState, s.MissingVariables = SetupState(integ, s.Slug, s.Auth, s.Config)
+	s.Tools = []CatalogTool{}
+	rows, err := db.Query(ctx, `SELECT name, description, input_schema FROM mcp_catalog_tools WHERE server_id = $1 ORDER BY position, name`, s.ID)
+	if err != nil {
+		return s, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t CatalogTool
+		if err := rows.Scan(&t.Name, &t.Description, &t.InputSchema); err != nil {
+			return s, err
+		}
+		s.Tools = append(s.Tools, t)
+	}
+	return s, rows.Err()
+}
+
+func strOr(v *string, def string) string {
+	if v == nil {
+		return def
+	}
+	return *v
+}
+
+// CreateServer adds a catalog row edited by the admin.
+func CreateServer(ctx context.Context, db store.DB, integ *integrations.Registry, in ServerInput) (Server, error) {
+	if err := checkServer(in, true); err != nil {
+		return Server{}, err
+	}
+	cfg := in.Config
+	if len(cfg) == 0 {
+		cfg = json.RawMessage(`{}`)
+	}
+	pub := in.Published == nil || *in.Published
+	var id string
+	err := db.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config, description,
+		limitations, setup_hint, copy_source, published) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'admin',$11) RETURNING id`,
+		*in.Slug, strings.TrimSpace(*in.Name), strOr(in.Kind, "remote"), *in.Transport, strOr(in.URL, ""), *in.Auth, cfg,
+		strOr(in.Description, ""), strOr(in.Limitations, ""), strOr(in.SetupHint, ""), pub).Scan(&id)
+	if err != nil {
+		return Server{}, store.Map(err)
+	}
+	if in.Tools != nil {
+		if err := replaceCatalogTools(ctx, db, id, *in.Tools); err != nil {
+			return Server{}, err
+		}
+	}
+	return GetServer(ctx, db, integ, id)
+}
+
+// UpdateServer changes a catalog row; the row becomes admin copy, which reseeds leave alone.
+func UpdateServer(ctx context.Context, db store.DB, integ *integrations.Registry, id string, in ServerInput) (Server, error) {
+	cur, err := GetServer(ctx, db, integ, id)
+	if err != nil {
+		return Server{}, err
+	}
+	if err := checkServer(in, false); err != nil {
+		return Server{}, err
+	}
+	var cfg any
+	if len(in.Config) > 0 {
+		cfg = in.Config
+	}
+	_, err = db.Exec(ctx, `UPDATE mcp_servers SET name = coalesce($2, name), kind = coalesce($3, kind),
+		transport = coalesce($4, transport), url = coalesce($5, url), auth = coalesce($6, auth),
+		config = coalesce($7, config), description = coalesce($8, description), limitations = coalesce($9, limitations),
+		setup_hint = coalesce($10, setup_hint), published = coalesce($11, published), copy_source = 'admin', updated_at = now()
+		WHERE id = $1`, cur.ID, in.Name, in.Kind, in.Transport, in.URL, in.Auth, cfg, in.Description, in.Limitations,
+		in.SetupHint, in.Published)
+	if err != nil {
+		return Server{}, store.Map(err)
+	}
+	if in.Tools != nil {
+		if err := replaceCatalogTools(ctx, db, cur.ID, *in.Tools); err != nil {
+			return Server{}, err
+		}
+	}
+	return GetServer(ctx, db, integ, cur.ID)
+}
+
+// DeleteServer removes a catalog row with its connections and bindings.
+func DeleteServer(ctx context.Context, db store.DB, id string) error {
+	tag, err := db.Exec(ctx, `DELETE FROM mcp_servers WHERE id::text = $1 OR slug = $1`, id)
+	if err != nil {
+		return store.Map(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+func replaceCatalogTools(ctx context.Context, db store.DB, serverID string, list []CatalogTool) error {
+	if _, err := db.Exec(ctx, `DELETE FROM mcp_catalog_tools WHERE server_id = $1`, serverID); err != nil {
+		return err
+	}
+	names := make([]string, len(list))
+	descs := make([]string, len(list))
+	schemas := make([]string, len(list))
+	for i, t := range list {
+		names[i], descs[i] = t.Name, t.Description
+		schemas[i] = `{"type":"object"}`
+		if len(t.InputSchema) > 0 {
+			schemas[i] = string(t.InputSchema)
+		}
+	}
+	_, err := db.Exec(ctx, `INSERT INTO mcp_catalog_tools (server_id, name, description, input_schema, position)
+		SELECT $1, n, d, s::jsonb, o FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(n, d, s, o)`,
+		serverID, names, descs, schemas)
+	return store.Map(err)
+}
+
+// SeedCatalog writes the embedded manifests into the catalog. Rows the admin
+// edited (copy_source=admin) keep their copy and their tool list.
+func SeedCatalog(ctx context.Context, db store.DB) error {
+	ms, err := Manifests()
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		var id string
+		err := db.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config, description, limitations, setup_hint)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
+			ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, transport = EXCLUDED.transport,
+				url = EXCLUDED.url, auth = EXCLUDED.auth,
+				config = mcp_servers.config || EXCLUDED.config, -- keeps what Connect stored (a registered client)
+				description = EXCLUDED.description, limitations = EXCLUDED.limitations, setup_hint = EXCLUDED.setup_hint,
+				updated_at = now()
+				WHERE mcp_servers.copy_source = 'seed'
+			RETURNING id`,
+			*m.Slug, *m.Name, *m.Kind, *m.Transport, *m.URL, *m.Auth, m.Config, *m.Description, *m.Limitations, *m.SetupHint,
+		).Scan(&id)
+		if err != nil && store.Map(err) == store.ErrNotFound {
+			continue // an admin row: the WHERE skipped it
+		}
+		if err != nil {
+			return fmt.Errorf("grants: seed server %s: %w", *m.Slug, err)
+		}
+		if err := replaceCatalogTools(ctx, db, id, *m.Tools); err != nil {
+			return fmt.Errorf("grants: seed tools of %s: %w", *m.Slug, err)
+		}
+	}
+	return nil
+}

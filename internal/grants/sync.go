@@ -1,0 +1,110 @@
+package grants
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/validation"
+)
+
+// ListedTool is one tool as a connection's listing returns it.
+type ListedTool struct {
+	Name        string // remote name
+	Description string
+	Schema      json.RawMessage
+}
+
+// ModelName is the model-facing name of a listed tool: {slug}_{name}, with
+// dots (and any other character a model provider refuses) turned into "_".
+func ModelName(slug, remoteName string) string {
+	var b strings.Builder
+	b.Grow(len(slug) + 1 + len(remoteName))
+	b.WriteString(slug)
+	b.WriteByte('_')
+	for _, r := range remoteName {
+		if r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+var defaultOffNames = map[string]map[string]bool{
+	"drive": {"create_file": true, "copy_file": true},
+	"opensea": {"get_instant_api_key": true, "manage_collections": true, "get_favorites": true, "manage_watchlist": true,
+		"manage_profile": true, "manage_wallets": true, "manage_drops": true, "check_drop_eligibility": true, "cancel_orders": true},
+	"wallet": {"send": true, "call": true, "submit": true, "swap": true, "opensea_buy": true, "opensea_list": true,
+		"opensea_accept_offer": true, "opensea_collection_offer": true, "opensea_cancel_order": true, "uniswap_swap": true},
+}
+
+// DefaultOff reports whether a listed tool of a server starts Off at the
+// connection owner's scope: tools that send mail, write files or spend money.
+func DefaultOff(slug, remoteName string) bool {
+	if slug == "gmail" {
+		return strings.Contains(strings.ToLower(remoteName), "send")
+	}
+	return defaultOffNames[slug][remoteName]
+}
+
+// SyncListedTools stores what a connection listed, replacing its previous
+// listing, and writes the default-off overlay of each risky tool the first
+// time that connection lists it. An overlay written once is never written
+// again, so an operator who turned the tool on keeps it on.
+func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list []ListedTool) error {
+	c, err := LoadConnection(ctx, db, connectionID)
+	if err != nil {
+		return err
+	}
+	var probs validation.Problems
+	seen := map[string]bool{}
+	remote := make([]string, len(list))
+	names := make([]string, len(list))
+	descs := make([]string, len(list))
+	schemas := make([]string, len(list))
+	var off []string
+	for i, t := range list {
+		probs.Check(t.Name != "" && !seen[t.Name], fmt.Sprintf("tools[%d].name", i), "must be a unique non-empty name")
+		seen[t.Name] = true
+		remote[i], names[i], descs[i] = t.Name, ModelName(c.ServerSlug, t.Name), t.Description
+		schemas[i] = `{"type":"object"}`
+		if len(t.Schema) > 0 {
+			if !json.Valid(t.Schema) {
+				probs.Add(fmt.Sprintf("tools[%d].schema", i), "is not JSON")
+				continue
+			}
+			schemas[i] = string(t.Schema)
+		}
+		if DefaultOff(c.ServerSlug, t.Name) {
+			off = append(off, names[i])
+		}
+	}
+	if err := probs.Err(); err != nil {
+		return err
+	}
+	if _, err := db.Exec(ctx, `DELETE FROM mcp_tools WHERE connection_id = $1 AND NOT (remote_name = ANY($2::text[]))`,
+		c.ID, remote); err != nil {
+		return store.Map(err)
+	}
+	if _, err := db.Exec(ctx, `INSERT INTO mcp_tools (connection_id, remote_name, name, description, input_schema, listed_at)
+		SELECT $1, r, n, d, s::jsonb, now() FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS t(r, n, d, s)
+		ON CONFLICT (connection_id, remote_name) DO UPDATE SET name = EXCLUDED.name, description = EXCLUDED.description,
+			input_schema = EXCLUDED.input_schema, listed_at = now()`, c.ID, remote, names, descs, schemas); err != nil {
+		return store.Map(err)
+	}
+	if len(off) == 0 {
+		return nil
+	}
+	org, guild, agent := scopeColumns(c.owner)
+	_, err = db.Exec(ctx, `WITH fresh AS (
+			INSERT INTO binding_defaults_applied (connection_id, catalog_kind, catalog_id)
+			SELECT $1, 'mcp_tool', n FROM unnest($2::text[]) AS n ON CONFLICT DO NOTHING RETURNING catalog_id)
+		INSERT INTO bindings (scope, organisation_id, guild_id, agent_id, catalog_kind, catalog_id, server_id, enabled)
+		SELECT $3, $4::uuid, $5::uuid, $6::uuid, 'mcp_tool', catalog_id, $7, false FROM fresh
+		ON CONFLICT DO NOTHING`, c.ID, off, string(c.OwnerScope), org, guild, agent, c.ServerID)
+	return store.Map(err)
+}

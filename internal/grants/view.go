@@ -1,0 +1,224 @@
+package grants
+
+import (
+	"context"
+
+	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/orgs"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// Switch is what a scope itself says about an item: inherit (no row), on or off.
+type Switch string
+
+const (
+	SwitchInherit Switch = "inherit"
+	SwitchOn      Switch = "on"
+	SwitchOff     Switch = "off"
+)
+
+// NativeToolView is one native tool in the Tools view.
+type NativeToolView struct {
+	Name      string `json:"name"`
+	Family    string `json:"family"`
+	Group     string `json:"group"`
+	Gate      Gate   `json:"gate"`
+	Available bool   `json:"available"` // implemented in this build
+	IsBinding bool   `json:"is_binding"`
+	// Switch, Enabled and DecidedBy describe the binding (binding tools only).
+	Switch    Switch `json:"switch,omitempty"`
+	Enabled   bool   `json:"enabled"`
+	DecidedBy Scope  `json:"decided_by,omitempty"`
+	// Offered says whether a direct run would offer it from this scope (agent
+	// flags only count in an agent's view); NotOffered says why not.
+	Offered          bool     `json:"offered"`
+	NotOffered       string   `json:"not_offered,omitempty"`
+	MissingVariables []string `json:"missing_variables,omitempty"`
+}
+
+// LoginView is the login a server resolves to at a scope.
+type LoginView struct {
+	ID          string `json:"id"`
+	OwnerScope  Scope  `json:"owner_scope"`
+	OwnerID     string `json:"owner_id,omitempty"`
+	Status      string `json:"status"`
+	AccountHint string `json:"account_hint"`
+	DecidedBy   Scope  `json:"decided_by"`
+}
+
+// ServerToolView is one tool of a server in the Tools view.
+type ServerToolView struct {
+	Name        string `json:"name"`
+	RemoteName  string `json:"remote_name"`
+	Description string `json:"description"`
+	Listed      bool   `json:"listed"` // listed by the login; else catalog copy
+	Switch      Switch `json:"switch"`
+	Enabled     bool   `json:"enabled"`
+	DecidedBy   Scope  `json:"decided_by,omitempty"`
+}
+
+// ServerView is one catalog server in the Tools view.
+type ServerView struct {
+	ID               string           `json:"id"`
+	Slug             string           `json:"slug"`
+	Name             string           `json:"name"`
+	Kind             string           `json:"kind"`
+	Auth             string           `json:"auth"`
+	OAuthSetupState  string           `json:"oauth_setup_state"`
+	SetUp            bool             `json:"set_up"` // false: "Not set up", Connect disabled
+	MissingVariables []string         `json:"missing_variables"`
+	HasSwitch        bool             `json:"has_switch"` // GitHub has none
+	Switch           Switch           `json:"switch"`
+	Enabled          bool             `json:"enabled"`
+	DecidedBy        Scope            `json:"decided_by,omitempty"`
+	Login            *LoginView       `json:"login,omitempty"`
+	Tools            []ServerToolView `json:"tools"`
+}
+
+// ToolsView is the per-scope Tools view.
+type ToolsView struct {
+	Place   Place            `json:"place"`
+	Native  []NativeToolView `json:"native"`
+	Servers []ServerView     `json:"servers"`
+}
+
+func switchAt(rows []chainRow, scope Scope, kind, key string) Switch {
+	for _, r := range rows {
+		if r.Scope != scope || r.Kind != kind {
+			continue
+		}
+		k := r.CatalogID
+		if kind == KindMCP {
+			k = r.ServerID
+		}
+		if k == key {
+			if r.Enabled {
+				return SwitchOn
+			}
+			return SwitchOff
+		}
+	}
+	return SwitchInherit
+}
+
+// View builds the Tools view of an organisation, guild or agent the principal can see.
+func (s *Service) View(ctx context.Context, db store.DB, p access.Principal, scope Scope, id string) (ToolsView, error) {
+	pl, err := visiblePlace(ctx, db, p, scope, id)
+	if err != nil {
+		return ToolsView{}, err
+	}
+	// Outside an agent only grants, the box and the build decide; the agent flags are assumed on.
+	cfg := orgs.AgentConfig{Browser: true, Coding: true, Scripting: true, Memory: true}
+	if scope == ScopeAgent {
+		a, err := orgs.LoadAgent(ctx, db, pl.AgentID)
+		if err != nil {
+			return ToolsView{}, err
+		}
+		cfg = a.Config
+	}
+	chain, err := loadChain(ctx, db, pl)
+	if err != nil {
+		return ToolsView{}, err
+	}
+	res := Resolve(plainRows(chain))
+	v := ToolsView{Place: pl, Native: []NativeToolView{}, Servers: []ServerView{}}
+	for _, n := range nativeCatalog {
+		_, avail := s.reg.Lookup(n.Name)
+		nv := NativeToolView{Name: n.Name, Family: n.Family, Group: n.Group, Gate: n.Gate, Available: avail, IsBinding: n.IsBinding()}
+		if n.IsBinding() {
+			d := res.Native[n.Name]
+			nv.Switch, nv.Enabled, nv.DecidedBy = switchAt(chain, scope, KindNativeTool, n.Name), d.Enabled, d.DecidedBy
+		}
+		nv.Offered, nv.NotOffered = nativeOffered(n, res, cfg, TriggerDirect, s.integ, s.reg)
+		if nv.Offered {
+			nv.NotOffered = ""
+		}
+		if n.Integration != "" && !s.integ.On(n.Integration) {
+			if st, ok := s.integ.Get(n.Integration); ok {
+				nv.MissingVariables = st.Missing
+			}
+			if nv.Offered || nv.NotOffered == "turned off" {
+				nv.Offered, nv.NotOffered = false, "the box has no "+n.Integration+" integration"
+			}
+		}
+		v.Native = append(v.Native, nv)
+	}
+	servers, err := ListServers(ctx, db, s.integ, true)
+	if err != nil {
+		return ToolsView{}, err
+	}
+	logins, err := s.viewLogins(ctx, db, res)
+	if err != nil {
+		return ToolsView{}, err
+	}
+	for _, srv := range servers {
+		d := res.Servers[srv.ID]
+		sv := ServerView{ID: srv.ID, Slug: srv.Slug, Name: srv.Name, Kind: srv.Kind, Auth: srv.Auth,
+			OAuthSetupState: srv.OAuthSetupState, SetUp: srv.OAuthSetupState != SetupUnsupported,
+			MissingVariables: srv.MissingVariables, HasSwitch: srv.Kind != "github",
+			Switch: switchAt(chain, scope, KindMCP, srv.ID), Enabled: d.Enabled, DecidedBy: d.DecidedBy, Tools: []ServerToolView{}}
+		if l, ok := logins[d.ConnectionID]; ok && d.ConnectionID != "" {
+			lv := l.view
+			lv.DecidedBy = d.ConnectionFrom
+			sv.Login = &lv
+			for _, t := range l.tools {
+				sv.Tools = append(sv.Tools, s.toolView(chain, res, scope, srv.ID, t, true))
+			}
+		} else if srv.Kind != "github" {
+			for _, ct := range srv.Tools {
+				t := StoredTool{RemoteName: ct.Name, Name: ModelName(srv.Slug, ct.Name), Description: ct.Description}
+				sv.Tools = append(sv.Tools, s.toolView(chain, res, scope, srv.ID, t, false))
+			}
+		}
+		v.Servers = append(v.Servers, sv)
+	}
+	return v, nil
+}
+
+func (s *Service) toolView(chain []chainRow, res Resolved, scope Scope, serverID string, t StoredTool, listed bool) ServerToolView {
+	on, by := res.ToolState(serverID, t.Name)
+	return ServerToolView{Name: t.Name, RemoteName: t.RemoteName, Description: t.Description, Listed: listed,
+		Switch: switchAt(chain, scope, KindMCPTool, t.Name), Enabled: on, DecidedBy: by}
+}
+
+type loginTools struct {
+	view  LoginView
+	tools []StoredTool
+}
+
+func (s *Service) viewLogins(ctx context.Context, db store.DB, res Resolved) (map[string]loginTools, error) {
+	var ids []string
+	for _, d := range res.Servers {
+		if d.ConnectionID != "" {
+			ids = append(ids, d.ConnectionID)
+		}
+	}
+	out := map[string]loginTools{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := db.Query(ctx, `SELECT c.id, c.owner_scope, coalesce(c.owner_id::text, ''), c.status, c.account_hint,
+		coalesce(t.remote_name, ''), coalesce(t.name, ''), coalesce(t.description, '')
+		FROM mcp_connections c LEFT JOIN mcp_tools t ON t.connection_id = c.id
+		WHERE c.id = ANY($1::uuid[]) ORDER BY c.id, t.name`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var l LoginView
+		var t StoredTool
+		if err := rows.Scan(&l.ID, &l.OwnerScope, &l.OwnerID, &l.Status, &l.AccountHint, &t.RemoteName, &t.Name, &t.Description); err != nil {
+			return nil, err
+		}
+		cur, ok := out[l.ID]
+		if !ok {
+			cur.view = l
+		}
+		if t.RemoteName != "" {
+			cur.tools = append(cur.tools, t)
+		}
+		out[l.ID] = cur
+	}
+	return out, rows.Err()
+}
