@@ -1,0 +1,329 @@
+// Package oauthtest is an OAuth 2.1 authorization server and a protected MCP
+// resource for tests, on httptest, speaking the real wire formats: RFC 8414
+// metadata, RFC 9728 protected-resource metadata, RFC 7591 registration, the
+// authorization endpoint (approving at once, as a browser that clicked
+// Allow), PKCE S256 verification, code exchange and refresh with rotation.
+package oauthtest
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Server is the authorization server.
+type Server struct {
+	*httptest.Server
+
+	// AuthMethod is what registration grants: "none" (default),
+	// "client_secret_basic" or "client_secret_post".
+	AuthMethod string
+	// TokenTTL of issued access tokens (default 1h).
+	TokenTTL time.Duration
+	// EmailDomain, when set, is returned by the token response and userinfo.
+	EmailDomain string
+	// Deny makes the authorization endpoint answer error=access_denied.
+	Deny bool
+
+	mu       sync.Mutex
+	clients  map[string]client
+	codes    map[string]grant
+	access   map[string]time.Time // token → expiry
+	refresh  map[string]string    // refresh token → client id
+	revoked  bool
+	counts   map[string]int
+	lastAuth url.Values
+}
+
+type client struct {
+	secret, method, redirect string
+}
+
+type grant struct {
+	clientID, challenge, redirect, resource string
+}
+
+// New starts the server; it is closed with the test.
+func New(t interface{ Cleanup(func()) }) *Server {
+	s := &Server{clients: map[string]client{}, codes: map[string]grant{}, access: map[string]time.Time{},
+		refresh: map[string]string{}, counts: map[string]int{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.metadata)
+	mux.HandleFunc("POST /register", s.register)
+	mux.HandleFunc("GET /authorize", s.authorize)
+	mux.HandleFunc("POST /token", s.token)
+	mux.HandleFunc("GET /userinfo", s.userinfo)
+	s.Server = httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *Server) count(k string) {
+	s.mu.Lock()
+	s.counts[k]++
+	s.mu.Unlock()
+}
+
+// Count returns how often an endpoint ("register", "authorize", "code", "refresh", "metadata") was used.
+func (s *Server) Count(k string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts[k]
+}
+
+// LastAuthorize returns the query of the last authorization request.
+func (s *Server) LastAuthorize() url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastAuth
+}
+
+// Valid reports whether an access token was issued and has not expired or been revoked.
+func (s *Server) Valid(token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	exp, ok := s.access[token]
+	return ok && time.Now().Before(exp)
+}
+
+// ExpireAccess makes every issued access token invalid (the resource answers 401).
+func (s *Server) ExpireAccess() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.access = map[string]time.Time{}
+}
+
+// RevokeGrants makes every refresh token answer invalid_grant.
+func (s *Server) RevokeGrants() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refresh = map[string]string{}
+	s.access = map[string]time.Time{}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func oauthError(w http.ResponseWriter, status int, code string) {
+	writeJSON(w, status, map[string]string{"error": code})
+}
+
+func random() string {
+	var b [18]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
+	s.count("metadata")
+	writeJSON(w, 200, map[string]any{
+		"issuer":                                s.URL,
+		"authorization_endpoint":                s.URL + "/authorize",
+		"token_endpoint":                        s.URL + "/token",
+		"registration_endpoint":                 s.URL + "/register",
+		"userinfo_endpoint":                     s.URL + "/userinfo",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
+	})
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	s.count("register")
+	var in struct {
+		RedirectURIs []string `json:"redirect_uris"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || len(in.RedirectURIs) != 1 {
+		oauthError(w, 400, "invalid_client_metadata")
+		return
+	}
+	method := s.AuthMethod
+	if method == "" {
+		method = "none"
+	}
+	c := client{method: method, redirect: in.RedirectURIs[0]}
+	out := map[string]any{"client_id": "client-" + random(), "token_endpoint_auth_method": method,
+		"redirect_uris": in.RedirectURIs}
+	if method != "none" {
+		c.secret = "secret-" + random()
+		out["client_secret"] = c.secret
+	}
+	s.mu.Lock()
+	s.clients[out["client_id"].(string)] = c
+	s.mu.Unlock()
+	writeJSON(w, 201, out)
+}
+
+// authorize approves at once and redirects with a code, as a consenting browser would see.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	s.count("authorize")
+	q := r.URL.Query()
+	s.mu.Lock()
+	s.lastAuth = q
+	c, ok := s.clients[q.Get("client_id")]
+	s.mu.Unlock()
+	if !ok || q.Get("redirect_uri") != c.redirect || q.Get("response_type") != "code" ||
+		q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+		http.Error(w, "bad authorization request", http.StatusBadRequest)
+		return
+	}
+	back, _ := url.Parse(c.redirect)
+	v := back.Query()
+	v.Set("state", q.Get("state"))
+	if s.Deny {
+		v.Set("error", "access_denied")
+	} else {
+		code := "code-" + random()
+		s.mu.Lock()
+		s.codes[code] = grant{clientID: q.Get("client_id"), challenge: q.Get("code_challenge"), redirect: c.redirect, resource: q.Get("resource")}
+		s.mu.Unlock()
+		v.Set("code", code)
+	}
+	back.RawQuery = v.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
+// clientAuth returns the authenticated client id following its registered method.
+func (s *Server) clientAuth(r *http.Request) (string, bool) {
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	} else {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	s.mu.Lock()
+	c, ok := s.clients[id]
+	s.mu.Unlock()
+	if !ok {
+		return "", false
+	}
+	switch c.method {
+	case "none":
+		return id, secret == ""
+	case "client_secret_basic":
+		return id, basic && secret == c.secret
+	default:
+		return id, !basic && secret == c.secret
+	}
+}
+
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, 400, "invalid_request")
+		return
+	}
+	id, ok := s.clientAuth(r)
+	if !ok {
+		oauthError(w, 401, "invalid_client")
+		return
+	}
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+		s.count("code")
+		code := r.PostForm.Get("code")
+		s.mu.Lock()
+		g, ok := s.codes[code]
+		delete(s.codes, code)
+		s.mu.Unlock()
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		if !ok || g.clientID != id || g.redirect != r.PostForm.Get("redirect_uri") ||
+			base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge {
+			oauthError(w, 400, "invalid_grant")
+			return
+		}
+		s.issue(w, id)
+	case "refresh_token":
+		s.count("refresh")
+		rt := r.PostForm.Get("refresh_token")
+		s.mu.Lock()
+		owner, ok := s.refresh[rt]
+		delete(s.refresh, rt) // rotation: a refresh token works once
+		s.mu.Unlock()
+		if !ok || owner != id {
+			oauthError(w, 400, "invalid_grant")
+			return
+		}
+		s.issue(w, id)
+	default:
+		oauthError(w, 400, "unsupported_grant_type")
+	}
+}
+
+func (s *Server) issue(w http.ResponseWriter, clientID string) {
+	ttl := s.TokenTTL
+	if ttl == 0 {
+		ttl = time.Hour
+	}
+	at, rt := "at-"+random(), "rt-"+random()
+	s.mu.Lock()
+	s.access[at] = time.Now().Add(ttl)
+	s.refresh[rt] = clientID
+	s.mu.Unlock()
+	out := map[string]any{"access_token": at, "refresh_token": rt, "token_type": "Bearer", "expires_in": int(ttl.Seconds())}
+	if s.EmailDomain != "" {
+		out["email_domain"] = s.EmailDomain
+	}
+	writeJSON(w, 200, out)
+}
+
+func (s *Server) userinfo(w http.ResponseWriter, r *http.Request) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || !s.Valid(tok) {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		oauthError(w, 401, "invalid_token")
+		return
+	}
+	out := map[string]any{"sub": "user-1"}
+	if s.EmailDomain != "" {
+		out["email_domain"] = s.EmailDomain
+	}
+	writeJSON(w, 200, out)
+}
+
+// Protect wraps an MCP handler as a protected resource of this server: it
+// serves RFC 9728 metadata at /.well-known/oauth-protected-resource{/path}
+// and answers 401 with a resource_metadata challenge to requests without a
+// valid token. valid defaults to s.Valid.
+func (s *Server) Protect(t interface{ Cleanup(func()) }, mcpPath string, h http.Handler, valid func(string) bool) *httptest.Server {
+	if valid == nil {
+		valid = s.Valid
+	}
+	var rs *httptest.Server
+	mux := http.NewServeMux()
+	prm := "/.well-known/oauth-protected-resource" + mcpPath
+	mux.HandleFunc("GET "+prm, func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, 200, map[string]any{"resource": rs.URL + mcpPath, "authorization_servers": []string{s.URL}})
+	})
+	mux.Handle(mcpPath, BearerOnly(h, valid, func() string { return rs.URL + prm }))
+	rs = httptest.NewServer(mux)
+	t.Cleanup(rs.Close)
+	return rs
+}
+
+// BearerOnly lets through requests whose bearer token valid accepts and
+// answers the others 401 with a WWW-Authenticate challenge naming metadata().
+func BearerOnly(h http.Handler, valid func(string) bool, metadata func() string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || !valid(tok) {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="invalid_token", resource_metadata="%s"`, metadata()))
+			http.Error(w, `{"error":"invalid_token"}`, http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,156 @@
+package mcpoauth
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// OAuthConfig is the "oauth" object of a catalog row's config, as the
+// generic OAuth provider (internal/connectors/providers/oauthgeneric) reads
+// it, plus what this package needs to know whether to register again.
+type OAuthConfig struct {
+	AuthURL      string   `json:"auth_url,omitempty"`
+	TokenURL     string   `json:"token_url,omitempty"`
+	RevokeURL    string   `json:"revoke_url,omitempty"`
+	ClientID     string   `json:"client_id,omitempty"`
+	ClientSecret string   `json:"client_secret,omitempty"`
+	AuthStyle    string   `json:"auth_style,omitempty"` // basic, post or none
+	Scopes       []string `json:"scopes,omitempty"`
+	// RedirectURI is the redirect URI the client was registered for; a
+	// client registered by this package for another URI is registered again.
+	RedirectURI string `json:"redirect_uri,omitempty"`
+	// Registered marks a client this package registered (RFC 7591), as
+	// opposed to one the admin configured.
+	Registered  bool   `json:"registered,omitempty"`
+	UserinfoURL string `json:"userinfo_url,omitempty"`
+	Issuer      string `json:"issuer,omitempty"`
+}
+
+// Prepared is the outcome of Prepare.
+type Prepared struct {
+	Config  json.RawMessage // the whole catalog row config, updated
+	Changed bool            // Config differs from the input and must be stored
+	OAuth   OAuthConfig
+}
+
+// Prepare makes a catalog row ready for an authorization URL: it discovers
+// the server's metadata, keeps an admin-configured client or a client
+// registered for this redirect URI, registers a new public client otherwise,
+// and returns the row config with "provider", "oauth" and "resource" set.
+// Keys of the config it does not know are kept.
+func (d *Discoverer) Prepare(ctx context.Context, mcpURL, redirectURI, clientName string, config json.RawMessage) (Prepared, error) {
+	row := map[string]json.RawMessage{}
+	if len(config) > 0 {
+		if err := json.Unmarshal(config, &row); err != nil {
+			return Prepared{}, fmt.Errorf("catalog config is not a JSON object")
+		}
+	}
+	var cur OAuthConfig
+	if raw, ok := row["oauth"]; ok {
+		_ = json.Unmarshal(raw, &cur)
+	}
+	if _, err := url.Parse(redirectURI); err != nil || redirectURI == "" {
+		return Prepared{}, fmt.Errorf("bad redirect URI %q", redirectURI)
+	}
+	ch, err := d.Probe(ctx, mcpURL)
+	if err != nil {
+		return Prepared{}, err
+	}
+	prm, found, err := d.Resource(ctx, mcpURL, ch)
+	if err != nil {
+		return Prepared{}, err
+	}
+	issuer := originOf(mcpURL) // servers without RFC 9728 metadata: the MCP origin is the issuer
+	resource := mcpURL
+	if found {
+		issuer = prm.AuthorizationServers[0]
+		if prm.Resource != "" {
+			resource = prm.Resource
+		}
+	}
+	if _, err := d.Policy.Check(issuer); err != nil {
+		return Prepared{}, err
+	}
+	md, err := d.AuthServer(ctx, issuer)
+	if err != nil {
+		return Prepared{}, err
+	}
+	next := cur
+	next.AuthURL, next.TokenURL, next.RevokeURL = md.AuthorizationEndpoint, md.TokenEndpoint, md.RevocationEndpoint
+	next.UserinfoURL, next.Issuer = md.UserinfoEndpoint, issuer
+	switch {
+	case ch.Scope != "":
+		next.Scopes = strings.Fields(ch.Scope)
+	case found && len(prm.ScopesSupported) > 0:
+		next.Scopes = prm.ScopesSupported
+	case !cur.Registered && len(cur.Scopes) > 0:
+	default:
+		next.Scopes = nil
+	}
+	adminClient := cur.ClientID != "" && !cur.Registered
+	if !adminClient && (cur.ClientID == "" || cur.RedirectURI != redirectURI) {
+		rc, err := d.Register(ctx, md, clientName, redirectURI, strings.Join(next.Scopes, " "))
+		if err != nil {
+			return Prepared{}, err
+		}
+		next.ClientID, next.ClientSecret, next.Registered, next.RedirectURI = rc.ClientID, rc.ClientSecret, true, redirectURI
+		next.AuthStyle = styleOf(rc.TokenEndpointAuthMethod)
+	} else if next.AuthStyle == "" {
+		next.AuthStyle = chooseStyle(md.TokenEndpointAuthMethodsSupported, next.ClientSecret != "")
+	}
+	oa, _ := json.Marshal(next)
+	row["oauth"] = oa
+	row["provider"] = json.RawMessage(`"oauth2"`)
+	rs, _ := json.Marshal(resource)
+	row["resource"] = rs
+	out, _ := json.Marshal(row)
+	return Prepared{Config: out, Changed: !jsonEqual(config, out), OAuth: next}, nil
+}
+
+func styleOf(method string) string {
+	switch method {
+	case "client_secret_basic":
+		return "basic"
+	case "client_secret_post":
+		return "post"
+	default:
+		return "none"
+	}
+}
+
+// chooseStyle picks how an admin-configured client authenticates at the
+// token endpoint from what the server supports.
+func chooseStyle(supported []string, hasSecret bool) string {
+	if !hasSecret {
+		return "none"
+	}
+	if len(supported) == 0 || slices.Contains(supported, "client_secret_basic") {
+		return "basic"
+	}
+	if slices.Contains(supported, "client_secret_post") {
+		return "post"
+	}
+	return "none"
+}
+
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
