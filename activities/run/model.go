@@ -1,0 +1,102 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/guilds/guilds/internal/models"
+	"github.com/guilds/guilds/internal/orgs"
+	"github.com/guilds/guilds/internal/runs"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// Model runs one model turn: it rebuilds the conversation from Postgres,
+// calls the provider with the snapshot's tools and stores the answer at
+// in.Seq. A retry after the answer was stored returns it without calling
+// the provider again.
+func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, error) {
+	if m, err := runs.GetMessage(ctx, a.d.DB, in.RunID, in.Seq); err == nil {
+		return modelOutput(m), nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return ModelOutput{}, err
+	}
+	r, err := runs.Load(ctx, a.d.DB, in.RunID)
+	if err != nil {
+		return ModelOutput{}, err
+	}
+	agent, err := orgs.LoadAgent(ctx, a.d.DB, r.AgentID)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return ModelOutput{}, nonRetryable(ErrTypeRunGone, errors.New("the agent was deleted"))
+		}
+		return ModelOutput{}, err
+	}
+	snap, err := runs.SnapshotOf(ctx, a.d.DB, r.ID)
+	if err != nil {
+		return ModelOutput{}, fmt.Errorf("load snapshot: %w", err)
+	}
+	history, err := runs.Messages(ctx, a.d.DB, r.ID, 0)
+	if err != nil {
+		return ModelOutput{}, err
+	}
+	if a.d.Models == nil {
+		return ModelOutput{}, nonRetryable(ErrTypeNoModelKey, errors.New("this worker has no model client"))
+	}
+	model := r.Model
+	if model == "" {
+		model = agent.Model
+	}
+	target, err := a.d.Models.Resolve(ctx, a.d.DB, r.OrganisationID, model)
+	if err != nil {
+		return ModelOutput{}, modelError(err)
+	}
+	req := models.Request{Messages: conversation(agent.Prompt, history)}
+	if !in.Final {
+		for _, t := range snap.Tools {
+			req.Tools = append(req.Tools, models.Tool{Type: "function", Function: models.FunctionSpec{
+				Name: t.Name, Description: t.Description, Parameters: t.ShapedSchema}})
+		}
+	}
+	resp, err := a.d.Models.Complete(ctx, target, req)
+	if err != nil {
+		a.d.Log.WarnContext(ctx, "model call failed", "run_id", r.ID, "target", target, "err", err)
+		return ModelOutput{}, modelError(err)
+	}
+	msg := runs.Message{RunID: r.ID, Seq: in.Seq, Role: runs.RoleAssistant, Content: resp.Content}
+	if !in.Final {
+		for i, c := range resp.ToolCalls {
+			id := c.ID
+			if id == "" {
+				id = fmt.Sprintf("call_%d_%d", in.Seq, i)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, runs.ToolCallRequest{ID: id, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+	}
+	stored, err := runs.AppendMessage(ctx, a.d.DB, msg)
+	if err != nil {
+		return ModelOutput{}, err
+	}
+	return modelOutput(stored), nil
+}
+
+func modelOutput(m runs.Message) ModelOutput {
+	return ModelOutput{Seq: m.Seq, Text: m.Content, Calls: m.ToolCalls}
+}
+
+// conversation turns the stored transcript into the provider's messages.
+func conversation(prompt string, history []runs.Message) []models.Message {
+	out := make([]models.Message, 0, len(history)+1)
+	if prompt != "" {
+		out = append(out, models.Message{Role: "system", Content: prompt})
+	}
+	for _, m := range history {
+		wm := models.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, c := range m.ToolCalls {
+			wm.ToolCalls = append(wm.ToolCalls, models.ToolCall{ID: c.ID, Type: "function",
+				Function: models.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
+		}
+		out = append(out, wm)
+	}
+	return out
+}

@@ -1,0 +1,69 @@
+package run
+
+import "github.com/guilds/guilds/internal/runs"
+
+// ToolRef is what the workflow knows of an offered tool: enough to choose
+// the activity options of a call.
+type ToolRef struct {
+	Name       string `json:"name"`
+	Class      string `json:"class"`
+	Idempotent bool   `json:"idempotent,omitempty"`
+}
+
+// SnapshotInput names the run.
+type SnapshotInput struct {
+	RunID string `json:"run_id"`
+}
+
+// SnapshotOutput is the stored snapshot's id, its tools and the budget.
+type SnapshotOutput struct {
+	SnapshotID string    `json:"snapshot_id"`
+	Tools      []ToolRef `json:"tools"`
+	Remaining  int       `json:"remaining"`
+}
+
+// ModelInput asks for one model turn whose answer is stored at Seq.
+type ModelInput struct {
+	RunID string `json:"run_id"`
+	Seq   int    `json:"seq"`
+	// Final offers no tools: the budget is spent and the model must answer.
+	Final bool `json:"final,omitempty"`
+}
+
+// ModelOutput is the stored assistant message.
+type ModelOutput struct {
+	Seq   int                    `json:"seq"`
+	Text  string                 `json:"text"`
+	Calls []runs.ToolCallRequest `json:"calls,omitempty"`
+}
+
+// ToolInput is one call; its result is stored at Seq.
+type ToolInput struct {
+	RunID     string `json:"run_id"`
+	Seq       int    `json:"seq"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Remaining int    `json:"remaining"` // tool calls left after this one
+}
+
+// ToolOutput is the stamped result.
+type ToolOutput struct {
+	Seq     int    `json:"seq"`
+	Result  string `json:"result"`
+	Outcome string `json:"outcome"`
+}
+
+// RecordInput stores a result the workflow decided without running the tool.
+type RecordInput struct {
+	ToolInput
+	Outcome string `json:"outcome"` // runs.OutcomeRefused | runs.OutcomeInterrupted
+	Message string `json:"message"`
+}
+
+// FinishInput ends the run.
+type FinishInput struct {
+	RunID  string `json:"run_id"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}

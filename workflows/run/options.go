@@ -1,0 +1,126 @@
+package run
+
+import (
+	"encoding/json"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/guilds/guilds/internal/tools"
+)
+
+// snapshotOptions: resolving the offer reads Postgres and the stored MCP
+// catalog only, so it is short. A run row not yet committed by the request
+// that started it shows up as a retry within a second.
+var snapshotOptions = workflow.ActivityOptions{
+	Summary: "snapshot: resolve what the run offers",
+	// Postgres reads plus a few MCP catalog checks.
+	StartToCloseTimeout: time.Minute,
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:    200 * time.Millisecond, // the request's transaction commits within ms
+		BackoffCoefficient: 2,
+		MaximumInterval:    10 * time.Second,
+		MaximumAttempts:    8, // about a minute, then the run fails
+	},
+}
+
+// modelOptions: one provider request. The activity is idempotent on
+// (run, seq), so rate limits (429) and provider errors (5xx) are retried
+// with backoff; a refused request (4xx) is a non-retryable error.
+var modelOptions = workflow.ActivityOptions{
+	// A long completion with big tool schemas can take a couple of minutes.
+	StartToCloseTimeout: 3 * time.Minute,
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:    time.Second,
+		BackoffCoefficient: 2,
+		MaximumInterval:    time.Minute, // rate limits are usually per minute
+		MaximumAttempts:    8,
+	},
+}
+
+// bookkeepingOptions: tool_record and finish write one or two rows and are
+// idempotent, so they retry freely.
+var bookkeepingOptions = workflow.ActivityOptions{
+	// A handful of statements.
+	StartToCloseTimeout: 30 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:    500 * time.Millisecond,
+		BackoffCoefficient: 2,
+		MaximumInterval:    30 * time.Second,
+		MaximumAttempts:    20,
+	},
+}
+
+// classTimeouts is the StartToCloseTimeout of a tool call by timeout class.
+// Shell calls take their own timeout (see shellTimeout).
+var classTimeouts = map[tools.Class]time.Duration{
+	tools.ClassDefault: 30 * time.Second,
+	tools.ClassBrowser: 60 * time.Second,
+	tools.ClassMCP:     90 * time.Second,
+	tools.ClassCode:    11 * time.Minute, // a first Graft build of a large repository
+	tools.ClassAdapter: 30 * time.Second,
+	tools.ClassScript:  120 * time.Second,
+}
+
+// Shell timeouts: the call's timeout_seconds (default 120, at most 600) plus
+// a margin for the helper to report back after the command is stopped.
+const (
+	shellDefault = 120 * time.Second
+	shellMax     = 600 * time.Second
+	shellMargin  = 30 * time.Second
+)
+
+// toolHeartbeatTimeout: a tool activity heartbeats every couple of seconds
+// while it runs, so a worker that dies mid-call is noticed after this long
+// rather than after the call's whole timeout.
+const toolHeartbeatTimeout = 10 * time.Second
+
+// toolOptions are the options of one call. A tool not declared idempotent
+// runs at most once: its call may have had side effects, so a lost or failed
+// attempt is recorded as interrupted instead of being repeated.
+func toolOptions(class tools.Class, idempotent bool, name, args string) workflow.ActivityOptions {
+	timeout, ok := classTimeouts[class]
+	if class == tools.ClassShell {
+		timeout, ok = shellTimeout(args)+shellMargin, true
+	}
+	if !ok {
+		timeout = classTimeouts[tools.ClassDefault]
+	}
+	attempts := int32(1)
+	if idempotent {
+		attempts = 3
+	}
+	return workflow.ActivityOptions{
+		Summary:             "tool " + name,
+		StartToCloseTimeout: timeout,
+		HeartbeatTimeout:    toolHeartbeatTimeout,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    10 * time.Second,
+			MaximumAttempts:    attempts,
+		},
+	}
+}
+
+// shellTimeout reads timeout_seconds from a shell call's arguments. It runs
+// in workflow code and only reads the arguments, which are in the history.
+func shellTimeout(args string) time.Duration {
+	var a struct {
+		TimeoutSeconds float64 `json:"timeout_seconds"`
+	}
+	if json.Unmarshal([]byte(args), &a) != nil || a.TimeoutSeconds <= 0 {
+		return shellDefault
+	}
+	d := time.Duration(a.TimeoutSeconds * float64(time.Second))
+	return min(d, shellMax)
+}
+
+// Continue-as-new thresholds: a run hands over to a fresh execution, carrying
+// only ids and counters, before its history gets heavy.
+const (
+	maxTurnsPerExecution  = 25
+	maxHistoryEvents      = 4000
+	maxHistoryBytesBefore = 20 << 20
+)
