@@ -1,0 +1,7 @@
+DROP TABLE IF EXISTS records;
+DROP TABLE IF EXISTS collection_grants;
+DROP TABLE IF EXISTS collections;
+DROP TABLE IF EXISTS memory_revisions;
+DROP TABLE IF EXISTS memory;
+DROP TABLE IF EXISTS artifacts;
+DROP EXTENSION IF EXISTS pg_trgm;
