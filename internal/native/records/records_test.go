@@ -332,17 +332,17 @@ func TestSearchGrammar(t *testing.T) {
 		q    string
 		want []string
 	}{
-		{"hopper", []string{"Grace Hopper"}},                    // one word
-		{"engin", []string{"Charles Babbage", "Ada Lovelace"}},   // a single token is a substring
-		{"analytical.org", []string{"Ada Lovelace"}},            // punctuation inside a single token
-		{"ada lovelace", []string{"Ada Lovelace"}},              // all words
-		{`"grace hopper"`, []string{"Grace Hopper"}},            // phrase
-		{`"hopper grace"`, nil},                                 // phrase order matters
+		{"hopper", []string{"Grace Hopper"}},                          // one word
+		{"engin", []string{"Charles Babbage", "Ada Lovelace"}},        // a single token is a substring
+		{"analytical.org", []string{"Ada Lovelace"}},                  // punctuation inside a single token
+		{"ada lovelace", []string{"Ada Lovelace"}},                    // all words
+		{`"grace hopper"`, []string{"Grace Hopper"}},                  // phrase
+		{`"hopper grace"`, nil},                                       // phrase order matters
 		{"turing or hopper", []string{"Alan Turing", "Grace Hopper"}}, // newest change first
-		{"engines -charles", []string{"Ada Lovelace"}}, // exclusion
-		{"hoper", nil},                                 // never fuzzy
-		{"ada, lovelace!", []string{"Ada Lovelace"}},   // punctuation between words
-		{"100%", nil},                                  // LIKE wildcards are literal
+		{"engines -charles", []string{"Ada Lovelace"}},                // exclusion
+		{"hoper", nil}, // never fuzzy
+		{"ada, lovelace!", []string{"Ada Lovelace"}}, // punctuation between words
+		{"100%", nil}, // LIKE wildcards are literal
 	}
 	for _, c := range cases {
 		got := search(c.q)
@@ -373,13 +373,13 @@ func TestListWhere(t *testing.T) {
 		w    map[string]any
 		want string
 	}{
-		{map[string]any{"name": "lovel"}, "Ada Lovelace"},                                  // substring
-		{map[string]any{"name": "Lovelase"}, "Ada Lovelace"},                               // similar spelling
-		{map[string]any{"tags": "compil"}, "Grace Hopper"},                                 // open array item by substring
-		{map[string]any{"tags": "engins"}, "Ada Lovelace|Charles Babbage"},                 // open array item by spelling
-		{map[string]any{"stage": "new"}, "Alan Turing|Charles Babbage"},                    // fixed values exactly
-		{map[string]any{"channels": "phone"}, "Grace Hopper"},                              // fixed-value array
-		{map[string]any{"score": 8}, "Grace Hopper"},                                       // number exactly
+		{map[string]any{"name": "lovel"}, "Ada Lovelace"},                  // substring
+		{map[string]any{"name": "Lovelase"}, "Ada Lovelace"},               // similar spelling
+		{map[string]any{"tags": "compil"}, "Grace Hopper"},                 // open array item by substring
+		{map[string]any{"tags": "engins"}, "Ada Lovelace|Charles Babbage"}, // open array item by spelling
+		{map[string]any{"stage": "new"}, "Alan Turing|Charles Babbage"},    // fixed values exactly
+		{map[string]any{"channels": "phone"}, "Grace Hopper"},              // fixed-value array
+		{map[string]any{"score": 8}, "Grace Hopper"},                       // number exactly
 		{map[string]any{"score": map[string]any{"gte": 8, "lte": 9}}, "Ada Lovelace|Grace Hopper"},
 		{map[string]any{"met_at": "2025-02-10T11:00:00+01:00"}, "Charles Babbage"}, // datetime exactly, any zone
 		{map[string]any{"met_at": map[string]any{"gte": "2025-02-01"}}, "Charles Babbage|Grace Hopper"},
