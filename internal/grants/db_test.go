@@ -44,8 +44,8 @@ func countingPool(tb testing.TB) (*pgxpool.Pool, *queryCounter) {
 var admin = access.Principal{Admin: true}
 
 func str(s string) *string { return &s }
-func yes() *bool          { b := true; return &b }
-func no() *bool           { b := false; return &b }
+func yes() *bool           { b := true; return &b }
+func no() *bool            { b := false; return &b }
 
 func hierarchy(tb testing.TB, db *pgxpool.Pool) (org orgs.Organisation, g orgs.Guild, a orgs.Agent) {
 	tb.Helper()

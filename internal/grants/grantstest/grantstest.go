@@ -25,7 +25,7 @@ func Registry(missing ...string) *tools.Registry {
 		}
 		reg.Register(tools.Tool{
 			Name: n.Name, Description: "stub of " + n.Name, Class: n.Class,
-			Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","format":"uri"}},"additionalProperties":false}`),
+			Schema:  json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","format":"uri"}},"additionalProperties":false}`),
 			Handler: func(context.Context, tools.Call) (string, error) { return "ok", nil },
 		})
 	}
