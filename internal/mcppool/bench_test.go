@@ -1,0 +1,103 @@
+package mcppool_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/testdb"
+)
+
+// BenchmarkCall compares a tools/call through the pool (session reused,
+// credential resolved per request) with a bare mcp-go client sending a fixed
+// header to the same server.
+func BenchmarkCall(b *testing.B) {
+	ctx := context.Background()
+	db := testdb.New(b)
+	rs := newRemote(b, "Authorization")
+	rs.allow("Bearer a")
+	id := addConnection(b, db, "notion", rs.URL, "oauth", `{}`)
+	args := json.RawMessage(`{"text":"hello"}`)
+
+	b.Run("pool", func(b *testing.B) {
+		cr := &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"a"}}}
+		p := mcppool.New(mcppool.Options{DB: db, Credentials: cr})
+		defer p.Close()
+		if _, err := p.Call(ctx, id, "echo", args); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := p.Call(ctx, id, "echo", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bare", func(b *testing.B) {
+		c, err := client.NewStreamableHttpClient(rs.URL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer a"}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
+		init := mcp.InitializeRequest{}
+		init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+		if _, err := c.Initialize(ctx, init); err != nil {
+			b.Fatal(err)
+		}
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "echo"
+		req.Params.Arguments = args
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := c.CallTool(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkRunStartListing compares a run start served by the stored list
+// (fresh: one query) with a remote tools/list plus persisting it.
+func BenchmarkRunStartListing(b *testing.B) {
+	ctx := context.Background()
+	db := testdb.New(b)
+	rs := newRemote(b, "Authorization")
+	rs.allow("Bearer a")
+	id := addConnection(b, db, "notion", rs.URL, "oauth", `{}`)
+	cr := &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"a"}}}
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: cr})
+	defer p.Close()
+	if _, err := p.Sync(ctx, id); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("stored", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := p.Refresh(ctx, id, mcppool.ListMaxAge); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := mcppool.Stored(ctx, db, id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("remote", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := p.Sync(ctx, id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

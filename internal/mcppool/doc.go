@@ -1,0 +1,14 @@
+// Package mcppool holds the platform's MCP client sessions to remote (and
+// platform-run stdio) MCP servers, one per connection: agents that inherit a
+// login share its session, two logins never share a session or any state.
+//
+// Credentials are resolved per request by the connector engine's resolver and
+// injected through the transport's header function; mcp-go's own OAuth is
+// never enabled. A 401 gets one forced refresh and one retry; a server that
+// rejects a fresh token marks the login reconnect_required. A session the
+// server forgot (404 on its id) or a closed transport is re-initialised.
+//
+// Listings are persisted per connection (mcp_tools) and refreshed from the
+// remote server only when older than a bound (Refresh), so run starts and
+// views normally read the stored list. See docs/adr/0601-mcp-session-pool.md.
+package mcppool

@@ -1,0 +1,122 @@
+package mcppool_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/guilds/guilds/internal/connectors"
+)
+
+// newMCP returns an mcp-go server with an echo tool, a dotted tool and an
+// erroring tool.
+func newMCP() *server.MCPServer {
+	s := server.NewMCPServer("fake", "1.0.0", server.WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo the text"), mcp.WithString("text", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("echo: " + req.GetString("text", "")), nil
+		})
+	s.AddTool(mcp.NewTool("pages.search", mcp.WithDescription("Search pages")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("no pages"), nil
+		})
+	s.AddTool(mcp.NewTool("fail"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultError("quota exceeded"), nil
+	})
+	return s
+}
+
+// remote is a stateful MCP server on httptest behind a header check; restart
+// swaps in a fresh server, so old session ids get 404.
+type remote struct {
+	*httptest.Server
+	h       atomic.Pointer[http.Handler]
+	header  string
+	allowed sync.Map // accepted header values
+	seen    atomic.Int64
+	lastVal atomic.Pointer[string]
+}
+
+func newRemote(t testing.TB, header string) *remote {
+	r := &remote{header: header}
+	r.restart()
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		v := req.Header.Get(r.header)
+		r.lastVal.Store(&v)
+		if _, ok := r.allowed.Load(v); !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		r.seen.Add(1)
+		(*r.h.Load()).ServeHTTP(w, req)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *remote) restart() {
+	var h http.Handler = server.NewStreamableHTTPServer(newMCP(), server.WithStateful(true))
+	r.h.Store(&h)
+}
+
+func (r *remote) allow(v string)  { r.allowed.Store(v, true) }
+func (r *remote) revoke(v string) { r.allowed.Delete(v) }
+
+// creds is an in-memory credential source: Refresh moves to the next token.
+type creds struct {
+	mu        sync.Mutex
+	tokens    map[uuid.UUID][]string
+	refreshes int
+}
+
+func (c *creds) Token(_ context.Context, id uuid.UUID) (connectors.Credential, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ts := c.tokens[id]
+	if len(ts) == 0 {
+		return connectors.Credential{}, connectors.ErrNoCredential
+	}
+	return connectors.Credential{AccessToken: ts[0]}, nil
+}
+
+func (c *creds) Refresh(_ context.Context, id uuid.UUID) (connectors.Credential, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refreshes++
+	ts := c.tokens[id]
+	if len(ts) > 1 {
+		ts = ts[1:]
+		c.tokens[id] = ts
+	}
+	return connectors.Credential{AccessToken: ts[0]}, nil
+}
+
+// addConnection inserts a catalog row and a connected login for it.
+func addConnection(t testing.TB, db *pgxpool.Pool, slug, url, auth, config string) string {
+	t.Helper()
+	ctx := context.Background()
+	var sid, cid string
+	if err := db.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, transport, url, auth, config)
+VALUES ($1, $1, 'http', $2, $3, $4) ON CONFLICT (slug) DO UPDATE SET url = EXCLUDED.url RETURNING id`,
+		slug, url, auth, config).Scan(&sid); err != nil {
+		t.Fatal(err)
+	}
+	owner := uuid.New()
+	if err := db.QueryRow(ctx, `INSERT INTO mcp_connections (server_id, owner_scope, owner_id, status)
+VALUES ($1, 'organisation', $2, 'connected') RETURNING id`, sid, owner).Scan(&cid); err != nil {
+		t.Fatal(err)
+	}
+	return cid
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

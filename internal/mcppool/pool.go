@@ -1,0 +1,346 @@
+package mcppool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// Timeouts of remote MCP requests.
+const (
+	CallTimeout = 90 * time.Second
+	ListTimeout = 15 * time.Second
+	// ListMaxAge is how old a stored listing may be before a run start lists again.
+	ListMaxAge = 10 * time.Minute
+)
+
+// Credentials is what the pool needs of the connector engine's resolver.
+type Credentials interface {
+	Token(ctx context.Context, id uuid.UUID) (connectors.Credential, error)
+	Refresh(ctx context.Context, id uuid.UUID) (connectors.Credential, error)
+}
+
+// SyncFunc persists a connection's listed tools (grants.SyncListedTools in
+// production: mcp_tools rows plus default-off overlays).
+type SyncFunc func(ctx context.Context, db store.DB, connectionID string, tools []Tool) error
+
+// Options build a Pool.
+type Options struct {
+	DB          *pgxpool.Pool
+	Credentials Credentials // the engine's *connectors.Resolver
+	Log         *slog.Logger
+	// Sync persists listings; nil uses StoreTools (mcp_tools only).
+	Sync SyncFunc
+	// HTTPClient carries MCP requests; nil means one without a global timeout
+	// (each request has its own deadline).
+	HTTPClient *http.Client
+	// CallTimeout and ListTimeout override the defaults (tests).
+	CallTimeout, ListTimeout time.Duration
+}
+
+// Pool is the process's set of MCP sessions, keyed by connection id.
+type Pool struct {
+	o   Options
+	log *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	opening  map[string]*inflight // serialises the opening of one connection's session
+	closed   bool
+}
+
+// New builds a pool; sessions open lazily on first use.
+func New(o Options) *Pool {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Sync == nil {
+		o.Sync = StoreTools
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = CallTimeout
+	}
+	if o.ListTimeout == 0 {
+		o.ListTimeout = ListTimeout
+	}
+	return &Pool{o: o, log: o.Log, sessions: map[string]*session{}, opening: map[string]*inflight{}}
+}
+
+// Close ends every session.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	ss := p.sessions
+	p.sessions = map[string]*session{}
+	p.closed = true
+	p.mu.Unlock()
+	for _, s := range ss {
+		s.close()
+	}
+}
+
+// Drop ends a connection's session, if any (after a reconnect or a delete).
+func (p *Pool) Drop(connectionID string) {
+	p.mu.Lock()
+	s := p.sessions[connectionID]
+	delete(p.sessions, connectionID)
+	p.mu.Unlock()
+	if s != nil {
+		s.close()
+	}
+}
+
+// Tool is one tool a connection listed.
+type Tool struct {
+	RemoteName  string          // the server's name
+	Name        string          // what the model sees: {slug}_{name}
+	Description string
+	Schema      json.RawMessage // the input JSON Schema
+}
+
+// ModelName is the model-facing name of a remote tool: {slug}_{name}, with
+// every dot turned into an underscore.
+func ModelName(slug, remote string) string {
+	return strings.ReplaceAll(slug+"_"+remote, ".", "_")
+}
+
+// Call runs tools/call on the connection's session and returns the result as
+// text (text parts joined; other parts as JSON). A result the server flags
+// as an error comes back as "ERROR: …" text with a nil error, since it is
+// the tool's answer; transport and credential failures are errors.
+func (p *Pool) Call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) (string, error) {
+	var arguments any
+	if len(args) > 0 && string(args) != "null" {
+		arguments = args
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = remoteName
+	req.Params.Arguments = arguments
+	var out *mcp.CallToolResult
+	err := p.do(ctx, connectionID, p.o.CallTimeout, func(ctx context.Context, s *session) error {
+		if s.info.Transport == "stdio" {
+			meta, err := p.stdioMeta(ctx, s)
+			if err != nil {
+				return err
+			}
+			req.Params.Meta = meta
+		}
+		r, err := s.c.CallTool(ctx, req)
+		out = r
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	text := resultText(out)
+	if out.IsError {
+		return "ERROR: " + text, nil
+	}
+	return text, nil
+}
+
+// List runs tools/list on the connection's session (every page).
+func (p *Pool) List(ctx context.Context, connectionID string) ([]Tool, error) {
+	var tools []Tool
+	err := p.do(ctx, connectionID, p.o.ListTimeout, func(ctx context.Context, s *session) error {
+		t, err := listAll(ctx, s.c, s.info.Slug)
+		tools = t
+		return err
+	})
+	return tools, err
+}
+
+// Sync lists the connection's tools and persists them.
+func (p *Pool) Sync(ctx context.Context, connectionID string) ([]Tool, error) {
+	tools, err := p.List(ctx, connectionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.o.Sync(ctx, p.o.DB, connectionID, tools); err != nil {
+		return nil, err
+	}
+	return tools, nil
+}
+
+// Refresh lists and persists the connection's tools when its stored listing
+// is older than maxAge (or absent). A failed listing keeps the stored one; it
+// is logged and returned so that the caller may ignore it.
+func (p *Pool) Refresh(ctx context.Context, connectionID string, maxAge time.Duration) error {
+	var newest *time.Time
+	err := p.o.DB.QueryRow(ctx, `SELECT max(listed_at) FROM mcp_tools WHERE connection_id = $1`, connectionID).Scan(&newest)
+	if err != nil {
+		return store.Map(err)
+	}
+	if newest != nil && time.Since(*newest) < maxAge {
+		return nil
+	}
+	if _, err := p.Sync(ctx, connectionID); err != nil {
+		p.log.Warn("mcppool: listing failed; keeping the stored tools", "connection", connectionID, "err", oneLine(err))
+		return err
+	}
+	return nil
+}
+
+// do runs fn on the connection's session with the timeout, handling a 401
+// (one forced refresh, one retry) and a lost session (one re-initialisation).
+func (p *Pool) do(ctx context.Context, connectionID string, timeout time.Duration, fn func(context.Context, *session) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	refreshed, reinit := false, false
+	for {
+		s, err := p.session(ctx, connectionID)
+		if err == nil {
+			err = fn(ctx, s)
+		}
+		switch {
+		case err == nil:
+			return nil
+		case isUnauthorized(err) && !refreshed:
+			refreshed = true
+			if s == nil {
+				s = &session{}
+				if info, ierr := p.load(ctx, connectionID); ierr == nil {
+					s.info = info
+				}
+			}
+			if s.info.Auth != "oauth" {
+				return fmt.Errorf("%s rejected the stored key; reconnect it with a valid key", label(s.info.Slug))
+			}
+			id, _ := uuid.Parse(connectionID)
+			if _, rerr := p.o.Credentials.Refresh(ctx, id); rerr != nil {
+				return rerr
+			}
+			s.resetHeaders()
+			p.log.Info("mcppool: token refreshed after a 401", "connection", connectionID)
+		case isUnauthorized(err):
+			return p.rejected(ctx, connectionID, s)
+		case isSessionLost(err) && !reinit && ctx.Err() == nil:
+			reinit = true
+			p.forget(connectionID, s)
+			p.log.Info("mcppool: session lost; re-initialising", "connection", connectionID)
+		default:
+			if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+				return fmt.Errorf("%s did not answer within %s", label(slugOf(s)), timeout)
+			}
+			return err
+		}
+	}
+}
+
+func slugOf(s *session) string {
+	if s == nil {
+		return ""
+	}
+	return s.info.Slug
+}
+
+func label(slug string) string {
+	if slug == "" {
+		return "the MCP server"
+	}
+	return slug
+}
+
+// rejected marks a login whose fresh token the server still refuses.
+func (p *Pool) rejected(ctx context.Context, connectionID string, s *session) error {
+	p.forget(connectionID, s)
+	id, _ := uuid.Parse(connectionID)
+	if err := markReconnectRequired(ctx, p.o.DB, connectionID); err != nil {
+		p.log.Error("mcppool: cannot mark the login reconnect_required", "connection", connectionID, "err", oneLine(err))
+	}
+	p.log.Warn("mcppool: server rejects a fresh token; login needs reconnecting", "connection", connectionID)
+	return &connectors.ErrReconnectRequired{ConnectionID: id, Server: slugOf(s), Code: "token_rejected"}
+}
+
+func markReconnectRequired(ctx context.Context, db *pgxpool.Pool, connectionID string) error {
+	_, err := db.Exec(ctx, `
+WITH c AS (UPDATE mcp_connections SET status = 'disconnected', updated_at = now() WHERE id = $1 RETURNING id)
+UPDATE connection_credentials SET state = 'reconnect_required', last_error_code = 'token_rejected',
+    last_failure_at = now(), version = version + 1, updated_at = now()
+WHERE connection_id IN (SELECT id FROM c)`, connectionID)
+	return err
+}
+
+func isUnauthorized(err error) bool {
+	return errors.Is(err, transport.ErrAuthorizationRequired) || errors.Is(err, transport.ErrUnauthorized) ||
+		errors.Is(err, transport.ErrOAuthAuthorizationRequired)
+}
+
+func isSessionLost(err error) bool {
+	if errors.Is(err, transport.ErrSessionTerminated) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"transport has been closed", "connection has been closed", "transport not started", "client not initialized", "file already closed", "broken pipe", "EOF"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+func resultText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for i, c := range r.Content {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if t, ok := c.(mcp.TextContent); ok {
+			b.WriteString(t.Text)
+			continue
+		}
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+			continue
+		}
+		j, _ := json.Marshal(c)
+		b.Write(j)
+	}
+	if len(r.Content) == 0 && r.StructuredContent != nil {
+		j, _ := json.Marshal(r.StructuredContent)
+		b.Write(j)
+	}
+	return b.String()
+}
+
+func listAll(ctx context.Context, c *client.Client, slug string) ([]Tool, error) {
+	var out []Tool
+	req := mcp.ListToolsRequest{}
+	for range 100 {
+		res, err := c.ListTools(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range res.Tools {
+			schema := t.RawInputSchema
+			if len(schema) == 0 {
+				schema, _ = json.Marshal(t.InputSchema)
+			}
+			out = append(out, Tool{RemoteName: t.Name, Name: ModelName(slug, t.Name), Description: t.Description, Schema: schema})
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		req.Params.Cursor = res.NextCursor
+	}
+	return out, nil
+}

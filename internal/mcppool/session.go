@@ -1,0 +1,276 @@
+package mcppool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// ServerInfo is what the pool needs of a connection's catalog row.
+type ServerInfo struct {
+	Slug      string
+	Transport string // http, sse or stdio
+	URL       string
+	Auth      string // none, token or oauth
+	Status    string
+	// Header and Scheme say how a token server wants its key: header
+	// "X-API-KEY" with no scheme, or "Authorization" with "Bearer".
+	Header, Scheme string
+	// Command and Args start a stdio server the platform runs itself.
+	Command string
+	Args    []string
+}
+
+type serverConfig struct {
+	Header  string   `json:"header"`
+	Scheme  string   `json:"scheme"`
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+}
+
+func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error) {
+	var info ServerInfo
+	var cfg []byte
+	err := p.o.DB.QueryRow(ctx, `
+SELECT s.slug, s.transport, s.url, s.auth, s.config, c.status
+FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE c.id = $1`, connectionID).
+		Scan(&info.Slug, &info.Transport, &info.URL, &info.Auth, &cfg, &info.Status)
+	if err != nil {
+		return info, store.Map(err)
+	}
+	var sc serverConfig
+	_ = json.Unmarshal(cfg, &sc)
+	info.Header, info.Scheme, info.Command, info.Args = sc.Header, sc.Scheme, sc.Command, sc.Args
+	return info, nil
+}
+
+// session is one connection's MCP client.
+type session struct {
+	id   uuid.UUID
+	info ServerInfo
+	c    *client.Client
+	hdr  atomic.Pointer[headers]
+}
+
+// headers caches the last header map built for a token, so the hot path
+// builds no map while the token stays the same.
+type headers struct {
+	token string
+	m     map[string]string
+}
+
+func (s *session) resetHeaders() {
+	if s != nil {
+		s.hdr.Store(nil)
+	}
+}
+
+func (s *session) close() {
+	if s != nil && s.c != nil {
+		_ = s.c.Close()
+	}
+}
+
+// Headers shapes a credential for a server: the catalog's header and scheme
+// for token servers, else the engine's default injection (Authorization:
+// Bearer).
+func Headers(info ServerInfo, cred connectors.Credential) map[string]string {
+	if cred.AccessToken == "" {
+		return nil
+	}
+	if info.Header != "" {
+		v := cred.AccessToken
+		if info.Scheme != "" {
+			v = info.Scheme + " " + v
+		}
+		return map[string]string{info.Header: v}
+	}
+	return connectors.DefaultInjection(cred).Headers
+}
+
+// headerFunc resolves the credential for every request. On a resolve error
+// it sends no credential: the server answers 401 and the pool's retry path
+// surfaces the resolver's typed error through Refresh.
+func (p *Pool) headerFunc(s *session) func(context.Context) map[string]string {
+	return func(ctx context.Context) map[string]string {
+		if s.info.Auth == "none" {
+			return nil
+		}
+		cred, err := p.o.Credentials.Token(ctx, s.id)
+		if err != nil {
+			return nil
+		}
+		if h := s.hdr.Load(); h != nil && h.token == cred.AccessToken {
+			return h.m
+		}
+		m := Headers(s.info, cred)
+		s.hdr.Store(&headers{token: cred.AccessToken, m: m})
+		return m
+	}
+}
+
+// inflight serialises the opening of one connection's session.
+type inflight struct {
+	mu sync.Mutex
+}
+
+// session returns the connection's open session, opening it when needed.
+func (p *Pool) session(ctx context.Context, connectionID string) (*session, error) {
+	p.mu.Lock()
+	s := p.sessions[connectionID]
+	closed := p.closed
+	p.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	if closed {
+		return nil, fmt.Errorf("mcppool: closed")
+	}
+	p.mu.Lock()
+	f := p.opening[connectionID]
+	if f == nil {
+		f = &inflight{}
+		p.opening[connectionID] = f
+	}
+	p.mu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p.mu.Lock()
+	s = p.sessions[connectionID]
+	p.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	s, err := p.open(ctx, connectionID)
+	if err != nil {
+		return s, err
+	}
+	p.mu.Lock()
+	p.sessions[connectionID] = s
+	p.mu.Unlock()
+	return s, nil
+}
+
+// forget drops s if it is still the connection's session.
+func (p *Pool) forget(connectionID string, s *session) {
+	p.mu.Lock()
+	if cur := p.sessions[connectionID]; cur != nil && (s == nil || cur == s) {
+		delete(p.sessions, connectionID)
+		s = cur
+	} else {
+		s = nil
+	}
+	p.mu.Unlock()
+	s.close()
+}
+
+func (p *Pool) open(ctx context.Context, connectionID string) (*session, error) {
+	id, err := uuid.Parse(connectionID)
+	if err != nil {
+		return nil, store.ErrNotFound
+	}
+	info, err := p.load(ctx, connectionID)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{id: id, info: info}
+	if info.Status == "disconnected" {
+		return s, &connectors.ErrReconnectRequired{ConnectionID: id, Server: info.Slug, Code: "disconnected"}
+	}
+	if info.Auth != "none" {
+		// Surface a dead login as its typed error before dialling.
+		if _, err := p.o.Credentials.Token(ctx, id); err != nil {
+			return s, err
+		}
+	}
+	c, err := p.dial(ctx, s)
+	if err != nil {
+		return s, err
+	}
+	s.c = c
+	return s, nil
+}
+
+func (p *Pool) dial(ctx context.Context, s *session) (*client.Client, error) {
+	var c *client.Client
+	var err error
+	switch s.info.Transport {
+	case "http":
+		c, err = client.NewStreamableHttpClient(s.info.URL,
+			transport.WithHTTPBasicClient(p.o.HTTPClient), transport.WithHTTPHeaderFunc(p.headerFunc(s)))
+	case "sse":
+		c, err = client.NewSSEMCPClient(s.info.URL,
+			transport.WithHTTPClient(p.o.HTTPClient), transport.WithHeaderFunc(p.headerFunc(s)))
+	case "stdio":
+		if s.info.Command == "" {
+			return nil, fmt.Errorf("%s: a stdio server needs a command in its catalog config", s.info.Slug)
+		}
+		env, eerr := p.stdioEnv(ctx, s)
+		if eerr != nil {
+			return nil, eerr
+		}
+		c, err = client.NewStdioMCPClient(s.info.Command, env, s.info.Args...)
+	default:
+		return nil, fmt.Errorf("%s: unknown transport %q", s.info.Slug, s.info.Transport)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := initialize(ctx, c); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func initialize(ctx context.Context, c *client.Client) error {
+	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "guilds", Version: "1"}
+	_, err := c.Initialize(ctx, req)
+	return err
+}
+
+type envSource interface {
+	Env(ctx context.Context, id uuid.UUID) ([]string, error)
+	Meta(ctx context.Context, id uuid.UUID) (map[string]any, error)
+}
+
+func (p *Pool) stdioEnv(ctx context.Context, s *session) ([]string, error) {
+	if es, ok := p.o.Credentials.(envSource); ok && s.info.Auth != "none" {
+		return es.Env(ctx, s.id)
+	}
+	return nil, nil
+}
+
+// stdioMeta puts the connection's token in the request's _meta.
+func (p *Pool) stdioMeta(ctx context.Context, s *session) (*mcp.Meta, error) {
+	if s.info.Auth == "none" {
+		return nil, nil
+	}
+	if es, ok := p.o.Credentials.(envSource); ok {
+		m, err := es.Meta(ctx, s.id)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.Meta{AdditionalFields: m}, nil
+	}
+	cred, err := p.o.Credentials.Token(ctx, s.id)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.Meta{AdditionalFields: map[string]any{connectors.MetaTokenField: cred.AccessToken}}, nil
+}
