@@ -109,8 +109,8 @@ func (p *Pool) Drop(connectionID string) {
 
 // Tool is one tool a connection listed.
 type Tool struct {
-	RemoteName  string          // the server's name
-	Name        string          // what the model sees: {slug}_{name}
+	RemoteName  string // the server's name
+	Name        string // what the model sees: {slug}_{name}
 	Description string
 	Schema      json.RawMessage // the input JSON Schema
 }
