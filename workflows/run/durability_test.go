@@ -1,0 +1,121 @@
+package run_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/guilds/guilds/internal/runs"
+	"github.com/guilds/guilds/internal/testtemporal"
+	"github.com/guilds/guilds/workflows/run"
+)
+
+// workerProcess is the body of a worker subprocess (see TestMain): it runs
+// the run workflow on the queue and database named in its environment until
+// it is killed.
+func workerProcess() int {
+	get := os.Getenv
+	ctx := context.Background()
+	db, err := pgxpool.New(ctx, get("RUNTEST_DB"))
+	if err != nil {
+		return 2
+	}
+	c, err := client.Dial(client.Options{HostPort: get("RUNTEST_TEMPORAL"), Namespace: "default"})
+	if err != nil {
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	a, _ := activitiesFor(db, get("RUNTEST_GATE"), get("RUNTEST_MODEL"), get("RUNTEST_MCP"), log)
+	w := sdkworker.New(c, get("RUNTEST_QUEUE"), sdkworker.Options{})
+	run.Register(w, a)
+	if err := w.Run(sdkworker.InterruptCh()); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func (e *env) spawnWorker(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "GUILDS_RUN_TEST_WORKER=1",
+		"RUNTEST_DB="+e.dbURL, "RUNTEST_TEMPORAL="+testtemporal.Address(t),
+		"RUNTEST_QUEUE="+e.queue, "RUNTEST_GATE="+e.gate, "RUNTEST_MODEL="+e.model.URL, "RUNTEST_MCP="+e.mcpURL)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd
+}
+
+// A worker killed with SIGKILL in the middle of a tool call: a new worker
+// process takes the run over and completes it. Every call is in the
+// transcript exactly once, the call that was cut off is recorded as
+// interrupted and not repeated (it is not idempotent), and no side-effecting
+// call ran twice.
+func TestWorkerKilledMidToolCall(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{noWorker: true},
+		turn{Calls: []call{{"side_effect", `{}`}, {"block", `{}`}, {"echo", `{"text":"x"}`}}},
+		turn{Calls: []call{{"side_effect", `{}`}}},
+		turn{Text: "survived"},
+	)
+	first := e.spawnWorker(t)
+	id := e.start("survive a crash", 10)
+	waitFor(t, func() bool {
+		return e.count(`SELECT count(*) FROM test_executions WHERE tool = 'block'`) == 1 &&
+			e.count(`SELECT count(*) FROM tool_calls WHERE run_id = $1`, id) == 2
+	})
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	// A re-run of block would now return at once: only the retry policy keeps it from running again.
+	if err := os.WriteFile(filepath.Join(e.gate, "open"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.spawnWorker(t)
+	res, err := e.wait(id, 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != runs.StatusCompleted || res.Text != "survived" {
+		t.Fatalf("result %+v", res)
+	}
+	tr := transcript(t, e, id)
+	if len(tr.ToolCalls) != 4 {
+		t.Fatalf("tool calls = %d", len(tr.ToolCalls))
+	}
+	seen := map[string]bool{}
+	for _, tc := range tr.ToolCalls {
+		if seen[tc.CallID] {
+			t.Fatalf("call %s stored twice", tc.CallID)
+		}
+		seen[tc.CallID] = true
+	}
+	if tr.ToolCalls[1].Tool != "block" || tr.ToolCalls[1].Outcome != runs.OutcomeInterrupted {
+		t.Fatalf("block call = %+v", tr.ToolCalls[1])
+	}
+	if n := e.count(`SELECT count(*) FROM test_executions WHERE tool = 'block'`); n != 1 {
+		t.Fatalf("block ran %d times", n)
+	}
+	if n := e.count(`SELECT count(*) FROM test_executions WHERE tool = 'side_effect'`); n != 2 {
+		t.Fatalf("side_effect ran %d times, want 2 (one per call)", n)
+	}
+	if n := e.count(`SELECT count(*) FROM messages WHERE run_id = $1`, id); n != 8 {
+		t.Fatalf("messages = %d", n)
+	}
+}
