@@ -346,7 +346,7 @@ func testRegistry(db *pgxpool.Pool, gate string, log *slog.Logger) *tools.Regist
 			}
 		}})
 	reg.Register(tools.Tool{Name: "noop", Description: "Does nothing", Idempotent: true,
-		Schema: json.RawMessage(`{"type":"object","properties":{}}`),
+		Schema:  json.RawMessage(`{"type":"object","properties":{}}`),
 		Handler: func(ctx context.Context, c tools.Call) (string, error) { return "ok", nil }})
 	return reg
 }
