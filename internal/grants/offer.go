@@ -82,6 +82,8 @@ type OfferInputs struct {
 	Trigger      Trigger
 	Integrations *integrations.Registry
 	Registry     *tools.Registry
+	// Shape shapes a listed tool's schema; nil means tools.Shape.
+	Shape func(json.RawMessage) (json.RawMessage, error)
 }
 
 // nativeOffered decides one native tool; reason says why it is not offered.
@@ -153,6 +155,13 @@ func BuildOffer(in OfferInputs) (Offer, error) {
 			out.Memory = true
 		}
 	}
+	shape := in.Shape
+	if shape == nil {
+		shape = func(s json.RawMessage) (json.RawMessage, error) {
+			out, _, err := tools.Shape(s)
+			return out, err
+		}
+	}
 	servers := append([]ServerLogin(nil), in.Servers...)
 	sort.Slice(servers, func(i, j int) bool { return servers[i].Slug < servers[j].Slug })
 	seen := map[string]bool{}
@@ -183,7 +192,7 @@ func BuildOffer(in OfferInputs) (Offer, error) {
 				out.Warnings = append(out.Warnings, fmt.Sprintf("tool %q of %s left out: not a valid or unique tool name", t.Name, s.Name))
 				continue
 			}
-			shaped, _, err := tools.Shape(t.Schema)
+			shaped, err := shape(t.Schema)
 			if err != nil {
 				out.Warnings = append(out.Warnings, fmt.Sprintf("tool %q of %s left out: %v", t.Name, s.Name, err))
 				continue
@@ -202,6 +211,7 @@ type Service struct {
 	reg   *tools.Registry
 	integ *integrations.Registry
 	log   *slog.Logger
+	cache shapeCache
 }
 
 // NewService builds a Service. reg holds the native tool implementations
@@ -244,7 +254,7 @@ func (s *Service) Offered(ctx context.Context, db store.DB, agentID string, trig
 		return Offer{}, err
 	}
 	offer, err := BuildOffer(OfferInputs{Resolved: res, Servers: servers, Config: a.Config, Trigger: trigger,
-		Integrations: s.integ, Registry: s.reg})
+		Integrations: s.integ, Registry: s.reg, Shape: s.cache.shape})
 	if err != nil {
 		return offer, err
 	}
