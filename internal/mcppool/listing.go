@@ -8,34 +8,18 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
+	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
 )
 
-// StoreTools writes a listing into mcp_tools: listed tools are upserted with
-// listed_at = now(), tools the server no longer lists are removed. It writes
-// no bindings; production wires grants.SyncListedTools instead, which also
-// applies the default-off overlays.
+// StoreTools persists a listing through grants.SyncListedTools (mcp_tools
+// rows and the default-off overlays of risky tools).
 func StoreTools(ctx context.Context, db store.DB, connectionID string, tools []Tool) error {
-	remote := make([]string, len(tools))
+	list := make([]grants.ListedTool, len(tools))
 	for i, t := range tools {
-		remote[i] = t.RemoteName
-		schema := t.Schema
-		if len(schema) == 0 {
-			schema = []byte(`{"type":"object"}`)
-		}
-		_, err := db.Exec(ctx, `
-INSERT INTO mcp_tools (connection_id, remote_name, name, description, input_schema, listed_at)
-VALUES ($1, $2, $3, $4, $5, now())
-ON CONFLICT (connection_id, remote_name) DO UPDATE SET
-    name = EXCLUDED.name, description = EXCLUDED.description,
-    input_schema = EXCLUDED.input_schema, listed_at = now()`,
-			connectionID, t.RemoteName, t.Name, t.Description, schema)
-		if err != nil {
-			return store.Map(err)
-		}
+		list[i] = grants.ListedTool{Name: t.RemoteName, Description: t.Description, Schema: t.Schema}
 	}
-	_, err := db.Exec(ctx, `DELETE FROM mcp_tools WHERE connection_id = $1 AND NOT (remote_name = ANY($2))`, connectionID, remote)
-	return store.Map(err)
+	return grants.SyncListedTools(ctx, db, connectionID, list)
 }
 
 // Stored returns a connection's stored listing, by model-facing name.

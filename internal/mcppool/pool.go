@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -35,8 +36,7 @@ type Credentials interface {
 	Refresh(ctx context.Context, id uuid.UUID) (connectors.Credential, error)
 }
 
-// SyncFunc persists a connection's listed tools (grants.SyncListedTools in
-// production: mcp_tools rows plus default-off overlays).
+// SyncFunc persists a connection's listed tools.
 type SyncFunc func(ctx context.Context, db store.DB, connectionID string, tools []Tool) error
 
 // Options build a Pool.
@@ -44,7 +44,7 @@ type Options struct {
 	DB          *pgxpool.Pool
 	Credentials Credentials // the engine's *connectors.Resolver
 	Log         *slog.Logger
-	// Sync persists listings; nil uses StoreTools (mcp_tools only).
+	// Sync persists listings; nil uses StoreTools (grants.SyncListedTools).
 	Sync SyncFunc
 	// HTTPClient carries MCP requests; nil means one without a global timeout
 	// (each request has its own deadline).
@@ -115,11 +115,9 @@ type Tool struct {
 	Schema      json.RawMessage // the input JSON Schema
 }
 
-// ModelName is the model-facing name of a remote tool: {slug}_{name}, with
-// every dot turned into an underscore.
-func ModelName(slug, remote string) string {
-	return strings.ReplaceAll(slug+"_"+remote, ".", "_")
-}
+// ModelName is the model-facing name of a remote tool, {slug}_{name} with
+// dots turned into "_" (grants.ModelName, the one definition).
+func ModelName(slug, remote string) string { return grants.ModelName(slug, remote) }
 
 // Call runs tools/call on the connection's session and returns the result as
 // text (text parts joined; other parts as JSON). A result the server flags

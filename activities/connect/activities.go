@@ -1,0 +1,236 @@
+// Package connect holds the activities of the OAuth connect workflow
+// (workflows/connect). They load and store every secret themselves, so that
+// only ids, the authorization URL and sealed callback parameters cross into
+// the workflow's history.
+package connect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/mcpoauth"
+	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/secret"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// MarkConnectedFunc writes a connected login's hint and its enabled binding
+// (grants.MarkConnected).
+type MarkConnectedFunc func(ctx context.Context, db store.DB, connectionID, accountHint string) error
+
+// Activities are the connect workflow's activities with their dependencies.
+type Activities struct {
+	DB            *pgxpool.Pool
+	Engine        *connectors.Engine
+	Keyring       *secret.Keyring
+	Pool          *mcppool.Pool
+	Discoverer    *mcpoauth.Discoverer
+	MarkConnected MarkConnectedFunc // nil: grants.MarkConnected
+	Log           *slog.Logger
+	// ClientName is sent when registering a client (default "guilds").
+	ClientName string
+}
+
+// Error types of non-retryable failures, mapped to statuses at the API edge.
+const (
+	ErrTypeSetup    = "oauth_setup"    // discovery, registration or endpoint policy
+	ErrTypeRefused  = "oauth_refused"  // the provider refused the code, or bad state
+	ErrTypeInternal = "oauth_internal" // a sealed callback that cannot be opened
+)
+
+// PrepareInput starts a login.
+type PrepareInput struct {
+	ConnectionID string
+	RedirectURI  string
+}
+
+// Prepare discovers the server's metadata, registers a client when needed
+// (stored on mcp_servers.config), stores the pending login and returns the
+// authorization URL.
+func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (string, error) {
+	var serverID, mcpURL string
+	var cfg []byte
+	err := a.DB.QueryRow(ctx, `SELECT s.id, s.url, s.config FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id
+WHERE c.id = $1`, in.ConnectionID).Scan(&serverID, &mcpURL, &cfg)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", temporal.NewNonRetryableApplicationError("the connection no longer exists", ErrTypeSetup, nil)
+	}
+	if err != nil {
+		return "", err
+	}
+	name := a.ClientName
+	if name == "" {
+		name = "guilds"
+	}
+	p, err := a.Discoverer.Prepare(ctx, mcpURL, in.RedirectURI, name, cfg)
+	if err != nil {
+		return "", temporal.NewNonRetryableApplicationError("OAuth setup failed: "+err.Error(), ErrTypeSetup, nil)
+	}
+	if p.Changed {
+		if _, err := a.DB.Exec(ctx, `UPDATE mcp_servers SET config = $2, updated_at = now() WHERE id = $1`, serverID, p.Config); err != nil {
+			return "", err
+		}
+	}
+	id := uuid.MustParse(in.ConnectionID)
+	// A retry over an older attempt: its state must not complete this one.
+	if _, err := a.DB.Exec(ctx, `DELETE FROM connection_oauth_pending WHERE connection_id = $1`, id); err != nil {
+		return "", err
+	}
+	u, err := a.Engine.BeginOAuth(ctx, id, in.RedirectURI)
+	if err != nil {
+		return "", temporal.NewNonRetryableApplicationError("OAuth setup failed: "+err.Error(), ErrTypeSetup, nil)
+	}
+	a.log().Info("connect: authorization URL ready", "connection", in.ConnectionID)
+	return u, nil
+}
+
+// CallbackParams are what the browser brought back; the API seals them with
+// the keyring (bound to the connection id) before they reach the workflow.
+type CallbackParams struct {
+	State string `json:"state"`
+	Code  string `json:"code"`
+}
+
+// Seal encrypts callback parameters for the workflow.
+func Seal(kr *secret.Keyring, connectionID string, p CallbackParams) ([]byte, error) {
+	b, _ := json.Marshal(p)
+	return kr.Seal(b, []byte("oauth-callback:"+connectionID))
+}
+
+// ExchangeInput carries the sealed callback.
+type ExchangeInput struct {
+	ConnectionID string
+	Sealed       []byte
+}
+
+// Exchange consumes the pending login (state and verifier are single use)
+// and trades the code for tokens, which the engine stores encrypted. It runs
+// once: a retry could only find the state already consumed.
+func (a *Activities) Exchange(ctx context.Context, in ExchangeInput) error {
+	plain, err := a.Keyring.Open(in.Sealed, []byte("oauth-callback:"+in.ConnectionID))
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError("the callback cannot be opened", ErrTypeInternal, nil)
+	}
+	var p CallbackParams
+	if err := json.Unmarshal(plain, &p); err != nil {
+		return temporal.NewNonRetryableApplicationError("the callback is malformed", ErrTypeInternal, nil)
+	}
+	id, err := a.Engine.CompleteOAuth(ctx, p.State, p.Code)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, nil)
+	}
+	if id.String() != in.ConnectionID {
+		return temporal.NewNonRetryableApplicationError("the callback belongs to another login", ErrTypeRefused, nil)
+	}
+	return nil
+}
+
+// FinishResult is what a completed login reports.
+type FinishResult struct {
+	AccountHint string
+	Tools       int // -1 when the first listing failed
+}
+
+// Finish marks the login connected with its account hint and enabled
+// binding, then lists and stores its tools.
+func (a *Activities) Finish(ctx context.Context, connectionID string) (FinishResult, error) {
+	hint := a.accountHint(ctx, connectionID)
+	mark := a.MarkConnected
+	if mark == nil {
+		mark = grants.MarkConnected
+	}
+	err := store.InTx(ctx, a.DB, func(tx pgx.Tx) error { return mark(ctx, tx, connectionID, hint) })
+	if err != nil {
+		return FinishResult{}, err
+	}
+	res := FinishResult{AccountHint: hint}
+	a.Pool.Drop(connectionID)
+	tools, err := a.Pool.Sync(ctx, connectionID)
+	if err != nil {
+		a.log().Warn("connect: first listing failed; tools appear at the next run start", "connection", connectionID, "err", err.Error())
+		res.Tools = -1
+	} else {
+		res.Tools = len(tools)
+	}
+	a.log().Info("connect: connected", "connection", connectionID, "tools", res.Tools)
+	return res, nil
+}
+
+// accountHint asks the server's userinfo endpoint (when its metadata names
+// one) for Notion's email_domain. The engine also fills a hint the provider
+// returned with the tokens.
+func (a *Activities) accountHint(ctx context.Context, connectionID string) string {
+	var current string
+	var cfg []byte
+	if err := a.DB.QueryRow(ctx, `SELECT c.account_hint, s.config FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE c.id = $1`,
+		connectionID).Scan(&current, &cfg); err != nil {
+		return ""
+	}
+	var row struct {
+		OAuth mcpoauth.OAuthConfig `json:"oauth"`
+	}
+	_ = json.Unmarshal(cfg, &row)
+	if row.OAuth.UserinfoURL == "" || a.Discoverer == nil {
+		return current
+	}
+	if _, err := a.Discoverer.Policy.Check(row.OAuth.UserinfoURL); err != nil {
+		return current
+	}
+	cred, err := a.Engine.Resolver().Token(ctx, uuid.MustParse(connectionID))
+	if err != nil {
+		return current
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(rctx, http.MethodGet, row.OAuth.UserinfoURL, nil)
+	for k, v := range connectors.DefaultInjection(cred).Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := a.Discoverer.Policy.Client(10 * time.Second).Do(req)
+	if err != nil {
+		return current
+	}
+	defer resp.Body.Close()
+	var info struct {
+		EmailDomain string `json:"email_domain"`
+	}
+	if resp.StatusCode == http.StatusOK {
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&info)
+	}
+	if info.EmailDomain != "" && len(info.EmailDomain) <= 253 {
+		return info.EmailDomain
+	}
+	return current
+}
+
+// Abandon ends a login that will not complete: its pending state is deleted,
+// and so is the connection when it never was connected (a new pending
+// login). A disconnected login keeps its row and bindings.
+func (a *Activities) Abandon(ctx context.Context, connectionID string) error {
+	return store.InTx(ctx, a.DB, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM connection_oauth_pending WHERE connection_id = $1`, connectionID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM mcp_connections WHERE id = $1 AND status = 'pending'`, connectionID)
+		return err
+	})
+}
+
+func (a *Activities) log() *slog.Logger {
+	if a.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return a.Log
+}

@@ -1,0 +1,153 @@
+// Package connect is the OAuth connect workflow: prepare the login and hand
+// the authorization URL to the API (an update), wait for the callback signal
+// within a deadline, exchange the code, mark the login connected and list its
+// tools; a denied, failed or missing callback abandons a new pending login.
+//
+// Only ids, the authorization URL and the sealed callback enter history; the
+// PKCE verifier and tokens stay in activities (activities/connect).
+package connect
+
+import (
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	acts "github.com/guilds/guilds/activities/connect"
+)
+
+// WorkflowName is the registered name; it never changes with Go renames.
+const WorkflowName = "connect"
+
+// Names of the workflow's messages.
+const (
+	// UpdateAuthorizationURL waits for the authorization URL (or the setup error).
+	UpdateAuthorizationURL = "authorization_url"
+	// QueryAuthorizationURL reads it without waiting.
+	QueryAuthorizationURL = "authorization_url"
+	// SignalCallback delivers the browser's return.
+	SignalCallback = "callback"
+)
+
+// DefaultDeadline bounds the wait for the callback.
+const DefaultDeadline = 15 * time.Minute
+
+// ID is the workflow id of a connection's login; a new connect of the same
+// connection replaces a running one.
+func ID(connectionID string) string { return "connect-" + connectionID }
+
+// Input starts a login.
+type Input struct {
+	ConnectionID string
+	RedirectURI  string
+	Deadline     time.Duration // 0: DefaultDeadline
+}
+
+// Callback is the signal: Sealed callback parameters, or the provider's
+// error code (access_denied…).
+type Callback struct {
+	Sealed []byte
+	Error  string
+}
+
+// Outcomes of Result.Status.
+const (
+	StatusConnected = "connected"
+	StatusDenied    = "denied"  // the provider answered an error
+	StatusFailed    = "failed"  // setup or exchange failed
+	StatusExpired   = "expired" // no callback within the deadline
+)
+
+// Result is the workflow's outcome.
+type Result struct {
+	Status      string
+	AccountHint string
+	Tools       int
+	Error       string // safe to show: no secret
+}
+
+// Register adds the workflow and its activities to a worker.
+func Register(w worker.Registry, a *acts.Activities) {
+	w.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
+	w.RegisterActivity(a)
+}
+
+// Workflow is the connect workflow.
+func Workflow(ctx workflow.Context, in Input) (Result, error) {
+	var a *acts.Activities
+	var authURL, setupErr string
+	ready := func() bool { return authURL != "" || setupErr != "" }
+	if err := workflow.SetUpdateHandler(ctx, UpdateAuthorizationURL, func(ctx workflow.Context) (string, error) {
+		if err := workflow.Await(ctx, ready); err != nil {
+			return "", err
+		}
+		if setupErr != "" {
+			return "", temporal.NewApplicationError(setupErr, acts.ErrTypeSetup)
+		}
+		return authURL, nil
+	}); err != nil {
+		return Result{}, err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryAuthorizationURL, func() (string, error) { return authURL, nil }); err != nil {
+		return Result{}, err
+	}
+	callbacks := workflow.GetSignalChannel(ctx, SignalCallback)
+
+	abandon := func(r Result) (Result, error) {
+		actx := workflow.WithActivityOptions(ctx, cleanupOptions)
+		if err := workflow.ExecuteActivity(actx, a.Abandon, in.ConnectionID).Get(ctx, nil); err != nil {
+			return r, err
+		}
+		_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+		return r, nil
+	}
+
+	pctx := workflow.WithActivityOptions(ctx, prepareOptions)
+	err := workflow.ExecuteActivity(pctx, a.Prepare, acts.PrepareInput{ConnectionID: in.ConnectionID, RedirectURI: in.RedirectURI}).Get(ctx, &authURL)
+	if err != nil {
+		setupErr = message(err)
+		return abandon(Result{Status: StatusFailed, Error: setupErr})
+	}
+
+	deadline := in.Deadline
+	if deadline <= 0 {
+		deadline = DefaultDeadline
+	}
+	var cb Callback
+	got := false
+	tctx, cancelTimer := workflow.WithCancel(ctx)
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(callbacks, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &cb); got = true })
+	sel.AddFuture(workflow.NewTimer(tctx, deadline), func(workflow.Future) {})
+	sel.Select(ctx)
+	cancelTimer()
+	switch {
+	case !got:
+		return abandon(Result{Status: StatusExpired, Error: "no callback arrived before the login expired"})
+	case cb.Error != "" || len(cb.Sealed) == 0:
+		return abandon(Result{Status: StatusDenied, Error: "the provider refused the login (" + cb.Error + ")"})
+	}
+
+	xctx := workflow.WithActivityOptions(ctx, exchangeOptions)
+	if err := workflow.ExecuteActivity(xctx, a.Exchange, acts.ExchangeInput{ConnectionID: in.ConnectionID, Sealed: cb.Sealed}).Get(ctx, nil); err != nil {
+		return abandon(Result{Status: StatusFailed, Error: message(err)})
+	}
+	var fin acts.FinishResult
+	fctx := workflow.WithActivityOptions(ctx, finishOptions)
+	if err := workflow.ExecuteActivity(fctx, a.Finish, in.ConnectionID).Get(ctx, &fin); err != nil {
+		return Result{}, err
+	}
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	return Result{Status: StatusConnected, AccountHint: fin.AccountHint, Tools: fin.Tools}, nil
+}
+
+// message is the operator-facing text of an activity failure.
+func message(err error) string {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return ae.Message()
+	}
+	return "the login could not be completed"
+}
