@@ -470,3 +470,22 @@ func (e *Engine) Test(ctx context.Context, id uuid.UUID) error {
 	}
 	return nil
 }
+
+// KeyFields lists what a key or configuration connect of this connection
+// asks for: the provider's fields, or one secret "token" without a plugin.
+func (e *Engine) KeyFields(ctx context.Context, id uuid.UUID) ([]KeyField, error) {
+	if err := e.active(); err != nil {
+		return nil, err
+	}
+	rec, err := readRecord(ctx, e.db, id)
+	if err != nil {
+		return nil, err
+	}
+	switch p := e.bindingFor(rec).provider.(type) {
+	case KeyProvider:
+		return p.Fields(), nil
+	case ConfigProvider:
+		return p.Fields(), nil
+	}
+	return []KeyField{{Name: "token", Label: "API key", Secret: true}}, nil
+}

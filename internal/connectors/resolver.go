@@ -75,7 +75,7 @@ type Resolver struct {
 	log  *slog.Logger
 	t    Timing
 
-	slots   atomic.Pointer[map[uuid.UUID]*slot] // copy-on-write
+	slots   atomic.Pointer[slotTable] // copy-on-write
 	slotsMu sync.Mutex
 	now     atomic.Int64 // coarse clock, unix ns
 	sf      singleflight.Group
@@ -89,8 +89,7 @@ type Resolver struct {
 
 func newResolver(e *Engine, disabled bool) *Resolver {
 	r := &Resolver{eng: e, db: e.db, rdb: e.rdb, keys: e.keys, log: e.log, t: e.t, disabled: disabled}
-	empty := map[uuid.UUID]*slot{}
-	r.slots.Store(&empty)
+	r.slots.Store(newSlotTable(16))
 	r.now.Store(time.Now().UnixNano())
 	r.bg, r.stop = context.WithCancel(context.Background())
 	if disabled {
@@ -140,11 +139,17 @@ func (r *Resolver) close() {
 // stale. The error is an *ErrReconnectRequired, an *ErrRefreshFailing,
 // ErrNoCredential, ErrUnknownConnection or ctx's error.
 func (r *Resolver) Token(ctx context.Context, id uuid.UUID) (Credential, error) {
-	if e := r.fast(id); e != nil {
-		if e.err != nil {
-			return Credential{}, e.err
-		}
+	// Small enough to be inlined into the caller: the fresh case costs one
+	// copy of the credential and no call beyond fast.
+	if e := r.fast(id); e != nil && e.err == nil {
 		return e.cred, nil
+	}
+	return r.tokenSlow(ctx, id)
+}
+
+func (r *Resolver) tokenSlow(ctx context.Context, id uuid.UUID) (Credential, error) {
+	if e := r.fast(id); e != nil {
+		return Credential{}, e.err
 	}
 	e, err := r.slowPath(ctx, id)
 	if err != nil {
@@ -157,11 +162,15 @@ func (r *Resolver) Token(ctx context.Context, id uuid.UUID) (Credential, error) 
 // _meta), with the same freshness guarantees as Token. The maps are shared
 // and must not be modified.
 func (r *Resolver) Injection(ctx context.Context, id uuid.UUID) (Injection, error) {
-	if e := r.fast(id); e != nil {
-		if e.err != nil {
-			return Injection{}, e.err
-		}
+	if e := r.fast(id); e != nil && e.err == nil {
 		return e.inj, nil
+	}
+	return r.injectionSlow(ctx, id)
+}
+
+func (r *Resolver) injectionSlow(ctx context.Context, id uuid.UUID) (Injection, error) {
+	if e := r.fast(id); e != nil {
+		return Injection{}, e.err
 	}
 	e, err := r.slowPath(ctx, id)
 	if err != nil {
@@ -170,10 +179,10 @@ func (r *Resolver) Injection(ctx context.Context, id uuid.UUID) (Injection, erro
 	return e.inj, nil
 }
 
-// fast is the hot path: one atomic load of the slot map, a map lookup on the
+// fast is the hot path: one atomic load of the slot table, a probe on the
 // 16-byte id, one atomic load of the entry and one of the clock.
 func (r *Resolver) fast(id uuid.UUID) *entry {
-	if s := (*r.slots.Load())[id]; s != nil {
+	if s := r.slots.Load().get(id); s != nil {
 		if e := s.e.Load(); e != nil {
 			now := r.now.Load()
 			if now < e.hardAt {
@@ -188,22 +197,17 @@ func (r *Resolver) fast(id uuid.UUID) *entry {
 }
 
 func (r *Resolver) slotFor(id uuid.UUID) *slot {
-	if s := (*r.slots.Load())[id]; s != nil {
+	if s := r.slots.Load().get(id); s != nil {
 		return s
 	}
 	r.slotsMu.Lock()
 	defer r.slotsMu.Unlock()
-	old := *r.slots.Load()
-	if s := old[id]; s != nil {
+	old := r.slots.Load()
+	if s := old.get(id); s != nil {
 		return s
 	}
-	next := make(map[uuid.UUID]*slot, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
 	s := &slot{}
-	next[id] = s
-	r.slots.Store(&next)
+	r.slots.Store(old.with(id, s))
 	return s
 }
 
@@ -286,7 +290,7 @@ func (r *Resolver) Refresh(ctx context.Context, id uuid.UUID) (Credential, error
 // Forget drops what the resolver holds for a connection and tells the other
 // replicas to do the same.
 func (r *Resolver) invalidate(id uuid.UUID, version int64) {
-	s := (*r.slots.Load())[id]
+	s := r.slots.Load().get(id)
 	if s == nil {
 		return
 	}
