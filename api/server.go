@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/guilds/guilds/internal/integrations"
+	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/tools"
 )
 
@@ -31,6 +32,11 @@ type Deps struct {
 	// Tools holds the native tool implementations the grants views and offers
 	// consult; nil means none are built in.
 	Tools *tools.Registry
+	// Models resolves model keys (organisation or box) and holds the keyring
+	// organisation model keys are sealed with; nil means box keys only.
+	Models *models.Resolver
+	// RunTaskQueue is where runs are started; "" means worker.TaskQueue.
+	RunTaskQueue string
 }
 
 // Server holds the dependencies of every handler.

@@ -1,0 +1,262 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/models"
+	"github.com/guilds/guilds/internal/native/issues"
+	"github.com/guilds/guilds/internal/orgs"
+	"github.com/guilds/guilds/internal/runs"
+	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/workflows/run"
+)
+
+func (s *Server) runRoutes() []route {
+	return []route{
+		{Method: "POST", Path: "/api/agents/:id/runs", Tag: "runs", Summary: "Start a run of an agent",
+			Body: runInput{}, Reply: runs.Run{}, Status: 201, Handle: s.startRun},
+		{Method: "GET", Path: "/api/agents/:id/runs", Tag: "runs", Summary: "List an agent's runs, newest first",
+			Reply: []runs.Run{}, Handle: listRuns},
+		{Method: "GET", Path: "/api/runs/:id", Tag: "runs", Summary: "Get a run with its transcript",
+			Reply: runs.Transcript{}, Handle: getRun},
+		{Method: "GET", Path: "/api/runs/:id/events", Tag: "runs",
+			Summary: "Stream a run's messages and status as server-sent events until it ends", Raw: s.runEvents},
+		{Method: "POST", Path: "/api/runs/:id/cancel", Tag: "runs", Summary: "Cancel a run",
+			Reply: runs.Run{}, Status: 202, Handle: s.cancelRun},
+
+		{Method: "GET", Path: "/api/orgs/:id/model-keys", Tag: "models", Summary: "List which providers the organisation holds its own key for",
+			Reply: []modelKey{}, Handle: listModelKeys},
+		{Method: "PUT", Path: "/api/orgs/:id/model-keys/:provider", Tag: "models", Summary: "Set the organisation's key for a model provider",
+			Body: modelKeyInput{}, Status: 204, Handle: s.putModelKey},
+		{Method: "DELETE", Path: "/api/orgs/:id/model-keys/:provider", Tag: "models", Summary: "Remove the organisation's key for a model provider",
+			Status: 204, Handle: deleteModelKey},
+		{Method: "GET", Path: "/api/orgs/:id/model-providers", Tag: "models", Summary: "List model providers and whether the organisation or the box holds a key",
+			Reply: []models.ProviderStatus{}, Handle: s.listModelProviders},
+
+		{Method: "GET", Path: "/api/guilds/:id/issues", Tag: "issues", Summary: "List the tooling issues agents filed on a guild (?status=open|resolved)",
+			Reply: []issues.Issue{}, Handle: listIssues},
+		{Method: "POST", Path: "/api/issues/:id/resolve", Tag: "issues", Summary: "Resolve one tooling issue",
+			Reply: issues.Issue{}, Handle: resolveIssue},
+		{Method: "POST", Path: "/api/guilds/:id/issues/resolve-all", Tag: "issues", Summary: "Resolve every open tooling issue of a guild",
+			Reply: resolvedCount{}, Handle: resolveAllIssues},
+	}
+}
+
+type runInput struct {
+	Message string `json:"message"`
+	Trigger string `json:"trigger,omitempty"` // direct (default), group or schedule
+	Budget  int    `json:"budget,omitempty"`  // tool-call budget (default 50, at most 500)
+}
+
+// models returns the resolver, falling back to box keys only.
+func (s *Server) models() *models.Resolver {
+	if s.Models != nil {
+		return s.Models
+	}
+	return &models.Resolver{Integrations: s.Integrations}
+}
+
+func errNoKey(err error) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Code: "no_model_key", Message: err.Error()}
+}
+
+func errNoTemporal() *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "runs need Temporal, which this server is not connected to"}
+}
+
+func (s *Server) startRun(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	var in runInput
+	if err := bindJSON(c, &in); err != nil {
+		return 0, nil, err
+	}
+	agent, err := orgs.GetAgent(c, db, p, c.Param("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	if _, err := s.models().Resolve(c, db, agent.OrganisationID, agent.Model); err != nil {
+		if errors.Is(err, models.ErrNoKey) {
+			return 0, nil, errNoKey(err)
+		}
+		return 0, nil, err
+	}
+	if s.Temporal == nil {
+		return 0, nil, errNoTemporal()
+	}
+	id, err := run.Start(c, s.Temporal, db, run.Input{AgentID: c.Param("id"), Message: in.Message, Trigger: in.Trigger,
+		Budget: in.Budget, Models: s.models(), TaskQueue: s.RunTaskQueue})
+	if errors.Is(err, models.ErrNoKey) {
+		return 0, nil, errNoKey(err)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	r, err := runs.Load(c, db, id)
+	return http.StatusCreated, r, err
+}
+
+func listRuns(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if _, err := orgs.GetAgent(c, db, p, c.Param("id")); err != nil {
+		return 0, nil, err
+	}
+	out, err := runs.ListByAgent(c, db, c.Param("id"), 50)
+	return http.StatusOK, out, err
+}
+
+func getRun(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := runs.GetTranscript(c, db, p, c.Param("id"))
+	return http.StatusOK, out, err
+}
+
+func (s *Server) cancelRun(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	r, err := runs.Get(c, db, p, c.Param("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	if runs.Final(r.Status) {
+		return 0, nil, &Error{Status: http.StatusConflict, Code: "run_ended", Message: "the run already ended (" + r.Status + ")"}
+	}
+	if s.Temporal == nil {
+		return 0, nil, errNoTemporal()
+	}
+	err = run.Cancel(c, s.Temporal, r.ID)
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		// No workflow behind the row (it never started, or history was
+		// purged): end the row here.
+		if err := runs.Finish(c, db, r.ID, runs.StatusCancelled, "cancelled by an operator"); err != nil {
+			return 0, nil, err
+		}
+	case err != nil:
+		return 0, nil, err
+	}
+	r, err = runs.Load(c, db, r.ID)
+	return http.StatusAccepted, r, err
+}
+
+// runEvents streams a run as server-sent events: "message" for each message
+// (in seq order per turn), "status" when the run's status changes. The
+// stream ends after the run's final status. ?after=N skips messages up to seq N.
+func (s *Server) runEvents(c *gin.Context) {
+	p := c.MustGet(principalKey).(access.Principal)
+	r, err := runs.Get(c, s.DB, p, c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	after := 0
+	if v := c.Query("after"); v != "" {
+		if _, err := fmt.Sscan(v, &after); err != nil || after < 0 {
+			s.fail(c, badRequest("after must be a message seq"))
+			return
+		}
+	}
+	w := c.Writer
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	w.Flush()
+	err = runs.Follow(c.Request.Context(), s.DB, r.ID, after, 250*time.Millisecond, func(ev runs.Event) error {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		id := ""
+		if ev.Message != nil {
+			id = fmt.Sprintf("id: %d\n", ev.Message.Seq)
+		}
+		if _, err := fmt.Fprintf(w, "%sevent: %s\ndata: %s\n\n", id, ev.Type, data); err != nil {
+			return err
+		}
+		w.Flush()
+		return nil
+	})
+	if err != nil && c.Request.Context().Err() == nil {
+		s.Log.Warn("run event stream ended", "run_id", r.ID, "err", err)
+	}
+}
+
+type modelKey struct {
+	Provider string `json:"provider"`
+	Set      bool   `json:"set"`
+}
+
+type modelKeyInput struct {
+	Key string `json:"key"`
+}
+
+func listModelKeys(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if _, err := orgs.GetOrg(c, db, p, c.Param("id")); err != nil {
+		return 0, nil, err
+	}
+	held, err := models.OrgKeyProviders(c, db, c.Param("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	out := []modelKey{}
+	for _, name := range models.Names() {
+		out = append(out, modelKey{Provider: name, Set: held[name]})
+	}
+	return http.StatusOK, out, nil
+}
+
+func (s *Server) putModelKey(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	var in modelKeyInput
+	if err := bindJSON(c, &in); err != nil {
+		return 0, nil, err
+	}
+	if _, err := orgs.GetOrg(c, db, p, c.Param("id")); err != nil {
+		return 0, nil, err
+	}
+	err := models.SetOrgKey(c, db, s.models().Keyring, c.Param("id"), c.Param("provider"), in.Key)
+	if errors.Is(err, models.ErrNoKeyring) {
+		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "no_encryption_key", Message: err.Error()}
+	}
+	return http.StatusNoContent, nil, err
+}
+
+func deleteModelKey(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if _, err := orgs.GetOrg(c, db, p, c.Param("id")); err != nil {
+		return 0, nil, err
+	}
+	if !models.Known(c.Param("provider")) {
+		return 0, nil, store.ErrNotFound
+	}
+	return http.StatusNoContent, nil, models.DeleteOrgKey(c, db, c.Param("id"), c.Param("provider"))
+}
+
+func (s *Server) listModelProviders(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if _, err := orgs.GetOrg(c, db, p, c.Param("id")); err != nil {
+		return 0, nil, err
+	}
+	out, err := s.models().Providers(c, db, c.Param("id"))
+	return http.StatusOK, out, err
+}
+
+type resolvedCount struct {
+	Resolved int `json:"resolved"`
+}
+
+func listIssues(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := issues.List(c, db, p, c.Param("id"), c.Query("status"))
+	return http.StatusOK, out, err
+}
+
+func resolveIssue(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := issues.Resolve(c, db, p, c.Param("id"))
+	return http.StatusOK, out, err
+}
+
+func resolveAllIssues(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	n, err := issues.ResolveAll(c, db, p, c.Param("id"))
+	return http.StatusOK, resolvedCount{Resolved: n}, err
+}
