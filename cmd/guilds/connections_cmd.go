@@ -1,0 +1,416 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/guilds/guilds/internal/config"
+	"github.com/guilds/guilds/internal/connectors"
+	_ "github.com/guilds/guilds/internal/connectors/providers/google"
+	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
+	"github.com/guilds/guilds/internal/secret"
+	"github.com/guilds/guilds/internal/store"
+)
+
+const connectionsUsage = "usage: guilds connections list | status <id> | connect <server-slug|id> [-scope S -owner ID -timeout D] | refresh <id> | disconnect <id> | test <id>"
+
+// connectionsCommand implements `guilds connections …`, the OAuth and key
+// lifecycle of connections from the command line. Keys are read from stdin
+// (or a prompt), never from arguments.
+func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, connectionsUsage)
+		return 2
+	}
+	sub, rest := args[0], args[1:]
+	var (
+		id      uuid.UUID
+		slug    string
+		scope   string
+		owner   string
+		timeout time.Duration
+	)
+	switch sub {
+	case "list":
+		if len(rest) != 0 {
+			fmt.Fprintln(stderr, "usage: guilds connections list")
+			return 2
+		}
+	case "status", "refresh", "disconnect", "test":
+		if len(rest) != 1 {
+			fmt.Fprintf(stderr, "usage: guilds connections %s <connection-id>\n", sub)
+			return 2
+		}
+		var err error
+		if id, err = uuid.Parse(rest[0]); err != nil {
+			fmt.Fprintf(stderr, "guilds connections %s: %q is not a connection id\n", sub, rest[0])
+			return 2
+		}
+	case "connect":
+		fs := flag.NewFlagSet("connect", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.StringVar(&scope, "scope", "platform", "owner scope of a new connection: platform, organisation, guild or agent")
+		fs.StringVar(&owner, "owner", "", "owner id (organisation, guild or agent) unless -scope platform")
+		fs.DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait for the OAuth callback")
+		if len(rest) == 0 {
+			fmt.Fprintln(stderr, "usage: guilds connections connect <server-slug|connection-id> [-scope S -owner ID -timeout D]")
+			return 2
+		}
+		target := rest[0]
+		if err := fs.Parse(rest[1:]); err != nil || fs.NArg() != 0 {
+			fmt.Fprintln(stderr, "usage: guilds connections connect <server-slug|connection-id> [-scope S -owner ID -timeout D]")
+			return 2
+		}
+		if (scope == "platform") != (owner == "") {
+			fmt.Fprintln(stderr, "guilds connections connect: -owner is required with a -scope other than platform, and refused with platform")
+			return 2
+		}
+		if u, err := uuid.Parse(target); err == nil {
+			id = u
+		} else {
+			slug = target
+		}
+	default:
+		fmt.Fprintln(stderr, connectionsUsage)
+		return 2
+	}
+
+	eng, closeAll, err := openConnectors(ctx, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "guilds connections:", err)
+		return 1
+	}
+	defer closeAll()
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "guilds connections %s: %s\n", sub, strings.Join(strings.Fields(err.Error()), " "))
+		return 1
+	}
+	switch sub {
+	case "list":
+		conns, err := eng.List(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSERVER\tSCOPE\tSTATUS\tHEALTH\tACCOUNT")
+		for _, c := range conns {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.ServerSlug, c.OwnerScope, c.Status, c.Health.State, c.AccountHint)
+		}
+		tw.Flush()
+	case "status":
+		c, err := eng.Get(ctx, id)
+		if err != nil {
+			return fail(err)
+		}
+		printStatus(stdout, c)
+	case "connect":
+		if slug != "" {
+			var ownerID *uuid.UUID
+			if owner != "" {
+				u, err := uuid.Parse(owner)
+				if err != nil {
+					fmt.Fprintf(stderr, "guilds connections connect: -owner %q is not an id\n", owner)
+					return 2
+				}
+				ownerID = &u
+			}
+			if id, err = eng.EnsureConnection(ctx, slug, scope, ownerID); err != nil {
+				return fail(err)
+			}
+		}
+		c, err := eng.Get(ctx, id)
+		if err != nil {
+			return fail(err)
+		}
+		if c.Auth == connectors.AuthOAuth {
+			err = connectOAuth(ctx, eng, c, timeout, stdout)
+		} else {
+			err = connectKey(ctx, eng, c, stdin, stderr)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "connected %s (%s)\n", c.ServerSlug, c.ID)
+	case "refresh":
+		if _, err := eng.Resolver().Refresh(ctx, id); err != nil {
+			return fail(err)
+		}
+		c, err := eng.Get(ctx, id)
+		if err != nil {
+			return fail(err)
+		}
+		printStatus(stdout, c)
+	case "disconnect":
+		if err := eng.Disconnect(ctx, id); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "disconnected %s\n", id)
+	case "test":
+		if err := eng.Test(ctx, id); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "ok %s\n", id)
+	}
+	return 0
+}
+
+func printStatus(w io.Writer, c connectors.Connection) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\n", k, v) }
+	when := func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.UTC().Format(time.RFC3339)
+	}
+	row("id", c.ID)
+	row("server", c.ServerSlug)
+	row("provider", c.Ref)
+	row("auth", c.Auth)
+	row("scope", c.OwnerScope)
+	if c.OwnerID != nil {
+		row("owner", *c.OwnerID)
+	}
+	row("status", c.Status)
+	row("account", c.AccountHint)
+	row("health", c.Health.State)
+	row("attempts", c.Health.Attempts)
+	row("next retry", when(c.Health.NextRetryAt))
+	row("last success", when(c.Health.LastSuccessAt))
+	row("last failure", when(c.Health.LastFailureAt))
+	if c.Health.LastErrorCode != "" {
+		row("last error", c.Health.LastErrorCode)
+	}
+	tw.Flush()
+}
+
+// connectOAuth prints the authorization URL and completes the login when the
+// browser comes back to a loopback listener on a random port.
+func connectOAuth(ctx context.Context, eng *connectors.Engine, c connectors.Connection, timeout time.Duration, stdout io.Writer) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+	authURL, err := eng.BeginOAuth(ctx, c.ID, redirect)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Open this URL in a browser to authorise %s (waiting up to %s):\n%s\n", c.ServerSlug, timeout, authURL)
+	done := make(chan error, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/callback", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if e := q.Get("error"); e != "" {
+			http.Error(w, "Authorisation refused: "+html.EscapeString(e), http.StatusBadRequest)
+			select {
+			case done <- fmt.Errorf("the provider refused the authorisation (%s)", sanitize(e)):
+			default:
+			}
+			return
+		}
+		_, err := eng.CompleteOAuth(r.Context(), q.Get("state"), q.Get("code"))
+		if errors.Is(err, connectors.ErrBadState) {
+			http.Error(w, "Unknown or expired login; start again.", http.StatusBadRequest)
+			return
+		}
+		if err != nil {
+			http.Error(w, "The login failed; see the terminal.", http.StatusBadGateway)
+		} else {
+			fmt.Fprintln(w, "Connected. You can close this tab.")
+		}
+		select {
+		case done <- err:
+		default:
+		}
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx) //nolint:errcheck
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		return fmt.Errorf("no OAuth callback within %s", timeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func sanitize(s string) string {
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+}
+
+// connectKey reads the provider's key fields, one line each, from stdin
+// (prompting on stderr when stdin is a terminal).
+func connectKey(ctx context.Context, eng *connectors.Engine, c connectors.Connection, stdin io.Reader, stderr io.Writer) error {
+	fields, err := eng.KeyFields(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	tty := isTerminal(stdin)
+	br := bufio.NewReader(stdin)
+	values := map[string]string{}
+	for _, f := range fields {
+		if tty {
+			label := f.Label
+			if label == "" {
+				label = f.Name
+			}
+			fmt.Fprintf(stderr, "%s for %s: ", label, c.ServerSlug)
+		}
+		line, err := br.ReadString('\n')
+		line = strings.TrimRight(line, "\r\n")
+		if err != nil && !(errors.Is(err, io.EOF) && line != "") {
+			if f.Optional && errors.Is(err, io.EOF) {
+				continue
+			}
+			return fmt.Errorf("reading %s from stdin: %v", f.Name, err)
+		}
+		if line == "" && !f.Optional {
+			return fmt.Errorf("%s is empty", f.Name)
+		}
+		if line != "" {
+			values[f.Name] = line
+		}
+	}
+	kv, err := eng.ConnectKey(ctx, c.ID, values)
+	if err != nil {
+		return err
+	}
+	if kv.AccountHint != "" {
+		fmt.Fprintf(stderr, "account: %s\n", kv.AccountHint)
+	}
+	return nil
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// keysCommand implements `guilds keys rotate [-batch N]`: re-encrypt every
+// stored credential under the active key of GUILDS_ENCRYPTION_KEY.
+func keysCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	const usage = "usage: guilds keys rotate [-batch N]"
+	if len(args) == 0 || args[0] != "rotate" {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	fs := flag.NewFlagSet("rotate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	batch := fs.Int("batch", 100, "rows per transaction")
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 || *batch <= 0 {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	cfg, err := config.Load(nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "guilds keys:", err)
+		return 1
+	}
+	keys, err := loadKeyring(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "guilds keys:", err)
+		return 1
+	}
+	pool, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		fmt.Fprintln(stderr, "guilds keys:", err)
+		return 1
+	}
+	defer pool.Close()
+	st, err := connectors.RotateKeys(ctx, pool, keys, *batch, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		fmt.Fprintf(stderr, "guilds keys rotate: %v (after %d credentials)\n", err, st.Credentials)
+		return 1
+	}
+	fmt.Fprintf(stdout, "re-encrypted %d credentials and %d pending logins under key %s\n", st.Credentials, st.Pending, keys.ActiveKeyID())
+	return 0
+}
+
+// loadKeyring reads GUILDS_ENCRYPTION_KEY, or the development key that
+// `guilds dev` keeps under GUILDS_DATA_DIR when the variable is unset.
+func loadKeyring(cfg config.Config) (*secret.Keyring, error) {
+	if strings.TrimSpace(cfg.EncryptionKey) != "" {
+		return secret.ParseKeyring(cfg.EncryptionKey)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.DataDir, secret.DevKeyFile)); err == nil {
+		return secret.DevKeyring(cfg.DataDir)
+	}
+	return nil, secret.ErrNoKey
+}
+
+// openConnectors builds an engine with every compiled-in provider.
+func openConnectors(ctx context.Context, stderr io.Writer) (*connectors.Engine, func(), error) {
+	cfg, err := config.Load(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys, err := loadKeyring(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts := connectors.Options{DB: pool, Keyring: keys, Logger: log, Providers: connectors.Registered()}
+	if rdb, err := connectors.NewRedisClient(cfg.RedisURL); err == nil {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		if rdb.Ping(pctx).Err() == nil {
+			opts.Redis = rdb
+		} else {
+			rdb.Close()
+			fmt.Fprintln(stderr, "guilds connections: Redis is not reachable at REDIS_URL; continuing with PostgreSQL only")
+		}
+		cancel()
+	}
+	eng, err := connectors.New(ctx, opts)
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	return eng, func() {
+		eng.Close()
+		if opts.Redis != nil {
+			opts.Redis.Close()
+		}
+		pool.Close()
+	}, nil
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/guilds/guilds/internal/secret"
+	"github.com/guilds/guilds/internal/testdb"
+)
+
+func runConn(t *testing.T, fn func(context.Context, []string, io.Reader, io.Writer, io.Writer) int, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := fn(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestConnectionsUsage(t *testing.T) {
+	for _, args := range [][]string{nil, {"bogus"}, {"status"}, {"status", "not-a-uuid"}, {"list", "x"}, {"connect"}, {"connect", "x", "-scope", "guild"}, {"refresh", "a", "b"}} {
+		code, _, stderr := runConn(t, connectionsCommand, "", args...)
+		if code != 2 || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("connections %v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+	for _, args := range [][]string{nil, {"spin"}, {"rotate", "-batch", "0"}, {"rotate", "extra"}} {
+		code, _, stderr := runConn(t, keysCommand, "", args...)
+		if code != 2 || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("keys %v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
+
+// cliTokenServer is a minimal OAuth token endpoint checking PKCE.
+type cliTokenServer struct {
+	mu         sync.Mutex
+	challenges map[string]string
+	n          int
+}
+
+func (s *cliTokenServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.ParseForm()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.PostForm.Get("grant_type") == "authorization_code" {
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		if s.challenges[r.PostForm.Get("code")] != base64.RawURLEncoding.EncodeToString(sum[:]) {
+			w.WriteHeader(400)
+			fmt.Fprint(w, `{"error":"invalid_grant"}`)
+			return
+		}
+	}
+	s.n++
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"access_token": fmt.Sprintf("AT-cli-%d", s.n), "refresh_token": fmt.Sprintf("RT-cli-%d", s.n), "expires_in": 3600})
+}
+
+func TestConnectionsLifecycle(t *testing.T) {
+	dbURL := testdb.URL(t)
+	k1, _ := secret.GenerateKey("k1")
+	t.Setenv("DATABASE_URL", dbURL)
+	t.Setenv("REDIS_URL", "redis://127.0.0.1:6379/5")
+	t.Setenv("GUILDS_ENCRYPTION_KEY", k1)
+	t.Setenv("GUILDS_AUTH_MODE", "token")
+	ts := &cliTokenServer{challenges: map[string]string{}}
+	srv := httptest.NewServer(ts)
+	defer srv.Close()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	cfg := fmt.Sprintf(`{"provider":"oauth2","oauth":{"auth_url":%q,"token_url":%q,"client_id":"cid","auth_style":"none"}}`, srv.URL+"/authorize", srv.URL+"/token")
+	if _, err := conn.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, auth, config) VALUES ('notionish', 'N', 'http', 'oauth', $1), ('cigale', 'C', 'http', 'token', '{}')`, cfg); err != nil {
+		t.Fatal(err)
+	}
+
+	// OAuth connect: the test plays the browser.
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- connectionsCommand(ctx, []string{"connect", "notionish", "-timeout", "30s"}, strings.NewReader(""), pw, &stderr)
+		pw.Close()
+	}()
+	br := bufio.NewReader(pr)
+	var authURL string
+	for authURL == "" {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no authorization URL; stderr: %s", stderr.String())
+		}
+		if strings.HasPrefix(line, srv.URL+"/authorize?") {
+			authURL = strings.TrimSpace(line)
+		}
+	}
+	go io.Copy(io.Discard, br)
+	u, _ := url.Parse(authURL)
+	q := u.Query()
+	ts.mu.Lock()
+	ts.challenges["the-code"] = q.Get("code_challenge")
+	ts.mu.Unlock()
+	cb := q.Get("redirect_uri") + "?" + url.Values{"state": {q.Get("state")}, "code": {"the-code"}}.Encode()
+	resp, err := http.Get(cb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	select {
+	case code := <-done:
+		if code != 0 || resp.StatusCode != 200 {
+			t.Fatalf("connect exit %d (callback %d); stderr: %s", code, resp.StatusCode, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("connect did not finish")
+	}
+
+	// Key connect reads the key from stdin, never argv.
+	code, out, errs := runConn(t, connectionsCommand, "sk-secret-key\n", "connect", "cigale")
+	if code != 0 || !strings.Contains(out, "connected cigale") {
+		t.Fatalf("key connect: %d %s %s", code, out, errs)
+	}
+
+	code, out, errs = runConn(t, connectionsCommand, "", "list")
+	if code != 0 || strings.Count(out, "connected") != 2 || strings.Contains(out, "sk-secret") || strings.Contains(out, "AT-cli") {
+		t.Fatalf("list: %d\n%s%s", code, out, errs)
+	}
+	var oauthID string
+	conn.QueryRow(ctx, `SELECT c.id::text FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE s.slug = 'notionish'`).Scan(&oauthID)
+
+	for _, sub := range []string{"status", "refresh", "test"} {
+		code, out, errs = runConn(t, connectionsCommand, "", sub, oauthID)
+		if code != 0 || strings.Contains(out+errs, "AT-cli") || strings.Contains(out+errs, "RT-cli") {
+			t.Fatalf("%s: %d\n%s%s", sub, code, out, errs)
+		}
+	}
+	if !strings.Contains(out, "ok ") {
+		t.Fatalf("test output: %s", out)
+	}
+
+	// Rotate to a new key, then run with only the new key.
+	k2, _ := secret.GenerateKey("k2")
+	t.Setenv("GUILDS_ENCRYPTION_KEY", k2+","+k1)
+	code, out, errs = runConn(t, keysCommand, "", "rotate", "-batch", "1")
+	if code != 0 || !strings.Contains(out, "re-encrypted 2 credentials") {
+		t.Fatalf("rotate: %d %s %s", code, out, errs)
+	}
+	t.Setenv("GUILDS_ENCRYPTION_KEY", k2)
+	code, out, errs = runConn(t, connectionsCommand, "", "test", oauthID)
+	if code != 0 {
+		t.Fatalf("test after rotation: %d %s %s", code, out, errs)
+	}
+
+	code, _, errs = runConn(t, connectionsCommand, "", "disconnect", oauthID)
+	if code != 0 {
+		t.Fatalf("disconnect: %s", errs)
+	}
+	code, _, errs = runConn(t, connectionsCommand, "", "test", oauthID)
+	if code != 1 || !strings.Contains(errs, "reconnected") || strings.Count(errs, "\n") != 1 {
+		t.Fatalf("test after disconnect: %d %q", code, errs)
+	}
+}
