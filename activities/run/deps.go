@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/models"
+	"github.com/guilds/guilds/internal/native/issues"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
 )
@@ -91,7 +92,9 @@ func New(d Deps) *Activities {
 		d.Log = slog.Default()
 	}
 	if d.Tools == nil {
+		// A registry of our own still offers report_issue, which every run has.
 		d.Tools = tools.NewRegistry(tools.WithLogger(d.Log))
+		issues.Register(d.Tools, d.DB)
 	}
 	if d.Offerer == nil {
 		d.Offerer = NativeOfferer{Tools: d.Tools}

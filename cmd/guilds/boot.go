@@ -12,13 +12,16 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
+	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/worker"
+	runwf "github.com/guilds/guilds/workflows/run"
 )
 
 // platform is the dependency graph shared by serve, worker and dev.
@@ -89,6 +92,7 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 	d := api.Deps{
 		DB: p.db, Redis: p.redis, Temporal: p.temporal, Integrations: p.integrations,
 		Log: p.log, AuthMode: p.cfg.AuthMode, PublicBaseURL: p.cfg.PublicBaseURL,
+		Models: models.FromEnv(p.integrations, nil, os.Getenv),
 	}
 	if p.cfg.AuthMode == "local" {
 		u, err := access.LocalUser(ctx, p.db)
@@ -102,7 +106,7 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 
 // registrations lists what the worker runs; each workflow package adds its own.
 func (p *platform) registrations() []worker.Registration {
-	return nil
+	return []worker.Registration{runwf.Registration(runact.New(runact.Deps{DB: p.db, Models: models.FromEnv(p.integrations, nil, os.Getenv), Log: p.log}))}
 }
 
 // seed writes the rows the platform needs at boot; it is idempotent.

@@ -191,3 +191,16 @@ func (r *Resolver) key(ctx context.Context, db store.DB, orgID string, p provide
 
 // Qualified is the "provider/model" form stored on a run.
 func (t Target) Qualified() string { return t.Provider + "/" + t.Model }
+
+// FromEnv builds the resolver main uses: box keys from the integrations
+// registry, organisation keys sealed with kr (nil: box keys only), and base
+// URL overrides from GUILDS_OPENROUTER_BASE_URL and GUILDS_DEEPINFRA_BASE_URL.
+func FromEnv(integ *integrations.Registry, kr *secret.Keyring, getenv func(string) string) *Resolver {
+	r := &Resolver{Integrations: integ, Keyring: kr, BaseURLs: map[string]string{}}
+	for _, p := range providers {
+		if u := getenv("GUILDS_" + strings.ToUpper(p.name) + "_BASE_URL"); u != "" {
+			r.BaseURLs[p.name] = u
+		}
+	}
+	return r
+}
