@@ -168,4 +168,3 @@ func BenchmarkNaiveILIKEWhere(b *testing.B) {
 		}
 	}
 }
-
