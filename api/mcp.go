@@ -1,0 +1,428 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	acts "github.com/guilds/guilds/activities/connect"
+	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/secret"
+	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/internal/validation"
+	"github.com/guilds/guilds/worker"
+	"github.com/guilds/guilds/workflows/connect"
+)
+
+// MCPDeps are what the remote MCP connector routes need; main builds them.
+type MCPDeps struct {
+	Engine  *connectors.Engine // nil: connectors are not configured on this box
+	Pool    *mcppool.Pool
+	Keyring *secret.Keyring // seals OAuth callback parameters for the workflow
+	// TaskQueue of the connect workflow; "" means worker.TaskQueue.
+	TaskQueue string
+	// OAuthDeadline bounds the wait for a callback; 0 means connect.DefaultDeadline.
+	OAuthDeadline time.Duration
+	// KeyHTTP carries key validation listings; nil means http.DefaultClient.
+	KeyHTTP *http.Client
+}
+
+// CallbackPath is where providers send the browser back.
+const CallbackPath = "/api/mcp/oauth/callback"
+
+func (s *Server) mcpRoutes() []route {
+	return []route{
+		{Method: "POST", Path: "/api/mcp/connect", Tag: "connections",
+			Summary: "Connect a remote MCP server at a scope: a key server is validated and connected now; an OAuth server answers the authorization URL",
+			Body:    mcpConnectInput{}, Reply: mcpConnectReply{}, Raw: s.mcpConnect},
+		{Method: "GET", Path: CallbackPath, Tag: "connections", Public: true,
+			Summary: "OAuth callback: completes the login the state names",
+			Reply:   mcpCallbackReply{}, Handle: s.mcpCallback},
+		{Method: "GET", Path: "/api/mcp/connections/:id/tools", Tag: "connections",
+			Summary: "The tools a login listed", Reply: []mcpTool{}, Handle: listMCPTools},
+		{Method: "POST", Path: "/api/mcp/connections/:id/call", Tag: "connections",
+			Summary: "Call a listed tool of a connected login (the Tools view's Test); the result is redacted and byte-capped",
+			Body:    mcpCallInput{}, Reply: mcpCallReply{}, Handle: s.mcpCall},
+	}
+}
+
+type mcpConnectInput struct {
+	ServerID   string       `json:"server_id,omitempty"`
+	Slug       string       `json:"slug,omitempty"`
+	OwnerScope grants.Scope `json:"owner_scope"`
+	OwnerID    string       `json:"owner_id,omitempty"`
+	// Key is the API key of a token server; never stored in plain text.
+	Key string `json:"key,omitempty"`
+}
+
+type mcpConnectReply struct {
+	Connection       grants.Connection `json:"connection"`
+	AuthorizationURL string            `json:"authorization_url,omitempty"`
+	Tools            int               `json:"tools"`
+}
+
+type mcpCallbackReply struct {
+	ConnectionID string `json:"connection_id"`
+	Status       string `json:"status"`
+	AccountHint  string `json:"account_hint,omitempty"`
+	Tools        int    `json:"tools"`
+}
+
+type mcpTool struct {
+	Name        string          `json:"name"`
+	RemoteName  string          `json:"remote_name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type mcpCallInput struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+type mcpCallReply struct {
+	Tool   string `json:"tool"`
+	Result string `json:"result"`
+}
+
+func notConfigured() error {
+	return &Error{Status: http.StatusUnprocessableEntity, Code: "not_set_up",
+		Message: "connectors are not configured on this box (set GUILDS_ENCRYPTION_KEY and GUILDS_CONNECTORS)"}
+}
+
+func keyRejected(slug string) error {
+	return &Error{Status: http.StatusUnprocessableEntity, Code: "key_rejected",
+		Message: fmt.Sprintf("%s rejected the key: check it and paste it again", slug)}
+}
+
+type mcpServerRow struct {
+	ID, Slug, Kind, Transport, URL, Auth string
+	Config                               []byte
+}
+
+// mcpConnect runs outside the per-request transaction: the connect workflow
+// and the engine read the connection from their own pool, so it is committed
+// first, and undone (when this request created it) if anything later fails.
+func (s *Server) mcpConnect(c *gin.Context) {
+	p := c.MustGet(principalKey).(access.Principal)
+	out, err := s.doMCPConnect(c, p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectReply, error) {
+	var in mcpConnectInput
+	if err := bindJSON(c, &in); err != nil {
+		return mcpConnectReply{}, err
+	}
+	if s.MCP.Engine == nil || !s.MCP.Engine.InUse() {
+		return mcpConnectReply{}, notConfigured()
+	}
+	ctx := c.Request.Context()
+	var conn grants.Connection
+	var created bool
+	err := store.InTx(ctx, s.DB, func(tx pgx.Tx) error {
+		var err error
+		conn, created, err = grants.Connect(ctx, tx, p, s.Integrations,
+			grants.ConnectInput{ServerID: in.ServerID, Slug: in.Slug, OwnerScope: in.OwnerScope, OwnerID: in.OwnerID})
+		return err
+	})
+	var notSetUp *grants.ErrNotSetUp
+	switch {
+	case errors.As(err, &notSetUp):
+		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_set_up", Message: notSetUp.Error()}
+	case errors.Is(err, store.ErrConflict):
+		return mcpConnectReply{}, &Error{Status: http.StatusConflict, Code: "conflict", Message: "a connected login of this server already exists at this scope"}
+	case err != nil:
+		return mcpConnectReply{}, err
+	}
+	undo := func() {
+		if created {
+			// A new login that failed leaves nothing behind.
+			if _, err := s.DB.Exec(context.WithoutCancel(ctx), `DELETE FROM mcp_connections WHERE id = $1 AND status <> 'connected'`, conn.ID); err != nil {
+				s.Log.Error("mcp connect: cannot remove a failed new login", "connection", conn.ID, "err", err)
+			}
+		}
+	}
+	var srv mcpServerRow
+	if err := s.DB.QueryRow(ctx, `SELECT id, slug, kind, transport, url, auth, config FROM mcp_servers WHERE id = $1`, conn.ServerID).
+		Scan(&srv.ID, &srv.Slug, &srv.Kind, &srv.Transport, &srv.URL, &srv.Auth, &srv.Config); err != nil {
+		undo()
+		return mcpConnectReply{}, store.Map(err)
+	}
+	if srv.Kind != "remote" {
+		undo()
+		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_remote",
+			Message: srv.Slug + " is not a remote MCP server; connect it with POST /api/mcp/connections"}
+	}
+	var out mcpConnectReply
+	switch srv.Auth {
+	case "token":
+		out, err = s.connectKey(ctx, conn, srv, in.Key)
+	case "oauth":
+		out, err = s.connectOAuth(c, conn)
+	default:
+		err = &Error{Status: http.StatusUnprocessableEntity, Code: "no_auth", Message: srv.Slug + " needs no login"}
+	}
+	if err != nil {
+		undo()
+		return mcpConnectReply{}, err
+	}
+	return out, nil
+}
+
+// connectKey validates a key by listing with it, then stores it through the
+// engine, marks the login connected with its binding and stores the listing.
+func (s *Server) connectKey(ctx context.Context, conn grants.Connection, srv mcpServerRow, key string) (mcpConnectReply, error) {
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return mcpConnectReply{}, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: "is required for " + srv.Slug}}}
+	}
+	var cfg struct{ Header, Scheme string }
+	_ = json.Unmarshal(srv.Config, &cfg)
+	info := mcppool.ServerInfo{Slug: srv.Slug, Transport: srv.Transport, URL: srv.URL, Auth: srv.Auth, Header: cfg.Header, Scheme: cfg.Scheme}
+	listed, err := mcppool.ListWith(ctx, s.MCP.KeyHTTP, info, mcppool.Headers(info, connectors.Credential{AccessToken: key}))
+	if errors.Is(err, mcppool.ErrKeyRejected) {
+		return mcpConnectReply{}, keyRejected(srv.Slug)
+	}
+	if err != nil {
+		s.Log.Warn("mcp connect: key validation failed", "server", srv.Slug, "err", err.Error())
+		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
+			Message: srv.Slug + " could not be reached to check the key; try again"}
+	}
+	if !acceptedListing(srv.Slug, listed) {
+		return mcpConnectReply{}, keyRejected(srv.Slug)
+	}
+	id := uuid.MustParse(conn.ID)
+	if _, err := s.MCP.Engine.ConnectKey(ctx, id, map[string]string{"token": key}); err != nil {
+		return mcpConnectReply{}, err
+	}
+	err = store.InTx(ctx, s.DB, func(tx pgx.Tx) error {
+		if err := mcppool.StoreTools(ctx, tx, conn.ID, listed); err != nil {
+			return err
+		}
+		return grants.MarkConnected(ctx, tx, conn.ID, conn.AccountHint)
+	})
+	if err != nil {
+		if derr := s.MCP.Engine.Disconnect(context.WithoutCancel(ctx), id); derr != nil {
+			s.Log.Error("mcp connect: cannot wipe the key of a failed connect", "connection", conn.ID, "err", derr)
+		}
+		return mcpConnectReply{}, err
+	}
+	if s.MCP.Pool != nil {
+		s.MCP.Pool.Drop(conn.ID)
+	}
+	fresh, err := grants.LoadConnection(ctx, s.DB, conn.ID)
+	if err != nil {
+		return mcpConnectReply{}, err
+	}
+	s.Log.Info("mcp connect: key connected", "connection", conn.ID, "server", srv.Slug, "tools", len(listed))
+	return mcpConnectReply{Connection: fresh, Tools: len(listed)}, nil
+}
+
+// acceptedListing: a key that lists nothing is rejected; OpenSea answers an
+// unauthorised key with only its get_instant_api_key tool.
+func acceptedListing(slug string, listed []mcppool.Tool) bool {
+	if len(listed) == 0 {
+		return false
+	}
+	if slug == "opensea" && len(listed) == 1 && listed[0].RemoteName == "get_instant_api_key" {
+		return false
+	}
+	return true
+}
+
+func (s *Server) callbackURL(c *gin.Context) string {
+	if s.PublicBaseURL != "" {
+		return strings.TrimRight(s.PublicBaseURL, "/") + CallbackPath
+	}
+	scheme := "http"
+	if c.Request.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + c.Request.Host + CallbackPath
+}
+
+func (s *Server) taskQueue() string {
+	if s.MCP.TaskQueue != "" {
+		return s.MCP.TaskQueue
+	}
+	return worker.TaskQueue
+}
+
+func (s *Server) connectOAuth(c *gin.Context, conn grants.Connection) (mcpConnectReply, error) {
+	if s.Temporal == nil {
+		return mcpConnectReply{}, &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the workflow service is not reachable"}
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Minute)
+	defer cancel()
+	u, err := connect.Start(ctx, s.Temporal, s.taskQueue(), connect.Input{
+		ConnectionID: conn.ID, RedirectURI: s.callbackURL(c), Deadline: s.MCP.OAuthDeadline})
+	if errors.Is(err, connect.ErrSetup) {
+		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "oauth_setup_failed", Message: err.Error()}
+	}
+	if err != nil {
+		return mcpConnectReply{}, err
+	}
+	return mcpConnectReply{Connection: conn, AuthorizationURL: u}, nil
+}
+
+// mcpCallback finds the login by its state, hands the sealed code to the
+// login's workflow and answers with the outcome.
+func (s *Server) mcpCallback(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+	state := c.Query("state")
+	if state == "" || s.MCP.Keyring == nil || s.Temporal == nil {
+		return 0, nil, &Error{Status: http.StatusBadRequest, Code: "invalid_state", Message: "unknown or expired login"}
+	}
+	sum := sha256.Sum256([]byte(state))
+	var connID string
+	err := db.QueryRow(c, `SELECT connection_id FROM connection_oauth_pending WHERE state_hash = $1 AND expires_at > now()`, sum[:]).Scan(&connID)
+	if errors.Is(store.Map(err), store.ErrNotFound) {
+		return 0, nil, &Error{Status: http.StatusBadRequest, Code: "invalid_state", Message: "unknown or expired login"}
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	cb := connect.Callback{}
+	if e := c.Query("error"); e != "" || c.Query("code") == "" {
+		cb.Error = oauthCode(e)
+	} else {
+		cb.Sealed, err = acts.Seal(s.MCP.Keyring, connID, acts.CallbackParams{State: state, Code: c.Query("code")})
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), time.Minute)
+	defer cancel()
+	if err := connect.Deliver(ctx, s.Temporal, connID, cb); err != nil {
+		if errors.Is(err, connect.ErrNoLogin) {
+			return 0, nil, &Error{Status: http.StatusBadRequest, Code: "invalid_state", Message: "unknown or expired login"}
+		}
+		return 0, nil, err
+	}
+	res, err := connect.Wait(ctx, s.Temporal, connID)
+	if err != nil {
+		return 0, nil, err
+	}
+	if res.Status != connect.StatusConnected {
+		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "oauth_" + res.Status, Message: res.Error}
+	}
+	return http.StatusOK, mcpCallbackReply{ConnectionID: connID, Status: res.Status, AccountHint: res.AccountHint, Tools: res.Tools}, nil
+}
+
+// oauthCode keeps a provider's error parameter only when it looks like an
+// OAuth error code.
+func oauthCode(s string) string {
+	if s == "" {
+		return "no_code"
+	}
+	if len(s) > 40 {
+		return "oauth_error"
+	}
+	for _, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z') {
+			return "oauth_error"
+		}
+	}
+	return s
+}
+
+func listMCPTools(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	conn, err := grants.GetConnection(c, db, p, c.Param("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	stored, err := mcppool.Stored(c, db, conn.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]mcpTool, len(stored))
+	for i, t := range stored {
+		out[i] = mcpTool{Name: t.Name, RemoteName: t.RemoteName, Description: t.Description, InputSchema: t.Schema}
+	}
+	return http.StatusOK, out, nil
+}
+
+// mcpCall is the Tools view's Test: the result is redacted against the
+// login's own credential values and byte-capped like a run's tool result;
+// the remaining-calls trailer is left out, as no model reads it.
+func (s *Server) mcpCall(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	var in mcpCallInput
+	if err := bindJSON(c, &in); err != nil {
+		return 0, nil, err
+	}
+	conn, err := grants.GetConnection(c, db, p, c.Param("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	if s.MCP.Engine == nil || s.MCP.Pool == nil {
+		return 0, nil, notConfigured()
+	}
+	if conn.Status != grants.StatusConnected {
+		return 0, nil, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + conn.Status + "; connect it first"}
+	}
+	var remote string
+	err = db.QueryRow(c, `SELECT remote_name FROM mcp_tools WHERE connection_id = $1 AND (remote_name = $2 OR name = $2)`, conn.ID, in.Tool).Scan(&remote)
+	if errors.Is(store.Map(err), store.ErrNotFound) {
+		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "tool", Message: "is not a tool this login listed"}}}
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	args := in.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	if !json.Valid(args) || args[0] != '{' {
+		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "arguments", Message: "must be a JSON object"}}}
+	}
+	ctx := c.Request.Context()
+	red := tools.NewRedactor(s.secretsOf(ctx, conn.ID), s.Log)
+	raw, err := s.MCP.Pool.Call(ctx, conn.ID, remote, args)
+	if err != nil {
+		var rr *connectors.ErrReconnectRequired
+		if errors.As(err, &rr) {
+			return 0, nil, &Error{Status: http.StatusConflict, Code: "reconnect_required", Message: rr.Error()}
+		}
+		s.Log.Info("mcp test call failed", "connection", conn.ID, "tool", remote)
+		raw = "ERROR: " + err.Error()
+	}
+	return http.StatusOK, mcpCallReply{Tool: remote, Result: stampNoTrailer(raw, red)}, nil
+}
+
+func (s *Server) secretsOf(ctx context.Context, connectionID string) []string {
+	cred, err := s.MCP.Engine.Resolver().Token(ctx, uuid.MustParse(connectionID))
+	if err != nil {
+		return nil
+	}
+	out := []string{cred.AccessToken, cred.RefreshToken}
+	for _, v := range cred.Extra {
+		out = append(out, v)
+	}
+	return out
+}
+
+// stampNoTrailer runs the result pipeline and removes the remaining-calls
+// trailer it appends.
+func stampNoTrailer(raw string, red *tools.Redactor) string {
+	opt := tools.StampOptions{Redactor: red, Remaining: 1 << 30}
+	out := tools.Stamp(raw, opt)
+	trailer := tools.Stamp("", opt)
+	return strings.TrimSuffix(strings.TrimSuffix(out, trailer), "\n\n")
+}
