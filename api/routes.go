@@ -39,6 +39,7 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.nativeRoutes()...)
 	all = append(all, s.runRoutes()...)
 	all = append(all, s.grantRoutes()...)
+	all = append(all, s.mcpRoutes()...)
 	return all
 }
 

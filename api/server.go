@@ -37,6 +37,8 @@ type Deps struct {
 	Models *models.Resolver
 	// RunTaskQueue is where runs are started; "" means worker.TaskQueue.
 	RunTaskQueue string
+	// MCP serves the remote MCP connector routes (api/mcp.go).
+	MCP MCPDeps
 }
 
 // Server holds the dependencies of every handler.
