@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -102,7 +103,10 @@ func operationID(method, path string) string {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-var timeType = reflect.TypeOf(time.Time{})
+var (
+	timeType    = reflect.TypeOf(time.Time{})
+	rawJSONType = reflect.TypeOf(json.RawMessage{})
+)
 
 // schemaOf derives a JSON Schema from a Go type through its json tags.
 func schemaOf(t reflect.Type) map[string]any {
@@ -111,6 +115,9 @@ func schemaOf(t reflect.Type) map[string]any {
 	}
 	if t == timeType {
 		return map[string]any{"type": "string", "format": "date-time"}
+	}
+	if t == rawJSONType {
+		return map[string]any{} // any JSON value
 	}
 	switch t.Kind() {
 	case reflect.String:
