@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"testing"
@@ -143,4 +144,16 @@ func (me *mcpEnv) callback(t *testing.T, location string) apitest.Response {
 		t.Fatal(err)
 	}
 	return me.Do("", "GET", u.RequestURI(), nil)
+}
+
+func newHTTPServer(t *testing.T, h http.Handler) string {
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+func mcpTool(name string) mcp.Tool { return mcp.NewTool(name) }
+
+func okHandler(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultText("ok"), nil
 }
