@@ -1,0 +1,55 @@
+package connect
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"go.temporal.io/sdk/worker"
+
+	acts "github.com/guilds/guilds/activities/connect"
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/mcpoauth"
+	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/secret"
+)
+
+// Runtime is the remote MCP side of one process: the connector engine, the
+// session pool and the connect activities. Main builds one and hands its
+// parts to the API (api.MCPDeps) and the worker (Registration).
+type Runtime struct {
+	Engine     *connectors.Engine
+	Pool       *mcppool.Pool
+	Keyring    *secret.Keyring
+	Activities *acts.Activities
+}
+
+// NewRuntime builds the runtime. keys may be nil when connectors are not in
+// use; getenv nil means os.Getenv (GUILDS_OAUTH_ALLOW_PRIVATE, GUILDS_CONNECTORS).
+func NewRuntime(ctx context.Context, db *pgxpool.Pool, rdb *redis.Client, keys *secret.Keyring, log *slog.Logger, getenv func(string) string) (*Runtime, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	eng, err := connectors.New(ctx, connectors.Options{DB: db, Redis: rdb, Keyring: keys, Logger: log, Getenv: getenv})
+	if err != nil {
+		return nil, err
+	}
+	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver(), Log: log})
+	return &Runtime{Engine: eng, Pool: pool, Keyring: keys, Activities: &acts.Activities{
+		DB: db, Engine: eng, Keyring: keys, Pool: pool, Log: log,
+		Discoverer: &mcpoauth.Discoverer{Policy: mcpoauth.PolicyFromEnv(getenv)},
+	}}, nil
+}
+
+// Registration registers the connect workflow and activities on a worker.
+func (r *Runtime) Registration() func(worker.Registry) {
+	return func(w worker.Registry) { Register(w, r.Activities) }
+}
+
+// Close ends the pool's sessions and the engine's background work.
+func (r *Runtime) Close() {
+	r.Pool.Close()
+	r.Engine.Close()
+}
