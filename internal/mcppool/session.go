@@ -238,7 +238,11 @@ func initialize(ctx context.Context, c *client.Client) error {
 		return err
 	}
 	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	// The newest revision with the initialize handshake: asking for a newer
+	// one makes mcp-go probe with server/discover first, which servers that
+	// answer unknown methods with an empty result mistake for success (and
+	// which then never resume an SSE stream; see docs/conformance.md).
+	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 	req.Params.ClientInfo = mcp.Implementation{Name: "guilds", Version: "1"}
 	_, err := c.Initialize(ctx, req)
 	return err
