@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	runact "github.com/guilds/guilds/activities/run"
@@ -351,6 +352,19 @@ func testRegistry(db *pgxpool.Pool, gate string, log *slog.Logger) *tools.Regist
 	return reg
 }
 
+// quietClient dials the test server with the SDK's logging off, so test and
+// benchmark output stay readable.
+func quietClient(t testing.TB) client.Client {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: testtemporal.Address(t), Namespace: "default",
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
 // ---- environment ---------------------------------------------------------------
 
 type env struct {
@@ -376,7 +390,7 @@ type envOptions struct {
 
 func newEnv(t testing.TB, o envOptions, script ...turn) *env {
 	t.Helper()
-	e := &env{t: t, dbURL: testdb.URL(t), c: testtemporal.Client(t), queue: testtemporal.TaskQueue(t), gate: t.TempDir()}
+	e := &env{t: t, dbURL: testdb.URL(t), c: quietClient(t), queue: testtemporal.TaskQueue(t), gate: t.TempDir()}
 	db, err := pgxpool.New(context.Background(), e.dbURL)
 	if err != nil {
 		t.Fatal(err)
