@@ -52,3 +52,7 @@ bench: ## Run the benchmarks recorded in docs/benchmarks.md
 vet: ## go vet and gofmt check
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+
+.PHONY: conformance
+conformance: build ## Run the MCP conformance suite against our client
+	conformance/run.sh
