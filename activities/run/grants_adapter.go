@@ -1,8 +1,5 @@
-//go:build grants
-
-// This adapter plugs internal/grants into the run activities. It is behind
-// the "grants" build tag until grants.Service.Offered lands; the lead drops
-// the tag and wires GrantsOfferer{S: grantsService} into Deps.Offerer.
+// GrantsOfferer plugs internal/grants into the run activities: main sets
+// Deps.Offerer to GrantsOfferer{S: grantsService}.
 
 package run
 
