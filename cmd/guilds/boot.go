@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,8 +20,15 @@ import (
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/models"
+	"github.com/guilds/guilds/internal/native/issues"
+	"github.com/guilds/guilds/internal/native/memory"
+	"github.com/guilds/guilds/internal/native/notes"
+	"github.com/guilds/guilds/internal/native/records"
+	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/worker"
+	"github.com/guilds/guilds/workflows/connect"
 	runwf "github.com/guilds/guilds/workflows/run"
 )
 
@@ -32,6 +40,11 @@ type platform struct {
 	redis        *redis.Client
 	temporal     client.Client
 	integrations *integrations.Registry
+	keyring      *secret.Keyring
+	models       *models.Resolver
+	tools        *tools.Registry // native tool implementations
+	grants       *grants.Service
+	connectors   *connect.Runtime // connector engine, MCP pool and connect workflow
 }
 
 func newLogger(w io.Writer) *slog.Logger {
@@ -42,8 +55,10 @@ func newLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
-// connect opens PostgreSQL, Redis and (when an address is known) Temporal.
-func connect(ctx context.Context, cfg config.Config, log *slog.Logger) (*platform, error) {
+// openPlatform opens PostgreSQL, Redis and (when an address is known) Temporal, and
+// builds the services every process shares. dev allows a generated key under
+// the data directory when GUILDS_ENCRYPTION_KEY is unset.
+func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev bool) (*platform, error) {
 	p := &platform{cfg: cfg, log: log, integrations: integrations.New(nil)}
 	db, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -72,10 +87,59 @@ func connect(ctx context.Context, cfg config.Config, log *slog.Logger) (*platfor
 		}
 		p.temporal = c
 	}
+	if p.keyring, err = platformKeyring(cfg, dev); err != nil {
+		p.close()
+		return nil, err
+	}
+	p.models = models.FromEnv(p.integrations, p.keyring, os.Getenv)
+	p.tools = nativeTools(db, log)
+	p.grants = grants.NewService(p.tools, p.integrations, log)
 	return p, nil
 }
 
+// platformKeyring reads GUILDS_ENCRYPTION_KEY; in development it falls back to
+// a key generated once under the data directory.
+func platformKeyring(cfg config.Config, dev bool) (*secret.Keyring, error) {
+	kr, err := loadKeyring(cfg)
+	if errors.Is(err, secret.ErrNoKey) && dev {
+		return secret.DevKeyring(cfg.DataDir)
+	}
+	if errors.Is(err, secret.ErrNoKey) {
+		return nil, errors.New("set GUILDS_ENCRYPTION_KEY (kid:base64-32-bytes); credentials are encrypted at rest with it")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("GUILDS_ENCRYPTION_KEY: %w", err)
+	}
+	return kr, nil
+}
+
+// nativeTools registers every native tool the platform implements.
+func nativeTools(db *pgxpool.Pool, log *slog.Logger) *tools.Registry {
+	reg := tools.NewRegistry(tools.WithLogger(log))
+	notes.Register(reg, notes.Deps{DB: db, Log: log, Reach: func(ctx context.Context, db store.DB, agentID string) (notes.Reach, error) {
+		r, err := grants.ArtifactGrants(ctx, db, agentID)
+		return notes.Reach(r), err
+	}})
+	records.Register(reg, records.Deps{DB: db, Log: log})
+	memory.Register(reg, memory.Deps{DB: db, Log: log})
+	issues.Register(reg, db)
+	return reg
+}
+
+// startConnectors starts the connector engine and the MCP pool.
+func (p *platform) startConnectors(ctx context.Context) error {
+	rt, err := connect.NewRuntime(ctx, p.db, p.redis, p.keyring, p.log, nil)
+	if err != nil {
+		return err
+	}
+	p.connectors = rt
+	return nil
+}
+
 func (p *platform) close() {
+	if p.connectors != nil {
+		p.connectors.Close()
+	}
 	if p.temporal != nil {
 		p.temporal.Close()
 	}
@@ -92,7 +156,10 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 	d := api.Deps{
 		DB: p.db, Redis: p.redis, Temporal: p.temporal, Integrations: p.integrations,
 		Log: p.log, AuthMode: p.cfg.AuthMode, PublicBaseURL: p.cfg.PublicBaseURL,
-		Models: models.FromEnv(p.integrations, nil, os.Getenv),
+		Models: p.models, Tools: p.tools,
+	}
+	if p.connectors != nil {
+		d.MCP = api.MCPDeps{Engine: p.connectors.Engine, Pool: p.connectors.Pool, Keyring: p.keyring}
 	}
 	if p.cfg.AuthMode == "local" {
 		u, err := access.LocalUser(ctx, p.db)
@@ -104,15 +171,25 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 	return api.New(d), nil
 }
 
-// registrations lists what the worker runs; each workflow package adds its own.
+// registrations lists what the worker runs: the run workflow and, with
+// connectors started, the OAuth connect workflow.
 func (p *platform) registrations() []worker.Registration {
-	return []worker.Registration{runwf.Registration(runact.New(runact.Deps{DB: p.db, Models: models.FromEnv(p.integrations, nil, os.Getenv), Log: p.log}))}
+	secrets := runact.Secrets{
+		runact.StaticSecrets(p.integrations.Secrets()),
+		runact.ModelKeySecrets{DB: p.db, Keyring: p.keyring},
+	}
+	deps := runact.Deps{DB: p.db, Tools: p.tools, Offerer: runact.GrantsOfferer{S: p.grants}, Models: p.models, Log: p.log}
+	var regs []worker.Registration
+	if p.connectors != nil {
+		deps.MCP = p.connectors.Pool
+		secrets = append(secrets, p.connectors.Engine)
+		regs = append(regs, p.connectors.Registration())
+	}
+	deps.Secrets = secrets
+	return append(regs, runwf.Registration(runact.New(deps)))
 }
 
 // seed writes the rows the platform needs at boot; it is idempotent.
 func (p *platform) seed(ctx context.Context) error {
-	if err := grants.Seed(ctx, p.db); err != nil {
-		return err
-	}
-	return nil
+	return grants.Seed(ctx, p.db)
 }

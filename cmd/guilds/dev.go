@@ -74,7 +74,7 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		cfg.TemporalAddress = temporal.Address
 	}
 
-	p, err := connect(ctx, cfg, log)
+	p, err := openPlatform(ctx, cfg, log, true)
 	if err != nil {
 		fmt.Fprintln(stderr, "guilds:", err)
 		return 1
@@ -86,6 +86,10 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	}
 	if err := p.seed(ctx); err != nil {
 		fmt.Fprintln(stderr, "guilds: seed:", err)
+		return 1
+	}
+	if err := p.startConnectors(ctx); err != nil {
+		fmt.Fprintln(stderr, "guilds:", err)
 		return 1
 	}
 	token, err := firstAdminToken(ctx, p.db)

@@ -32,12 +32,16 @@ func serveCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer, 
 		return 2
 	}
 	log := newLogger(stderr)
-	p, err := connect(ctx, cfg, log)
+	p, err := openPlatform(ctx, cfg, log, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "guilds:", err)
 		return 1
 	}
 	defer p.close()
+	if err := p.startConnectors(ctx); err != nil {
+		fmt.Fprintln(stderr, "guilds:", err)
+		return 1
+	}
 	srv, err := p.apiServer(ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, "guilds:", err)
@@ -65,12 +69,16 @@ func workerCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer,
 		return 2
 	}
 	log := newLogger(stderr)
-	p, err := connect(ctx, cfg, log)
+	p, err := openPlatform(ctx, cfg, log, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "guilds:", err)
 		return 1
 	}
 	defer p.close()
+	if err := p.startConnectors(ctx); err != nil {
+		fmt.Fprintln(stderr, "guilds:", err)
+		return 1
+	}
 	if err := worker.Run(ctx, p.temporal, log, p.registrations()...); err != nil {
 		fmt.Fprintln(stderr, "guilds:", err)
 		return 1

@@ -180,3 +180,26 @@ func (r *Registry) ModelProviders() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Secrets returns the values of the box's secret variables (keys, secrets, DSNs,
+// private keys) that are set, so runs can redact them from tool results.
+// Identifiers such as an App id or slug are left out.
+func (r *Registry) Secrets() []string {
+	var out []string
+	for name, v := range r.values {
+		if secretName(name) {
+			out = append(out, v)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func secretName(name string) bool {
+	for _, part := range []string{"KEY", "SECRET", "TOKEN", "DSN"} {
+		if strings.Contains(name, part) {
+			return true
+		}
+	}
+	return false
+}

@@ -55,3 +55,20 @@ func TestVariablesNeverCarryValues(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 }
+
+func TestSecretsLeaveIdentifiersOut(t *testing.T) {
+	r := New(env(map[string]string{
+		"OPENROUTER_API_KEY": "sk-or-1234567890", "GITHUB_APP_ID": "12", "GITHUB_APP_SLUG": "guilds",
+		"GITHUB_APP_CLIENT_SECRET": "cs-abcdefghij", "SENTRY_DSN": "https://k@sentry.example/1",
+	}))
+	got := r.Secrets()
+	want := map[string]bool{"sk-or-1234567890": true, "cs-abcdefghij": true, "https://k@sentry.example/1": true}
+	if len(got) != len(want) {
+		t.Fatalf("secrets %v", got)
+	}
+	for _, v := range got {
+		if !want[v] {
+			t.Errorf("unexpected secret %q", v)
+		}
+	}
+}

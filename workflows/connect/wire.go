@@ -11,6 +11,7 @@ import (
 
 	acts "github.com/guilds/guilds/activities/connect"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/secret"
@@ -32,7 +33,17 @@ func NewRuntime(ctx context.Context, db *pgxpool.Pool, rdb *redis.Client, keys *
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	eng, err := connectors.New(ctx, connectors.Options{DB: db, Redis: rdb, Keyring: keys, Logger: log, Getenv: getenv})
+	// Every catalog entry of the manifest is a connector in use: the engine loads
+	// its providers and the catalog from PostgreSQL at start-up.
+	manifests, err := grants.Manifests()
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]connectors.Ref, 0, len(manifests))
+	for _, m := range manifests {
+		refs = append(refs, connectors.RefFromConfig(*m.Slug, m.Config))
+	}
+	eng, err := connectors.New(ctx, connectors.Options{DB: db, Redis: rdb, Keyring: keys, Logger: log, Getenv: getenv, Connectors: refs})
 	if err != nil {
 		return nil, err
 	}
