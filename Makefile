@@ -5,7 +5,7 @@ BIN   := .bin
 TEMPORAL_CLI := $(BIN)/temporal
 # Integration tests share one Temporal dev server started by `make test`.
 TEST_TEMPORAL_PORT ?= 7299
-GOTEST_FLAGS ?= -count=1 -timeout 20m
+GOTEST_FLAGS ?= -timeout 25m
 
 .DEFAULT_GOAL := help
 
@@ -35,6 +35,7 @@ test: build temporal ## Run every test against real PostgreSQL, Redis and a Temp
 	@scripts/with-temporal.sh $(TEMPORAL_CLI) $(TEST_TEMPORAL_PORT) \
 		$(GO) test $(GOTEST_FLAGS) ./...
 	$(MAKE) --no-print-directory fuzz-smoke
+	$(MAKE) --no-print-directory conformance
 
 .PHONY: fuzz-smoke
 fuzz-smoke: ## Run each fuzz target briefly
