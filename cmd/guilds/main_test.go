@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -98,12 +100,20 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestDevServesInstanceAndTemporalUI runs `guilds dev` as a user would, with its own
-// Temporal dev server and UI, and checks the printed token opens /api/instance.
-func TestDevServesInstanceAndTemporalUI(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a Temporal dev server with its UI")
-	}
+// devEnv is a running `guilds dev` started by a test.
+type devEnv struct {
+	API    string // http://127.0.0.1:port
+	UI     string
+	Token  string
+	out    *syncBuffer
+	cancel context.CancelFunc
+	done   chan int
+}
+
+// startDev runs `guilds dev` as a user would, with its own Temporal dev server
+// and UI on free ports, and waits for the printed admin token.
+func startDev(t *testing.T, env map[string]string) *devEnv {
+	t.Helper()
 	apiPort, _ := devserver.FreePort()
 	tPort, _ := devserver.FreePort()
 	uiPort, _ := devserver.FreePort()
@@ -113,50 +123,95 @@ func TestDevServesInstanceAndTemporalUI(t *testing.T) {
 	t.Setenv("GUILDS_DEV_TEMPORAL_PORT", fmt.Sprint(tPort))
 	t.Setenv("GUILDS_DEV_TEMPORAL_UI_PORT", fmt.Sprint(uiPort))
 	t.Setenv("GUILDS_DATA_DIR", t.TempDir())
-
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"dev"}, strings.NewReader(""), &out, io.Discard) }()
-
-	var token string
-	for i := 0; i < 600 && token == ""; i++ {
+	d := &devEnv{API: fmt.Sprintf("http://127.0.0.1:%d", apiPort), UI: fmt.Sprintf("http://127.0.0.1:%d", uiPort),
+		out: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	go func() { d.done <- run(ctx, []string{"dev"}, strings.NewReader(""), d.out, io.Discard) }()
+	t.Cleanup(func() { d.stop(t) })
+	for i := 0; i < 600 && d.Token == ""; i++ {
 		select {
-		case code := <-done:
-			t.Fatalf("guilds dev exited %d: %s", code, out.String())
+		case code := <-d.done:
+			d.done <- code
+			t.Fatalf("guilds dev exited %d: %s", code, d.out.String())
 		case <-time.After(200 * time.Millisecond):
 		}
-		sc := bufio.NewScanner(strings.NewReader(out.String()))
+		sc := bufio.NewScanner(strings.NewReader(d.out.String()))
 		for sc.Scan() {
 			if f := strings.TrimSpace(sc.Text()); strings.HasPrefix(f, "gld_") {
-				token = f
+				d.Token = f
 			}
 		}
 	}
-	if token == "" {
-		t.Fatalf("no admin token printed: %s", out.String())
+	if d.Token == "" {
+		t.Fatalf("no admin token printed: %s", d.out.String())
 	}
-	for _, want := range []string{"API:", "Temporal:", "PostgreSQL:", fmt.Sprintf("http://127.0.0.1:%d", uiPort)} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("start-up banner lacks %q:\n%s", want, out.String())
+	return d
+}
+
+// stop cancels `guilds dev` and checks that it stops cleanly.
+func (d *devEnv) stop(t *testing.T) {
+	t.Helper()
+	d.cancel()
+	select {
+	case code := <-d.done:
+		d.done <- code
+		if code != 0 {
+			t.Errorf("guilds dev stopped with %d", code)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("guilds dev did not stop after cancellation")
+	}
+}
+
+// call sends an API request with the admin token and decodes a JSON reply into out.
+func (d *devEnv) call(t *testing.T, method, path string, body any, out any) int {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, d.API+path, rd)
+	req.Header.Set("Authorization", "Bearer "+d.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
 		}
 	}
-	req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/api/instance", apiPort), nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("/api/instance: %v %v", resp, err)
+	return resp.StatusCode
+}
+
+func TestDevServesInstanceAndTemporalUI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal dev server with its UI")
 	}
-	resp.Body.Close()
-	resp, err = http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", apiPort))
+	d := startDev(t, nil)
+	for _, want := range []string{"API:", "Temporal:", "PostgreSQL:", d.UI} {
+		if !strings.Contains(d.out.String(), want) {
+			t.Errorf("start-up banner lacks %q:\n%s", want, d.out.String())
+		}
+	}
+	var inst map[string]any
+	if code := d.call(t, "GET", "/api/instance", nil, &inst); code != 200 || inst["auth_mode"] != "token" {
+		t.Fatalf("/api/instance: %d %v", code, inst)
+	}
+	resp, err := http.Get(d.API + "/readyz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("/readyz: %v %v", resp, err)
 	}
 	resp.Body.Close()
 	var uiOK bool
 	for i := 0; i < 50 && !uiOK; i++ {
-		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", uiPort)); err == nil {
+		if resp, err := http.Get(d.UI + "/"); err == nil {
 			uiOK = resp.StatusCode == 200
 			resp.Body.Close()
 		}
@@ -165,16 +220,109 @@ func TestDevServesInstanceAndTemporalUI(t *testing.T) {
 	if !uiOK {
 		t.Error("the Temporal UI does not answer")
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("guilds dev stopped with %d", code)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("guilds dev did not stop after cancellation")
-	}
-	if !strings.Contains(out.String(), "stopped") {
+	d.stop(t)
+	if !strings.Contains(d.out.String(), "stopped") {
 		t.Error("no stop message")
+	}
+}
+
+// TestDevRunsAnAgentEndToEnd drives the production wiring as an operator would:
+// an agent's run on the box's model key calls a native tool through grants,
+// the Temporal worker and the result pipeline, and the note it wrote is there.
+func TestDevRunsAnAgentEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal dev server")
+	}
+	const boxKey = "sk-or-e2e-box-key-0123456789"
+	var mu sync.Mutex
+	var requests []map[string]any
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		requests = append(requests, req)
+		n := len(requests)
+		mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+boxKey {
+			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if n == 1 {
+			args, _ := json.Marshal(map[string]string{"level": "agent", "key": "todo.md", "content": "buy milk"})
+			json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"finish_reason": "tool_calls",
+				"message": map[string]any{"role": "assistant", "content": "", "tool_calls": []any{map[string]any{
+					"id": "call_1", "type": "function", "function": map[string]any{"name": "note_write", "arguments": string(args)}}}}}}})
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"finish_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": "Noted."}}}})
+	}))
+	defer model.Close()
+	d := startDev(t, map[string]string{"OPENROUTER_API_KEY": boxKey, "GUILDS_OPENROUTER_BASE_URL": model.URL})
+
+	var org, guild, agent map[string]any
+	d.call(t, "POST", "/api/orgs", map[string]any{"name": "Acme"}, &org)
+	d.call(t, "POST", "/api/orgs/"+org["id"].(string)+"/guilds", map[string]any{"name": "Ops"}, &guild)
+	d.call(t, "POST", "/api/guilds/"+guild["id"].(string)+"/agents", map[string]any{"name": "Scribe"}, &agent)
+	agentID := agent["id"].(string)
+
+	var started map[string]any
+	if code := d.call(t, "POST", "/api/agents/"+agentID+"/runs", map[string]any{"message": "Remember to buy milk."}, &started); code != 201 && code != 202 {
+		t.Fatalf("start run: %d %v", code, started)
+	}
+	runID, _ := started["id"].(string)
+	if runID == "" {
+		if r, ok := started["run"].(map[string]any); ok {
+			runID, _ = r["id"].(string)
+		}
+	}
+	var tr struct {
+		Run struct {
+			Status string `json:"status"`
+			Error  string `json:"error"`
+		} `json:"run"`
+		Tools     []string `json:"offered_tools"`
+		ToolCalls []struct {
+			Tool, Result, Outcome string
+		} `json:"tool_calls"`
+	}
+	for i := 0; i < 300; i++ {
+		d.call(t, "GET", "/api/runs/"+runID, nil, &tr)
+		if tr.Run.Status == "completed" || tr.Run.Status == "failed" || tr.Run.Status == "cancelled" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if tr.Run.Status != "completed" {
+		t.Fatalf("run %s ended %q (%s)", runID, tr.Run.Status, tr.Run.Error)
+	}
+	if len(tr.ToolCalls) != 1 || tr.ToolCalls[0].Tool != "note_write" || !strings.Contains(tr.ToolCalls[0].Result, "remaining_tool_calls: ") {
+		t.Fatalf("tool calls %+v", tr.ToolCalls)
+	}
+	offered := strings.Join(tr.Tools, " ")
+	for _, want := range []string{"note_write", "record_search", "memory_write", "report_issue"} {
+		if !strings.Contains(offered, want) {
+			t.Errorf("offered tools lack %s: %v", want, tr.Tools)
+		}
+	}
+	var notes []map[string]any
+	d.call(t, "GET", "/api/agents/"+agentID+"/notes", nil, &notes)
+	if len(notes) != 1 {
+		t.Fatalf("notes after the run: %v", notes)
+	}
+	var note map[string]any
+	d.call(t, "GET", "/api/agents/"+agentID+"/notes/todo.md", nil, &note)
+	if !strings.Contains(fmt.Sprint(note), "buy milk") {
+		t.Errorf("note content: %v", note)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(requests) != 2 {
+		t.Fatalf("model saw %d requests", len(requests))
+	}
+	// The second turn carries the stamped tool result back to the model.
+	if !strings.Contains(fmt.Sprint(requests[1]["messages"]), "remaining_tool_calls") {
+		t.Error("the tool result did not reach the model")
 	}
 }

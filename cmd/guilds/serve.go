@@ -19,45 +19,27 @@ func loadConfig(stderr io.Writer) (config.Config, bool) {
 }
 
 func serveCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintln(stderr, "usage: guilds serve (configured by environment; see README)")
-		return 2
-	}
-	cfg, ok := loadConfig(stderr)
-	if !ok {
-		return 2
-	}
-	if cfg.TemporalAddress == "" {
-		fmt.Fprintln(stderr, "guilds: set TEMPORAL_ADDRESS (e.g. 127.0.0.1:7233); only `guilds dev` starts its own Temporal server")
-		return 2
-	}
-	log := newLogger(stderr)
-	p, err := openPlatform(ctx, cfg, log, false)
-	if err != nil {
-		fmt.Fprintln(stderr, "guilds:", err)
-		return 1
-	}
-	defer p.close()
-	if err := p.startConnectors(ctx); err != nil {
-		fmt.Fprintln(stderr, "guilds:", err)
-		return 1
-	}
-	srv, err := p.apiServer(ctx)
-	if err != nil {
-		fmt.Fprintln(stderr, "guilds:", err)
-		return 1
-	}
-	log.Info("api listening", "addr", cfg.HTTPAddr)
-	if err := srv.Serve(ctx, cfg.HTTPAddr); err != nil {
-		fmt.Fprintln(stderr, "guilds:", err)
-		return 1
-	}
-	return 0
+	return runService(ctx, "serve", args, stderr, func(p *platform) error {
+		srv, err := p.apiServer(ctx)
+		if err != nil {
+			return err
+		}
+		p.log.Info("api listening", "addr", p.cfg.HTTPAddr)
+		return srv.Serve(ctx, p.cfg.HTTPAddr)
+	})
 }
 
 func workerCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer, stderr io.Writer) int {
+	return runService(ctx, "worker", args, stderr, func(p *platform) error {
+		return worker.Run(ctx, p.temporal, p.log, p.registrations()...)
+	})
+}
+
+// runService starts a production process: configuration from the environment,
+// an existing Temporal server, the platform's services, then serve until ctx ends.
+func runService(ctx context.Context, name string, args []string, stderr io.Writer, serve func(*platform) error) int {
 	if len(args) > 0 {
-		fmt.Fprintln(stderr, "usage: guilds worker (configured by environment; see README)")
+		fmt.Fprintf(stderr, "usage: guilds %s (configured by environment; see README)\n", name)
 		return 2
 	}
 	cfg, ok := loadConfig(stderr)
@@ -68,8 +50,7 @@ func workerCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer,
 		fmt.Fprintln(stderr, "guilds: set TEMPORAL_ADDRESS (e.g. 127.0.0.1:7233); only `guilds dev` starts its own Temporal server")
 		return 2
 	}
-	log := newLogger(stderr)
-	p, err := openPlatform(ctx, cfg, log, false)
+	p, err := openPlatform(ctx, cfg, newLogger(stderr), false)
 	if err != nil {
 		fmt.Fprintln(stderr, "guilds:", err)
 		return 1
@@ -79,7 +60,7 @@ func workerCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer,
 		fmt.Fprintln(stderr, "guilds:", err)
 		return 1
 	}
-	if err := worker.Run(ctx, p.temporal, log, p.registrations()...); err != nil {
+	if err := serve(p); err != nil {
 		fmt.Fprintln(stderr, "guilds:", err)
 		return 1
 	}
