@@ -6,16 +6,48 @@ package run
 import (
 	"context"
 	"errors"
+	"sync"
+	"time"
 
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
 )
 
 // GrantsOfferer adapts grants.Service to Offerer.
-type GrantsOfferer struct{ S *grants.Service }
+type GrantsOfferer struct {
+	S *grants.Service
+	// Lists, when set, re-lists the remote MCP servers of the agent's connected
+	// logins whose stored tool list is older than ListMaxAge, before the offer is
+	// resolved. A failed listing keeps the stored list (the pool logs it).
+	Lists ListRefresher
+}
+
+// ListRefresher refreshes a login's stored tool list when it is too old (internal/mcppool).
+type ListRefresher interface {
+	Refresh(ctx context.Context, connectionID string, maxAge time.Duration) error
+}
+
+// ListMaxAge is how old a stored tool list may be at run start before it is listed again.
+const ListMaxAge = 10 * time.Minute
 
 // Offered implements Offerer.
 func (g GrantsOfferer) Offered(ctx context.Context, db store.DB, agentID, trigger string) (Offer, error) {
+	if g.Lists != nil {
+		ids, err := grants.ChainRemoteLogins(ctx, db, agentID)
+		if err != nil {
+			return Offer{}, err
+		}
+		// Concurrently, so slow servers cost one listing timeout, not one each.
+		var wg sync.WaitGroup
+		for _, id := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = g.Lists.Refresh(ctx, id, ListMaxAge) // the stored list stands in when listing fails
+			}()
+		}
+		wg.Wait()
+	}
 	off, err := g.S.Offered(ctx, db, agentID, grants.Trigger(trigger))
 	if err != nil {
 		var disc *grants.ErrConnectionDisconnected
