@@ -2,6 +2,7 @@ package connectors
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -254,7 +255,16 @@ func (e *Engine) loadCatalog(ctx context.Context) error {
 			return err
 		}
 		if b := e.binding(slug, cfg); b.err != nil {
-			e.log.Warn("connectors: catalog server cannot use its provider", "server", slug, "provider", b.ref.Provider, "err", b.err)
+			// Expected until set up: a server registering its OAuth client on first
+			// connect, or one whose box integration is off (the Tools view says so).
+			level := slog.LevelInfo
+			var c struct {
+				Dynamic bool `json:"dynamic_registration"`
+			}
+			if json.Unmarshal(cfg, &c) == nil && c.Dynamic {
+				level = slog.LevelDebug
+			}
+			e.log.Log(ctx, level, "connectors: catalog server not usable yet", "server", slug, "provider", b.ref.Provider, "reason", b.err)
 		}
 		n++
 	}
