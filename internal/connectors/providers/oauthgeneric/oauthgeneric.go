@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -102,16 +103,24 @@ func checkEndpoint(raw string) error {
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("oauth2 provider: endpoint %q is not an absolute URL", raw)
 	}
-	h := u.Hostname()
+	h := strings.ToLower(u.Hostname())
 	loop := h == "localhost" || h == "127.0.0.1" || h == "::1"
 	if u.Scheme != "https" && !(u.Scheme == "http" && loop) {
 		return fmt.Errorf("oauth2 provider: endpoint %q must use https", raw)
 	}
-	if strings.HasPrefix(h, "169.254.") || h == "metadata.google.internal" {
+	ip := net.ParseIP(h)
+	if h == "metadata.google.internal" || h == "metadata" ||
+		ip != nil && (ip.IsLinkLocalUnicast() || ip.Equal(awsMetadataV6) || ip.Equal(alibabaMetadata)) {
 		return fmt.Errorf("oauth2 provider: endpoint %q points at a link-local or metadata address", raw)
 	}
 	return nil
 }
+
+// Cloud metadata addresses outside the link-local ranges.
+var (
+	awsMetadataV6   = net.ParseIP("fd00:ec2::254")
+	alibabaMetadata = net.ParseIP("100.100.100.200")
+)
 
 func (p *Provider) ID() connectors.ProviderID { return p.cfg.ID }
 
@@ -191,15 +200,22 @@ func (p *Provider) Revoke(ctx context.Context, cred connectors.Credential) error
 		tok, hint = cred.AccessToken, "access_token"
 	}
 	form := url.Values{"token": {tok}, "token_type_hint": {hint}}
-	if p.cfg.AuthStyle != AuthStyleBasic {
+	// The client authenticates as it does at the token endpoint (RFC 7009
+	// 2.1); with auto-detection a confidential client uses HTTP Basic, the
+	// method every server must support.
+	basic := p.cfg.AuthStyle == AuthStyleBasic || p.cfg.AuthStyle == AuthStyleAuto && p.cfg.ClientSecret != ""
+	if !basic {
 		form.Set("client_id", p.cfg.ClientID)
+		if p.cfg.AuthStyle == AuthStylePost && p.cfg.ClientSecret != "" {
+			form.Set("client_secret", p.cfg.ClientSecret)
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.cfg.RevokeURL, strings.NewReader(form.Encode()))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if p.cfg.AuthStyle == AuthStyleBasic {
+	if basic {
 		req.SetBasicAuth(url.QueryEscape(p.cfg.ClientID), url.QueryEscape(p.cfg.ClientSecret))
 	}
 	resp, err := p.cfg.HTTPClient.Do(req)
