@@ -1,9 +1,12 @@
 package api_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/guilds/guilds/api"
+	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/apitest"
 )
 
@@ -184,3 +187,26 @@ func TestCreatedAgentRollsBackWhenLaterStepFails(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestLocalModeActsAsTheLocalAdmin(t *testing.T) {
+	t.Parallel()
+	var localID string
+	e := apitest.New(t, apitest.Options{Tweak: func(d *api.Deps) {
+		u, err := access.LocalUser(context.Background(), d.DB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		localID = u.ID
+		d.AuthMode, d.LocalUserID = "local", u.ID
+	}})
+	if localID == "" {
+		t.Fatal("no local user")
+	}
+	r := e.Do("", "POST", "/api/orgs", map[string]any{"name": "Local"})
+	if r.Status != 201 {
+		t.Fatalf("create without a token in local mode: %d %s", r.Status, r.Body)
+	}
+	if r := e.Do("", "GET", "/api/instance", nil); r.Status != 200 || r.Map()["auth_mode"] != "local" {
+		t.Fatalf("instance: %d %s", r.Status, r.Body)
+	}
+}
