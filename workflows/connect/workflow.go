@@ -126,8 +126,10 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	switch {
 	case !got:
 		return abandon(Result{Status: StatusExpired, Error: "no callback arrived before the login expired"})
-	case cb.Error != "" || len(cb.Sealed) == 0:
+	case cb.Error != "":
 		return abandon(Result{Status: StatusDenied, Error: "the provider refused the login (" + cb.Error + ")"})
+	case len(cb.Sealed) == 0:
+		return abandon(Result{Status: StatusDenied, Error: "the provider sent the browser back without an authorization code"})
 	}
 
 	xctx := workflow.WithActivityOptions(ctx, exchangeOptions)

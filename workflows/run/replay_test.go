@@ -10,7 +10,7 @@ import (
 	"github.com/guilds/guilds/workflows/run"
 )
 
-// Recorded histories (go test -run TestRunEndToEnd -record ./workflows/run/)
+// Recorded histories (go test -run TestRunEndToEnd ./workflows/run/ -record)
 // must replay against the current workflow code: a change that breaks them
 // would break runs in flight and needs workflow.GetVersion.
 func TestReplayRecordedHistories(t *testing.T) {
