@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/guilds/guilds/internal/models"
+	"github.com/guilds/guilds/internal/native/memory"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
@@ -51,13 +52,23 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 	if err != nil {
 		return ModelOutput{}, modelError(err)
 	}
-	req := models.Request{Messages: conversation(agent.Prompt, history)}
+	var tools []models.Tool
+	memoryOffered := false
 	if !in.Final {
 		for _, t := range snap.Tools {
-			req.Tools = append(req.Tools, models.Tool{Type: "function", Function: models.FunctionSpec{
+			tools = append(tools, models.Tool{Type: "function", Function: models.FunctionSpec{
 				Name: t.Name, Description: t.Description, Parameters: t.ShapedSchema}})
+			memoryOffered = memoryOffered || t.Name == memory.ToolWrite
 		}
 	}
+	// The memory is read at every turn, so a memory_write earlier in the run
+	// shows; memory_write is named only when this turn offers it.
+	mem, err := memory.Load(ctx, a.d.DB, agent.ID)
+	if err != nil {
+		return ModelOutput{}, fmt.Errorf("load memory: %w", err)
+	}
+	req := models.Request{Messages: conversation(systemPrompt(agent.Prompt, memory.PromptSection(mem, memoryOffered)), history),
+		Tools: tools}
 	resp, err := a.d.Models.Complete(ctx, target, req)
 	if err != nil {
 		a.d.Log.WarnContext(ctx, "model call failed", "run_id", r.ID, "target", target, "err", err)
@@ -82,6 +93,17 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 
 func modelOutput(m runs.Message) ModelOutput {
 	return ModelOutput{Seq: m.Seq, Text: m.Content, Calls: m.ToolCalls}
+}
+
+// systemPrompt joins the agent's prompt and its memory section.
+func systemPrompt(prompt, memorySection string) string {
+	switch {
+	case memorySection == "":
+		return prompt
+	case prompt == "":
+		return memorySection
+	}
+	return prompt + "\n\n" + memorySection
 }
 
 // conversation turns the stored transcript into the provider's messages.
