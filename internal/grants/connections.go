@@ -54,6 +54,8 @@ func (e *ErrNotSetUp) Error() string {
 	msg := e.Server + " is not set up on this box"
 	if len(e.Missing) > 0 {
 		msg += "; set " + joinNames(e.Missing)
+	} else {
+		msg += "; the instance admin must give its catalog entry an OAuth client (config.oauth.client_id) or turn on dynamic registration"
 	}
 	return msg
 }

@@ -188,6 +188,12 @@ func BuildOffer(in OfferInputs) (Offer, error) {
 			if on, _ := in.Resolved.ToolState(s.ServerID, t.Name); !on {
 				continue
 			}
+			// A listed tool never takes a native tool's name, offered or not
+			// (an admin server slugged "note" listing "get" would pose as note_get).
+			if _, native := nativeByName[t.Name]; native {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("tool %q of %s left out: a native tool has that name", t.Name, s.Name))
+				continue
+			}
 			if !tools.ValidName(t.Name) || seen[t.Name] {
 				out.Warnings = append(out.Warnings, fmt.Sprintf("tool %q of %s left out: not a valid or unique tool name", t.Name, s.Name))
 				continue

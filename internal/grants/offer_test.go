@@ -141,3 +141,32 @@ func TestOfferMCPStatuses(t *testing.T) {
 		t.Fatalf("disconnected: %v", err)
 	}
 }
+
+// A listed tool whose model-facing name is a native tool's is left out, even
+// when that native tool is off for the run.
+func TestListedToolNeverPosesAsANativeTool(t *testing.T) {
+	t.Parallel()
+	obj := json.RawMessage(`{"type":"object"}`)
+	res := grants.Resolve([]grants.Row{
+		{Scope: grants.ScopePlatform, Kind: grants.KindNativeTool, CatalogID: "note_find", Enabled: true},
+		{Scope: grants.ScopeGuild, Kind: grants.KindMCP, ServerID: "s1", CatalogID: "s1", Enabled: true, ConnectionID: "c1"},
+	})
+	login := grants.ServerLogin{ServerID: "s1", Slug: "note", Name: "Note", Kind: "remote", ConnectionID: "c1", ConnectionStatus: "connected",
+		Tools: []grants.StoredTool{{RemoteName: "find", Name: "note_find", Schema: obj}, {RemoteName: "get", Name: "note_get", Schema: obj},
+			{RemoteName: "pin", Name: "note_pin", Schema: obj}}}
+	o, err := grants.BuildOffer(grants.OfferInputs{Resolved: res, Servers: []grants.ServerLogin{login}, Trigger: grants.TriggerDirect,
+		Registry: grantstest.Registry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]string{}
+	for _, tl := range o.Tools {
+		if prev, dup := kinds[tl.Name]; dup {
+			t.Fatalf("%s offered twice (%s and %s)", tl.Name, prev, tl.Kind)
+		}
+		kinds[tl.Name] = tl.Kind
+	}
+	if kinds["note_find"] != "native" || kinds["note_get"] != "" || kinds["note_pin"] != "mcp" || len(o.Warnings) != 2 || !strings.Contains(o.Warnings[0], "native tool has that name") {
+		t.Fatalf("offered %v warnings %v", kinds, o.Warnings)
+	}
+}

@@ -69,10 +69,18 @@ func SetupState(integ *integrations.Registry, slug, auth string, config json.Raw
 	}
 	var c struct {
 		Dynamic bool `json:"dynamic_registration"`
+		OAuth   struct {
+			ClientID   string `json:"client_id"`
+			Registered bool   `json:"registered"`
+		} `json:"oauth"`
 	}
 	_ = json.Unmarshal(config, &c)
-	if c.Dynamic {
+	switch {
+	case c.Dynamic || c.OAuth.Registered:
 		return SetupDynamic, missing
+	case c.OAuth.ClientID != "":
+		// The admin put an OAuth client on the catalog row.
+		return SetupConfigured, missing
 	}
 	return SetupUnsupported, missing
 }
@@ -205,6 +213,7 @@ func scanServer(row interface{ Scan(...any) error }) (Server, error) {
 	var s Server
 	err := row.Scan(&s.ID, &s.Slug, &s.Name, &s.Kind, &s.Transport, &s.URL, &s.Auth, &s.Config, &s.Description,
 		&s.Limitations, &s.SetupHint, &s.CopySource, &s.Published, &s.CreatedAt, &s.UpdatedAt)
+	s.Config = redactConfig(s.Config)
 	return s, err
 }
 
@@ -285,7 +294,7 @@ func CreateServer(ctx context.Context, db store.DB, integ *integrations.Registry
 	if err := checkServer(in, true); err != nil {
 		return Server{}, err
 	}
-	cfg := in.Config
+	cfg := keepSecret(nil, in.Config)
 	if len(cfg) == 0 {
 		cfg = json.RawMessage(`{}`)
 	}
@@ -317,7 +326,11 @@ func UpdateServer(ctx context.Context, db store.DB, integ *integrations.Registry
 	}
 	var cfg any
 	if len(in.Config) > 0 {
-		cfg = in.Config
+		var stored json.RawMessage
+		if err := db.QueryRow(ctx, `SELECT config FROM mcp_servers WHERE id = $1`, cur.ID).Scan(&stored); err != nil {
+			return Server{}, store.Map(err)
+		}
+		cfg = keepSecret(stored, in.Config)
 	}
 	_, err = db.Exec(ctx, `UPDATE mcp_servers SET name = coalesce($2, name), kind = coalesce($3, kind),
 		transport = coalesce($4, transport), url = coalesce($5, url), auth = coalesce($6, auth),
