@@ -263,7 +263,7 @@ func TestWorkflowAbandons(t *testing.T) {
 		message  string
 	}{
 		{"denied", &Callback{Error: "access_denied"}, nil, StatusDenied, "the provider refused the login (access_denied"},
-		{"no parameters", &Callback{}, nil, StatusDenied, "the provider refused the login"},
+		{"no parameters", &Callback{}, nil, StatusDenied, "the provider sent the browser back without an authorization code"},
 		{"deadline", nil, nil, StatusExpired, "no callback arrived before the login expired"},
 		{"exchange refused", &Callback{Sealed: []byte("x")},
 			temporal.NewNonRetryableApplicationError("connection notion: the provider refused the login (invalid_grant)", acts.ErrTypeRefused, nil),
