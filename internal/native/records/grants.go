@@ -2,7 +2,9 @@ package records
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/guilds/guilds/internal/native/artifacts"
@@ -153,15 +155,41 @@ func Open(ctx context.Context, db store.DB, a Agent, name string, want Access) (
 		Scan(&c.ID, &c.OrganisationID, &c.GuildID, &c.Name, &c.Description, &cols, &c.CreatedAt, &c.UpdatedAt, &acc)
 	if err != nil {
 		if err := store.Map(err); err == store.ErrNotFound {
-			return c, notFound(name)
+			return c, unknownCollection(ctx, db, a, name)
 		}
 		return c, store.Map(err)
 	}
 	if acc == AccessNone {
-		return c, notFound(name)
+		return c, unknownCollection(ctx, db, a, name)
 	}
 	if want == AccessWrite && acc != AccessWrite {
 		return c, artifacts.Errorf(http.StatusForbidden, "collection %q is granted read-only to this agent; it cannot add, change or remove records", name)
 	}
 	return c, jsonUnmarshal(cols, &c.Columns)
+}
+
+// maxNamed bounds how many collections a not-found refusal names.
+const maxNamed = 30
+
+// unknownCollection is the 404 for a collection the agent may not use. It
+// names the collections the agent can use, so the model can correct the name
+// without a tool to list them; it never names one the agent cannot reach.
+func unknownCollection(ctx context.Context, db store.DB, a Agent, name string) error {
+	cs, acc, err := Reachable(ctx, db, a)
+	if err != nil {
+		return notFound(name)
+	}
+	if len(cs) == 0 {
+		return artifacts.Errorf(http.StatusNotFound, "collection %q not found; no collection is granted to this agent", strings.TrimSpace(name))
+	}
+	named := make([]string, 0, min(len(cs), maxNamed))
+	for i, c := range cs {
+		if i == maxNamed {
+			named = append(named, fmt.Sprintf("and %d more", len(cs)-maxNamed))
+			break
+		}
+		named = append(named, fmt.Sprintf("%s (%s)", c.Name, acc[i]))
+	}
+	return artifacts.Errorf(http.StatusNotFound, "collection %q not found; collections this agent can use: %s",
+		strings.TrimSpace(name), strings.Join(named, ", "))
 }

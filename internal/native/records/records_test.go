@@ -247,6 +247,13 @@ func TestGrants(t *testing.T) {
 	e.fails(e.agent, "record_list", map[string]any{"collection": "leads"}, `404 collection "leads" not found`)
 	e.fails(e.agent, "record_list", map[string]any{"collection": "ops_log"}, `404 collection "ops_log" not found`)
 	e.fails(e.agent, "record_add", add("nope"), `404 collection "nope" not found`)
+	// The refusal names what the agent can use, and nothing it cannot reach.
+	if out := e.call(e.agent, "record_list", map[string]any{"collection": "leads"}); !strings.HasSuffix(out, "collections this agent can use: sales_log (write)") {
+		t.Fatalf("404 without the usable collections: %s", out)
+	}
+	if out := e.call(e.agent2, "record_search", map[string]any{"query": "x", "collection": "sales_log"}); !strings.HasSuffix(out, "collections this agent can use: ops_log (write)") {
+		t.Fatalf("404 names another guild's table: %s", out)
+	}
 	// The guild's own table: write by default.
 	e.ok(e.agent, "record_add", add("sales_log"))
 	e.fails(e.agent2, "record_add", add("sales_log"), "404")
@@ -290,6 +297,7 @@ func TestGrants(t *testing.T) {
 	if len(m["records"].([]any)) != 0 {
 		t.Fatalf("peer sees %v", m)
 	}
+	e.fails(e.peer, "record_add", add("leads"), `404 collection "leads" not found; no collection is granted to this agent`)
 	m = e.ok(e.agent, "record_search", map[string]any{"query": "x"})
 	if len(m["records"].([]any)) != 2 {
 		t.Fatalf("alice sees %v", m)

@@ -43,7 +43,8 @@ func Register(reg *tools.Registry, d Deps) {
 		Name: ToolSearch,
 		Description: "Search the records of your organisation's collections for words in any column. " +
 			`Grammar: words all match; "quoted phrase"; or between alternatives; -word excludes. A single word also matches inside longer words. ` +
-			"Optionally limit to one collection and, with it, filter by where.",
+			"Without collection it searches every collection you can read; with one, where can filter its columns. " +
+			"Naming a collection you cannot use answers with the ones you can.",
 		Schema: json.RawMessage(`{"type":"object","properties":{
 			"query":{"type":"string","description":"what to look for"},
 			"collection":{"type":"string","description":"only this collection"},
