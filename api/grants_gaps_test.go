@@ -1,0 +1,133 @@
+package api_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/guilds/guilds/internal/grants"
+)
+
+// A catalog row's OAuth client secret (typed by the admin or returned by a
+// dynamic registration) never appears in an API response, and sending back
+// the config as read keeps it.
+func TestCatalogNeverReturnsTheClientSecret(t *testing.T) {
+	t.Parallel()
+	e := grantsEnv(t, nil)
+	const secret = "s3cr3t-client-value"
+	r := e.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "acme", "name": "Acme", "transport": "http", "auth": "oauth",
+		"url": "https://mcp.acme.test/mcp", "config": map[string]any{"provider": "oauth2",
+			"oauth": map[string]any{"client_id": "cid", "client_secret": secret}}})
+	if r.Status != 201 || strings.Contains(string(r.Body), secret) || r.Map()["oauth_setup_state"] != "configured" {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	// What a dynamic registration stores on a seeded row.
+	if _, err := e.DB.Exec(context.Background(), `UPDATE mcp_servers SET config = config ||
+		'{"oauth":{"client_id":"dyn","client_secret":"`+secret+`","registered":true}}'::jsonb WHERE slug = 'notion'`); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ token, path string }{{e.Operator(""), "/api/mcp/servers"}, {e.AdminToken, "/api/admin/mcp/servers"},
+		{e.AdminToken, "/api/admin/mcp/servers/acme"}, {e.AdminToken, "/api/admin/mcp/servers/notion"}} {
+		r := e.Do(c.token, "GET", c.path, nil)
+		if r.Status != 200 || strings.Contains(string(r.Body), secret) || !strings.Contains(string(r.Body), `"client_secret_set":true`) {
+			t.Errorf("GET %s: %d %s", c.path, r.Status, r.Body)
+		}
+	}
+	// The admin edits the row with the config they read: the stored secret stays.
+	var cur grants.Server
+	e.Admin("GET", "/api/admin/mcp/servers/acme", nil).JSON(&cur)
+	if r := e.Admin("PATCH", "/api/admin/mcp/servers/acme", map[string]any{"config": cur.Config, "description": "ours"}); r.Status != 200 ||
+		strings.Contains(string(r.Body), secret) {
+		t.Fatalf("patch: %d %s", r.Status, r.Body)
+	}
+	var stored string
+	if err := e.DB.QueryRow(context.Background(), `SELECT config->'oauth'->>'client_secret' || '|' || (config->'oauth' ? 'client_secret_set')::text
+		FROM mcp_servers WHERE slug = 'acme'`).Scan(&stored); err != nil || stored != secret+"|false" {
+		t.Fatalf("stored after patch: %q %v", stored, err)
+	}
+	// A configured OAuth client makes the row connectable.
+	_, guild, _ := e.Hierarchy()
+	if r := e.Admin("POST", "/api/mcp/connections", map[string]any{"slug": "acme", "owner_scope": "guild", "owner_id": guild}); r.Status != 201 {
+		t.Fatalf("connect acme: %d %s", r.Status, r.Body)
+	}
+}
+
+// Where a login may be bound, the allowed half: a platform login anywhere, an
+// organisation login below it, a guild login at its members.
+func TestBindingALoginBelowItsOwner(t *testing.T) {
+	t.Parallel()
+	e := grantsEnv(t, nil)
+	org, guild, ann := e.Hierarchy()
+	bob := secondAgent(t, e, guild)
+	platformLogin := login(t, e, "etherscan", "platform", "", "get_balance")
+	orgLogin := login(t, e, "x", "organisation", org, "search")
+	guildLogin := login(t, e, "qonto", "guild", guild, "get_transaction")
+	orgX := login(t, e, "alchemy", "organisation", org, "nft")
+	op := e.Operator(org)
+	bind := func(scope, id, slug, conn string) {
+		t.Helper()
+		r := e.Do(op, "PUT", "/api/bindings", map[string]any{"scope": scope, "scope_id": id, "catalog_kind": "mcp", "catalog_id": slug,
+			"enabled": true, "connection_id": conn})
+		if r.Status != 200 || r.Map()["connection_id"] != conn {
+			t.Fatalf("bind %s at %s: %d %s", slug, scope, r.Status, r.Body)
+		}
+	}
+	bind("organisation", org, "etherscan", platformLogin)
+	bind("agent", ann, "x", orgLogin)
+	bind("agent", bob, "qonto", guildLogin)
+	bind("guild", guild, "alchemy", orgX)
+	got := offered(t, e, bob)
+	if got["etherscan_get_balance"].ConnectionID != platformLogin || got["x_search"].ConnectionID != orgLogin ||
+		got["qonto_get_transaction"].ConnectionID != guildLogin || got["alchemy_nft"].ConnectionID != orgX {
+		t.Fatalf("bob: %v", got)
+	}
+}
+
+func TestMoreGrantRefusalsWriteNothing(t *testing.T) {
+	t.Parallel()
+	e := grantsEnv(t, nil)
+	org, guild, ann := e.Hierarchy()
+	var other map[string]any
+	e.Admin("POST", "/api/orgs", map[string]any{"name": "Other"}).JSON(&other)
+	otherOrg := other["id"].(string)
+	op := e.Operator(org)
+	stranger := e.Operator(otherOrg)
+	xLogin := login(t, e, "x", "guild", guild, "search")
+	if r := e.Admin("PATCH", "/api/admin/mcp/servers/etherscan", map[string]any{"published": false}); r.Status != 200 {
+		t.Fatalf("unpublish: %d %s", r.Status, r.Body)
+	}
+	checkRefusals(t, e, []refusal{
+		{"list bindings of a bad scope", op, "GET", "/api/bindings?scope=team&scope_id=" + guild, nil, 422, "invalid"},
+		{"list bindings of an invisible scope", stranger, "GET", "/api/bindings?scope=guild&scope_id=" + guild, nil, 404, "not_found"},
+		{"list connections of a bad scope", op, "GET", "/api/mcp/connections?owner_scope=team&owner_id=" + guild, nil, 422, "invalid"},
+		{"list connections by owner id alone", op, "GET", "/api/mcp/connections?owner_id=" + guild, nil, 422, "invalid"},
+		{"list connections of an invisible owner", stranger, "GET", "/api/mcp/connections?owner_scope=guild&owner_id=" + guild, nil, 404, "not_found"},
+		{"connect an unpublished server", op, "POST", "/api/mcp/connections", map[string]any{"slug": "etherscan", "owner_scope": "guild", "owner_id": guild}, 422, "invalid"},
+		{"get an absent login", op, "GET", "/api/mcp/connections/00000000-0000-0000-0000-000000000001", nil, 404, "not_found"},
+		{"delete an absent login", op, "DELETE", "/api/mcp/connections/00000000-0000-0000-0000-000000000001", nil, 404, "not_found"},
+		{"admin list by an operator", op, "GET", "/api/admin/mcp/servers", nil, 403, "forbidden"},
+		{"admin patch by an operator", op, "PATCH", "/api/admin/mcp/servers/x", map[string]any{"description": "mine"}, 403, "forbidden"},
+		{"admin delete by an operator", op, "DELETE", "/api/admin/mcp/servers/x", nil, 403, "forbidden"},
+		{"get an absent server", "", "GET", "/api/admin/mcp/servers/nothing", nil, 404, "not_found"},
+		{"patch an absent server", "", "PATCH", "/api/admin/mcp/servers/nothing", map[string]any{"description": "d"}, 404, "not_found"},
+		{"patch with a config that is not an object", "", "PATCH", "/api/admin/mcp/servers/x", map[string]any{"config": []int{1}}, 422, "invalid"},
+		{"agent view by a stranger", stranger, "GET", "/api/agents/" + ann + "/tools", nil, 404, "not_found"},
+		{"offered tools by a stranger", stranger, "GET", "/api/agents/" + ann + "/offered-tools", nil, 404, "not_found"},
+		{"offered tools of an absent agent", "", "GET", "/api/agents/00000000-0000-0000-0000-000000000001/offered-tools", nil, 404, "not_found"},
+		{"delete a binding by a stranger", stranger, "DELETE", "/api/bindings", map[string]any{"scope": "guild", "scope_id": guild,
+			"catalog_kind": "mcp", "catalog_id": "x"}, 404, "not_found"},
+	})
+	// A disconnected login of an enabled server: the offer is refused with a message naming it, and Connect retries the same row.
+	if err := grants.MarkDisconnected(context.Background(), e.DB, xLogin); err != nil {
+		t.Fatal(err)
+	}
+	r := e.Admin("GET", "/api/agents/"+ann+"/offered-tools", nil)
+	if r.Status != 409 || r.ErrorCode() != "connection_disconnected" || !strings.Contains(string(r.Body), "X login") {
+		t.Fatalf("offered with a disconnected login: %d %s", r.Status, r.Body)
+	}
+	before := e.Count("mcp_connections")
+	r = e.Do(op, "POST", "/api/mcp/connections", map[string]any{"slug": "x", "owner_scope": "guild", "owner_id": guild})
+	if r.Status != 200 || r.Map()["id"] != xLogin || e.Count("mcp_connections") != before {
+		t.Fatalf("retry a disconnected login: %d %s", r.Status, r.Body)
+	}
+}
