@@ -1,0 +1,93 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/sandbox/sandboxtest"
+)
+
+func TestContract(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	d, err := New(Options{AllowUnisolated: true, Root: root, Scope: "local-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.Run(t, d, sandboxtest.Options{
+		Unmanaged: func(t *testing.T) func() bool {
+			// A directory shaped like a sandbox but without its metadata,
+			// and a sandbox of another scope sharing the root.
+			stray := filepath.Join(root, "00000000000000000000abcd")
+			if err := os.MkdirAll(filepath.Join(stray, "fs"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			other, err := New(Options{AllowUnisolated: true, Root: root, Scope: "someone-else"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, err := other.Create(context.Background(), sandbox.Spec{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return func() bool {
+				_, err1 := os.Stat(stray)
+				_, err2 := os.Stat(filepath.Join(root, sb.ID, metaFile))
+				return err1 == nil && err2 == nil
+			}
+		},
+	})
+}
+
+func TestRefusedUnlessEnabled(t *testing.T) {
+	t.Parallel()
+	if _, err := New(Options{Root: t.TempDir()}); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("err = %v, want ErrDisabled", err)
+	}
+}
+
+func TestEnvironmentIsTheSandboxsOwn(t *testing.T) {
+	t.Setenv("GUILDS_TEST_ORCHESTRATOR_SECRET", "must-not-leak")
+	d, err := New(Options{AllowUnisolated: true, Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sb, err := d.Create(ctx, sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.Exec(ctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"env"}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if s := string(res.Stdout); len(s) == 0 || strings.Contains(s, "must-not-leak") {
+		t.Fatalf("environment = %q", s)
+	}
+}
+
+func TestCleanupAge(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	d, err := New(Options{AllowUnisolated: true, Root: t.TempDir(), now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	old, _ := d.Create(ctx, sandbox.Spec{})
+	now = now.Add(2 * time.Hour)
+	fresh, _ := d.Create(ctx, sandbox.Spec{})
+	removed, err := d.Cleanup(ctx, time.Hour)
+	if err != nil || len(removed) != 1 || removed[0].ID != old.ID {
+		t.Fatalf("removed %+v, %v; want only %s", removed, err, old.ID)
+	}
+	if list, _ := d.List(ctx); len(list) != 1 || list[0].ID != fresh.ID {
+		t.Fatalf("left %+v", list)
+	}
+}

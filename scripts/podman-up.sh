@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Bring up a Docker-compatible Engine API (Podman) and the tiny test image the
+# sandbox/docker tests run against. Safe to run again: each step only does what
+# is missing. Needs root (apt-get, /etc/containers).
+#
+#   scripts/podman-up.sh            # then: export DOCKER_HOST=unix:///tmp/podman.sock
+#
+# Environment: PODMAN_SOCK (default /tmp/podman.sock),
+#              SANDBOX_TEST_IMAGE (default guilds-sandbox-test:latest).
+set -euo pipefail
+
+SOCK="${PODMAN_SOCK:-/tmp/podman.sock}"
+IMAGE="${SANDBOX_TEST_IMAGE:-guilds-sandbox-test:latest}"
+CONF=/etc/containers/containers.conf
+
+log() { echo "podman-up: $*" >&2; }
+
+# 1. Packages, only the missing ones.
+missing=()
+command -v podman >/dev/null || missing+=(podman)
+command -v runc >/dev/null || missing+=(runc)
+[ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx setsid || missing+=(busybox-static)
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# 2. Engine configuration: crun does not work on this machine kind, runc does;
+#    the default ulimits cannot be applied inside an unprivileged CI container.
+if [ ! -f "$CONF" ]; then
+  log "writing $CONF"
+  mkdir -p "$(dirname "$CONF")"
+  printf '[containers]\ndefault_ulimits = []\n[engine]\nruntime = "runc"\n' >"$CONF"
+fi
+
+# 3. The API service, unless the socket already answers.
+ping() { curl -fsS --max-time 2 --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1; }
+if ! ping; then
+  log "starting podman system service on unix://$SOCK"
+  rm -f "$SOCK"
+  nohup podman system service --time=0 "unix://$SOCK" >/tmp/podman-service.log 2>&1 &
+  for _ in $(seq 1 50); do ping && break; sleep 0.2; done
+  ping || { log "the service did not answer; see /tmp/podman-service.log"; exit 1; }
+fi
+
+# 4. The test image: busybox alone, imported from a rootfs tar (no registry needed).
+if ! podman image exists "$IMAGE"; then
+  log "importing $IMAGE"
+  root="$(mktemp -d)"
+  trap 'rm -rf "$root"' EXIT
+  mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,home/agent,run/guilds,tmp,proc,sys,dev}
+  cp /bin/busybox "$root/bin/busybox"
+  for applet in $(/bin/busybox --list); do
+    [ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
+  done
+  printf 'root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000:agent:/home/agent:/bin/sh\n' >"$root/etc/passwd"
+  printf 'root:x:0:\nagent:x:1000:\n' >"$root/etc/group"
+  tar -C "$root" -c . | podman import \
+    --change 'CMD ["/bin/sh"]' --change 'ENV PATH=/usr/sbin:/usr/bin:/sbin:/bin' - "$IMAGE" >/dev/null
+fi
+log "ready: DOCKER_HOST=unix://$SOCK image=$IMAGE"
