@@ -138,6 +138,13 @@ type Injection struct {
 // MetaTokenField is the _meta key carrying the token for a stdio MCP server.
 const MetaTokenField = "token"
 
+// ExtraAccountHint is the Credential.Extra key an OAuth provider's Exchange
+// may set to a display value from the token response (Notion's
+// email_domain). CompleteOAuth moves it to the connection's account_hint and
+// removes it from the credential before sealing, so every stored Extra value
+// stays a secret (the run's redaction set is built from them).
+const ExtraAccountHint = "account_hint"
+
 // Provider is the base of every plugin.
 type Provider interface {
 	ID() ProviderID
@@ -238,8 +245,9 @@ type KeyValidation struct {
 
 // Injector is implemented by providers that decide how their credential is
 // sent: "Authorization: Bearer", an X-API-KEY header, a raw Authorization
-// value, environment variables... Without it the engine sends
-// "Authorization: <TokenType> <AccessToken>" and the _meta token.
+// value, environment variables... Without it the engine sends the header
+// named by the catalog row's config ("header", optional "scheme"), else
+// "Authorization: <TokenType> <AccessToken>", plus the _meta token.
 type Injector interface {
 	Inject(Credential) Injection
 }

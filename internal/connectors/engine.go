@@ -231,6 +231,7 @@ type binding struct {
 	provider Provider
 	oauth    OAuthProvider
 	injector Injector
+	header   catalogHeader
 	err      error
 }
 
@@ -238,7 +239,29 @@ func (b *binding) inject(c Credential) Injection {
 	if b.injector != nil {
 		return b.injector.Inject(c)
 	}
-	return DefaultInjection(c)
+	return b.header.inject(c)
+}
+
+// catalogHeader is how a token server without a plugin wants its key, from
+// its catalog row ({"header": "X-API-KEY"} or {"header": "Authorization",
+// "scheme": "Bearer"}), so that no call site has to know.
+type catalogHeader struct {
+	Header string `json:"header"`
+	Scheme string `json:"scheme"`
+}
+
+func (h catalogHeader) inject(c Credential) Injection {
+	if h.Header == "" || c.AccessToken == "" {
+		return DefaultInjection(c)
+	}
+	v := c.AccessToken
+	if h.Scheme != "" {
+		v = h.Scheme + " " + v
+	}
+	return Injection{
+		Headers: map[string]string{h.Header: v},
+		Meta:    map[string]any{MetaTokenField: c.AccessToken},
+	}
 }
 
 func (e *Engine) loadCatalog(ctx context.Context) error {
@@ -288,6 +311,7 @@ func (e *Engine) binding(slug string, cfg []byte) *binding {
 		return b
 	}
 	b := &binding{slug: slug, ref: refFromConfig(slug, cfg), cfg: string(cfg)}
+	_ = json.Unmarshal(cfg, &b.header)
 	e.bindings[slug] = b
 	p, ok := Lookup(b.ref.Provider)
 	if !ok || !e.enabled[b.ref.Provider] {

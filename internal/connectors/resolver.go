@@ -327,13 +327,28 @@ func (r *Resolver) install(s *slot, e *entry) *entry {
 	}
 }
 
-func (r *Resolver) refreshAt(expiry time.Time, now time.Time) int64 {
+// refreshAt is when a token issued at issued and expiring at expiry is due
+// for a refresh ahead of its expiry: RefreshAhead before it, but never before
+// half its lifetime, so short-lived tokens are not refreshed back to back.
+// issued must be the issue time, not the time of the check, or the due time
+// would keep moving away as the expiry approaches.
+func (r *Resolver) refreshAt(expiry, issued time.Time) int64 {
 	if r.t.RefreshAhead < 0 {
 		return math.MaxInt64
 	}
 	ahead := expiry.Add(-r.t.RefreshAhead).UnixNano()
-	half := now.UnixNano() + (expiry.UnixNano()-now.UnixNano())/2
+	half := issued.UnixNano() + (expiry.UnixNano()-issued.UnixNano())/2
 	return max(ahead, half)
+}
+
+// issuedAt estimates when the stored token was issued: the last successful
+// connect or refresh, or now when that is unknown (a token just refreshed by
+// this process, or read from the Redis cache).
+func issuedAt(h Health, now time.Time) time.Time {
+	if h.LastSuccessAt.IsZero() || h.LastSuccessAt.After(now) {
+		return now
+	}
+	return h.LastSuccessAt
 }
 
 func (r *Resolver) credEntry(b *binding, cred Credential, version int64, h Health, now time.Time) *entry {
@@ -343,7 +358,7 @@ func (r *Resolver) credEntry(b *binding, cred Credential, version int64, h Healt
 	if !cred.Expiry.IsZero() {
 		e.hardAt = cred.Expiry.Add(-r.t.Skew).UnixNano()
 		if b.oauth != nil && cred.RefreshToken != "" {
-			e.softAt = min(e.softAt, r.refreshAt(cred.Expiry, now))
+			e.softAt = min(e.softAt, r.refreshAt(cred.Expiry, issuedAt(h, now)))
 		}
 		if h.State == HealthRefreshFailing && !h.NextRetryAt.IsZero() {
 			e.softAt = max(e.softAt, h.NextRetryAt.UnixNano())
@@ -447,7 +462,7 @@ func (r *Resolver) evaluate(rec *record, b *binding, mode loadMode) (e *entry, c
 		return r.credEntry(b, cred, rec.version, h, now), cred, false
 	}
 	stale := !now.Before(cred.Expiry.Add(-r.t.Skew))
-	want := stale || mode == loadForce || (mode == loadAhead && now.UnixNano() >= r.refreshAt(cred.Expiry, now))
+	want := stale || mode == loadForce || (mode == loadAhead && now.UnixNano() >= r.refreshAt(cred.Expiry, issuedAt(h, now)))
 	if !want {
 		return r.credEntry(b, cred, rec.version, h, now), cred, false
 	}
