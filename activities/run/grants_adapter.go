@@ -48,6 +48,11 @@ func (g GrantsOfferer) Offered(ctx context.Context, db store.DB, agentID, trigge
 		}
 		wg.Wait()
 	}
+	return g.Current(ctx, db, agentID, trigger)
+}
+
+// Current resolves the offer as it stands, without refreshing tool lists.
+func (g GrantsOfferer) Current(ctx context.Context, db store.DB, agentID, trigger string) (Offer, error) {
 	off, err := g.S.Offered(ctx, db, agentID, grants.Trigger(trigger))
 	if err != nil {
 		var disc *grants.ErrConnectionDisconnected

@@ -55,7 +55,11 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 	var tools []models.Tool
 	memoryOffered := false
 	if !in.Final {
+		off := a.nowOff(ctx, r, snap) // native tools turned off since the run started
 		for _, t := range snap.Tools {
+			if off[t.Name] {
+				continue
+			}
 			tools = append(tools, models.Tool{Type: "function", Function: models.FunctionSpec{
 				Name: t.Name, Description: t.Description, Parameters: t.ShapedSchema}})
 			memoryOffered = memoryOffered || t.Name == memory.ToolWrite

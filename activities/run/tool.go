@@ -82,7 +82,7 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 	switch offered.Kind {
 	case "native":
 		t, ok := a.d.Tools.Lookup(in.Name)
-		if !ok { // in the snapshot but no longer registered on this worker
+		if !ok || a.nowOff(ctx, r, snap)[in.Name] { // no longer registered here, or turned off since the snapshot
 			return tools.RefuseUnknown(in.Name), runs.OutcomeRefused, nil, meta
 		}
 		raw = a.d.Tools.Invoke(ctx, tools.Call{Name: in.Name, Args: args, RunID: r.ID, AgentID: r.AgentID,
