@@ -131,3 +131,45 @@ func TestMoreGrantRefusalsWriteNothing(t *testing.T) {
 		t.Fatalf("retry a disconnected login: %d %s", r.Status, r.Body)
 	}
 }
+
+// The Tools view shows the login owned at its scope even before it is
+// connected (no binding names it yet), and only at that scope.
+func TestToolsViewShowsTheScopesOwnPendingLogin(t *testing.T) {
+	t.Parallel()
+	e := grantsEnv(t, nil)
+	_, guild, ann := e.Hierarchy()
+	r := e.Admin("POST", "/api/mcp/connections", map[string]any{"slug": "cigale", "owner_scope": "guild", "owner_id": guild})
+	if r.Status != 201 {
+		t.Fatalf("connect: %d %s", r.Status, r.Body)
+	}
+	id := r.Map()["id"].(string)
+	server := func(path string) grants.ServerView {
+		t.Helper()
+		var v grants.ToolsView
+		if r := e.Admin("GET", path, nil); r.Status != 200 {
+			t.Fatalf("%s: %d %s", path, r.Status, r.Body)
+		} else {
+			r.JSON(&v)
+		}
+		for _, s := range v.Servers {
+			if s.Slug == "cigale" {
+				return s
+			}
+		}
+		t.Fatalf("%s: no cigale", path)
+		return grants.ServerView{}
+	}
+	g := server("/api/guilds/" + guild + "/tools")
+	if g.OwnLogin == nil || g.OwnLogin.ID != id || g.OwnLogin.Status != "pending" || g.Login != nil || g.Enabled {
+		t.Fatalf("guild view: %+v", g)
+	}
+	if a := server("/api/agents/" + ann + "/tools"); a.OwnLogin != nil {
+		t.Fatalf("agent view shows the guild's login as its own: %+v", a.OwnLogin)
+	}
+	if err := markConnected(e, id); err != nil {
+		t.Fatal(err)
+	}
+	if a := server("/api/agents/" + ann + "/tools"); a.Login == nil || a.Login.ID != id || a.Login.DecidedBy != grants.ScopeGuild || !a.Enabled {
+		t.Fatalf("agent view after connect: %+v", a)
+	}
+}

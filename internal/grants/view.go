@@ -59,20 +59,24 @@ type ServerToolView struct {
 
 // ServerView is one catalog server in the Tools view.
 type ServerView struct {
-	ID               string           `json:"id"`
-	Slug             string           `json:"slug"`
-	Name             string           `json:"name"`
-	Kind             string           `json:"kind"`
-	Auth             string           `json:"auth"`
-	OAuthSetupState  string           `json:"oauth_setup_state"`
-	SetUp            bool             `json:"set_up"` // false: "Not set up", Connect disabled
-	MissingVariables []string         `json:"missing_variables"`
-	HasSwitch        bool             `json:"has_switch"` // GitHub has none
-	Switch           Switch           `json:"switch"`
-	Enabled          bool             `json:"enabled"`
-	DecidedBy        Scope            `json:"decided_by,omitempty"`
-	Login            *LoginView       `json:"login,omitempty"`
-	Tools            []ServerToolView `json:"tools"`
+	ID               string     `json:"id"`
+	Slug             string     `json:"slug"`
+	Name             string     `json:"name"`
+	Kind             string     `json:"kind"`
+	Auth             string     `json:"auth"`
+	OAuthSetupState  string     `json:"oauth_setup_state"`
+	SetUp            bool       `json:"set_up"` // false: "Not set up", Connect disabled
+	MissingVariables []string   `json:"missing_variables"`
+	HasSwitch        bool       `json:"has_switch"` // GitHub has none
+	Switch           Switch     `json:"switch"`
+	Enabled          bool       `json:"enabled"`
+	DecidedBy        Scope      `json:"decided_by,omitempty"`
+	Login            *LoginView `json:"login,omitempty"`
+	// OwnLogin is the login owned at this very scope, whatever its status, so
+	// the view can show a pending Connect or offer Reconnect; it may differ
+	// from Login when a binding names another login.
+	OwnLogin *LoginView       `json:"own_login,omitempty"`
+	Tools    []ServerToolView `json:"tools"`
 }
 
 // ToolsView is the per-scope Tools view.
@@ -151,6 +155,10 @@ func (s *Service) View(ctx context.Context, db store.DB, p access.Principal, sco
 	if err != nil {
 		return ToolsView{}, err
 	}
+	own, err := ownLogins(ctx, db, pl)
+	if err != nil {
+		return ToolsView{}, err
+	}
 	for _, srv := range servers {
 		d := res.Servers[srv.ID]
 		sv := ServerView{ID: srv.ID, Slug: srv.Slug, Name: srv.Name, Kind: srv.Kind, Auth: srv.Auth,
@@ -170,9 +178,33 @@ func (s *Service) View(ctx context.Context, db store.DB, p access.Principal, sco
 				sv.Tools = append(sv.Tools, s.toolView(chain, res, scope, srv.ID, t, false))
 			}
 		}
+		if l, ok := own[srv.ID]; ok {
+			sv.OwnLogin = &l
+		}
 		v.Servers = append(v.Servers, sv)
 	}
 	return v, nil
+}
+
+// ownLogins returns the logins owned at a place, by server id.
+func ownLogins(ctx context.Context, db store.DB, pl Place) (map[string]LoginView, error) {
+	rows, err := db.Query(ctx, `SELECT server_id, id, owner_scope, coalesce(owner_id::text, ''), status, account_hint
+		FROM mcp_connections WHERE owner_scope = $1 AND owner_id IS NOT DISTINCT FROM $2::uuid`, string(pl.Scope), nullable(pl.ID()))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]LoginView{}
+	for rows.Next() {
+		var sid string
+		var l LoginView
+		if err := rows.Scan(&sid, &l.ID, &l.OwnerScope, &l.OwnerID, &l.Status, &l.AccountHint); err != nil {
+			return nil, err
+		}
+		l.DecidedBy = pl.Scope
+		out[sid] = l
+	}
+	return out, rows.Err()
 }
 
 func (s *Service) toolView(chain []chainRow, res Resolved, scope Scope, serverID string, t StoredTool, listed bool) ServerToolView {
