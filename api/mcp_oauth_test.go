@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -198,4 +199,49 @@ func mustQuery(t *testing.T, raw string) url.Values {
 		t.Fatal(err)
 	}
 	return u.Query()
+}
+
+// The account hint comes from the token response's email_domain (Notion),
+// userinfo only standing in when the token response has none; the hint is a
+// display value, so it never joins the login's redaction set.
+func TestOAuthAccountHint(t *testing.T) {
+	me := newMCPEnv(t, true, nil)
+	as := oauthFixture(t, me)
+	org, guild, agent := me.Hierarchy()
+
+	// Token response only (Notion publishes no userinfo endpoint).
+	as.NoUserinfo = true
+	id, authURL := me.connectOAuth(t, "organisation", org)
+	if r := me.callback(t, follow(t, authURL)); r.Status != 200 || r.Map()["account_hint"] != "acme.test" {
+		t.Fatalf("token-response hint: %d %s", r.Status, r.Body)
+	}
+	secrets, err := me.Engine.RunSecrets(context.Background(), agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := me.Engine.Resolver().Token(context.Background(), uuid.MustParse(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(secrets, cred.AccessToken) || slices.Contains(secrets, "acme.test") || len(cred.Extra) != 0 {
+		t.Fatalf("redaction set holds the display hint, or misses the token (%d values, extra %d)", len(secrets), len(cred.Extra))
+	}
+	if st, m := me.call(t, id, "echo", `{"text":"mail at acme.test"}`); st != 200 || m["result"] != "echo: mail at acme.test" {
+		t.Fatalf("the hint was redacted from a result: %d %v", st, m)
+	}
+
+	// The token response wins over userinfo, which is then not asked.
+	as.NoUserinfo = false
+	as.UserinfoDomain = "other.test"
+	_, authURL = me.connectOAuth(t, "guild", guild)
+	if r := me.callback(t, follow(t, authURL)); r.Status != 200 || r.Map()["account_hint"] != "acme.test" || as.Count("userinfo") != 0 {
+		t.Fatalf("token response over userinfo: %d %s (userinfo asked %d times)", r.Status, r.Body, as.Count("userinfo"))
+	}
+
+	// No email_domain in the token response: userinfo fills the hint.
+	as.EmailDomain = ""
+	_, authURL = me.connectOAuth(t, "agent", agent)
+	if r := me.callback(t, follow(t, authURL)); r.Status != 200 || r.Map()["account_hint"] != "other.test" {
+		t.Fatalf("userinfo hint: %d %s", r.Status, r.Body)
+	}
 }

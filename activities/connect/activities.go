@@ -168,9 +168,10 @@ func (a *Activities) Finish(ctx context.Context, connectionID string) (FinishRes
 	return res, nil
 }
 
-// accountHint asks the server's userinfo endpoint (when its metadata names
-// one) for Notion's email_domain. The engine also fills a hint the provider
-// returned with the tokens.
+// accountHint is the login's display hint. The token response's
+// email_domain (Notion) comes first: the engine stored it on the connection
+// during the exchange. Only a login without a hint asks the server's userinfo
+// endpoint, when its metadata names one.
 func (a *Activities) accountHint(ctx context.Context, connectionID string) string {
 	var current string
 	var cfg []byte
@@ -182,7 +183,7 @@ func (a *Activities) accountHint(ctx context.Context, connectionID string) strin
 		OAuth mcpoauth.OAuthConfig `json:"oauth"`
 	}
 	_ = json.Unmarshal(cfg, &row)
-	if row.OAuth.UserinfoURL == "" || a.Discoverer == nil {
+	if current != "" || row.OAuth.UserinfoURL == "" || a.Discoverer == nil {
 		return current
 	}
 	if _, err := a.Discoverer.Policy.Check(row.OAuth.UserinfoURL); err != nil {

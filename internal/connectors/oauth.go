@@ -121,7 +121,16 @@ RETURNING connection_id, redirect_uri, verifier, expires_at`, sh).Scan(&id, &red
 		e.log.Warn("connectors: oauth code exchange failed", "connection", id, "server", rec.conn.ServerSlug, "code", class.Code)
 		return id, fmt.Errorf("connection %s: the provider refused the login (%s)", rec.conn.ServerSlug, class.Code)
 	}
-	hint := cred.Extra["account_hint"]
+	hint := cred.Extra[ExtraAccountHint]
+	if _, ok := cred.Extra[ExtraAccountHint]; ok {
+		extra := make(map[string]string, len(cred.Extra))
+		for k, v := range cred.Extra {
+			if k != ExtraAccountHint {
+				extra[k] = v
+			}
+		}
+		cred.Extra = extra
+	}
 	v, err := putCredential(ctx, e.db, e.keys, id, cred, hint)
 	if err != nil {
 		return id, err

@@ -30,6 +30,11 @@ type Server struct {
 	TokenTTL time.Duration
 	// EmailDomain, when set, is returned by the token response and userinfo.
 	EmailDomain string
+	// NoUserinfo leaves userinfo_endpoint out of the metadata (as Notion's
+	// authorization server does).
+	NoUserinfo bool
+	// UserinfoDomain, when set, is what userinfo answers instead of EmailDomain.
+	UserinfoDomain string
 	// Deny makes the authorization endpoint answer error=access_denied.
 	Deny bool
 
@@ -72,7 +77,7 @@ func (s *Server) count(k string) {
 	s.mu.Unlock()
 }
 
-// Count returns how often an endpoint ("register", "authorize", "code", "refresh", "metadata") was used.
+// Count returns how often an endpoint ("register", "authorize", "code", "refresh", "metadata", "userinfo") was used.
 func (s *Server) Count(k string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -128,7 +133,7 @@ func random() string {
 
 func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	s.count("metadata")
-	writeJSON(w, 200, map[string]any{
+	md := map[string]any{
 		"issuer":                                s.URL,
 		"authorization_endpoint":                s.URL + "/authorize",
 		"token_endpoint":                        s.URL + "/token",
@@ -138,7 +143,11 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
-	})
+	}
+	if s.NoUserinfo {
+		delete(md, "userinfo_endpoint")
+	}
+	writeJSON(w, 200, md)
 }
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
@@ -281,6 +290,7 @@ func (s *Server) issue(w http.ResponseWriter, clientID string) {
 }
 
 func (s *Server) userinfo(w http.ResponseWriter, r *http.Request) {
+	s.count("userinfo")
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || !s.Valid(tok) {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
@@ -290,6 +300,9 @@ func (s *Server) userinfo(w http.ResponseWriter, r *http.Request) {
 	out := map[string]any{"sub": "user-1"}
 	if s.EmailDomain != "" {
 		out["email_domain"] = s.EmailDomain
+	}
+	if s.UserinfoDomain != "" {
+		out["email_domain"] = s.UserinfoDomain
 	}
 	writeJSON(w, 200, out)
 }

@@ -176,7 +176,13 @@ func (p *Provider) Exchange(ctx context.Context, req connectors.ExchangeRequest)
 	if err != nil {
 		return connectors.Credential{}, err
 	}
-	return fromToken(tok), nil
+	c := fromToken(tok)
+	// Notion's token response names the workspace's email domain: a display
+	// value for the connection, which the engine keeps out of the credential.
+	if d, ok := tok.Extra("email_domain").(string); ok && d != "" && len(d) <= 253 {
+		c.Extra = map[string]string{connectors.ExtraAccountHint: d}
+	}
+	return c, nil
 }
 
 // Refresh uses the refresh token once.
