@@ -93,6 +93,7 @@ func TestMoreGrantRefusalsWriteNothing(t *testing.T) {
 	op := e.Operator(org)
 	stranger := e.Operator(otherOrg)
 	xLogin := login(t, e, "x", "guild", guild, "search")
+	login(t, e, "x", "organisation", otherOrg, "their_private_tool")
 	if r := e.Admin("PATCH", "/api/admin/mcp/servers/etherscan", map[string]any{"published": false}); r.Status != 200 {
 		t.Fatalf("unpublish: %d %s", r.Status, r.Body)
 	}
@@ -114,9 +115,20 @@ func TestMoreGrantRefusalsWriteNothing(t *testing.T) {
 		{"agent view by a stranger", stranger, "GET", "/api/agents/" + ann + "/tools", nil, 404, "not_found"},
 		{"offered tools by a stranger", stranger, "GET", "/api/agents/" + ann + "/offered-tools", nil, 404, "not_found"},
 		{"offered tools of an absent agent", "", "GET", "/api/agents/00000000-0000-0000-0000-000000000001/offered-tools", nil, 404, "not_found"},
+		{"a tool only another organisation's login lists", op, "PUT", "/api/bindings", map[string]any{"scope": "guild", "scope_id": guild,
+			"catalog_kind": "mcp_tool", "catalog_id": "x_their_private_tool", "enabled": false}, 422, "invalid"},
 		{"delete a binding by a stranger", stranger, "DELETE", "/api/bindings", map[string]any{"scope": "guild", "scope_id": guild,
 			"catalog_kind": "mcp", "catalog_id": "x"}, 404, "not_found"},
 	})
+	// Its own organisation's operator may overlay it; the operator may overlay a tool its guild's login lists.
+	if r := e.Do(stranger, "PUT", "/api/bindings", map[string]any{"scope": "organisation", "scope_id": otherOrg,
+		"catalog_kind": "mcp_tool", "catalog_id": "x_their_private_tool", "enabled": false}); r.Status != 200 {
+		t.Fatalf("owner's overlay: %d %s", r.Status, r.Body)
+	}
+	if r := e.Do(op, "PUT", "/api/bindings", map[string]any{"scope": "guild", "scope_id": guild,
+		"catalog_kind": "mcp_tool", "catalog_id": "x_search", "enabled": false}); r.Status != 200 {
+		t.Fatalf("guild overlay: %d %s", r.Status, r.Body)
+	}
 	// A disconnected login of an enabled server: the offer is refused with a message naming it, and Connect retries the same row.
 	if err := grants.MarkDisconnected(context.Background(), e.DB, xLogin); err != nil {
 		t.Fatal(err)

@@ -119,15 +119,7 @@ func resolveTarget(ctx context.Context, db store.DB, p access.Principal, in Bind
 		}
 		t.catalogID = t.serverID
 	case KindMCPTool:
-		err := db.QueryRow(ctx, `SELECT server_id FROM (
-				SELECT c.server_id, 0 AS pref FROM mcp_tools mt JOIN mcp_connections c ON c.id = mt.connection_id WHERE mt.name = $1
-				UNION ALL
-				SELECT s.id, 1 FROM mcp_catalog_tools ct JOIN mcp_servers s ON s.id = ct.server_id
-				WHERE s.slug || '_' || regexp_replace(ct.name, '[^a-zA-Z0-9_-]', '_', 'g') = $1
-			) x ORDER BY pref LIMIT 1`, in.CatalogID).Scan(&t.serverID)
-		if errors.Is(store.Map(err), store.ErrNotFound) {
-			return t, invalid("catalog_id", "names no tool listed by a connection or published in the catalog")
-		} else if err != nil {
+		if t.serverID, err = listedToolServer(ctx, db, p, in.CatalogID); err != nil {
 			return t, err
 		}
 	}
@@ -146,6 +138,37 @@ func resolveTarget(ctx context.Context, db store.DB, p access.Principal, in Bind
 		}
 	}
 	return t, nil
+}
+
+// listedToolServer finds the server of a model-facing tool name listed by a
+// login the principal can see, or else published in the catalog; a tool only
+// another organisation's login lists is not revealed.
+func listedToolServer(ctx context.Context, db store.DB, p access.Principal, name string) (string, error) {
+	rows, err := db.Query(ctx, connSelect+` WHERE c.id IN (SELECT connection_id FROM mcp_tools WHERE name = $1)`, name)
+	if err != nil {
+		return "", err
+	}
+	var serverID string
+	for rows.Next() {
+		c, err := scanConn(rows)
+		if err != nil {
+			rows.Close()
+			return "", err
+		}
+		if serverID == "" && canSeeConn(p, c) {
+			serverID = c.ServerID
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || serverID != "" {
+		return serverID, err
+	}
+	err = db.QueryRow(ctx, `SELECT s.id FROM mcp_catalog_tools ct JOIN mcp_servers s ON s.id = ct.server_id
+		WHERE s.slug || '_' || regexp_replace(ct.name, '[^a-zA-Z0-9_-]', '_', 'g') = $1 LIMIT 1`, name).Scan(&serverID)
+	if errors.Is(store.Map(err), store.ErrNotFound) {
+		return "", invalid("catalog_id", "names no tool listed by a login you can see or published in the catalog")
+	}
+	return serverID, err
 }
 
 // PutBinding writes (creates or replaces) one binding. Without connection_id
