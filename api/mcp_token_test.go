@@ -2,11 +2,17 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/tools"
 )
 
 // keyServer serves a real MCP server to requests whose header carries a good key.
@@ -77,5 +83,108 @@ func TestOpenSeaInstantKeyOnlyIsRejected(t *testing.T) {
 	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "opensea", "owner_scope": "organisation", "owner_id": org, "key": "whatever"})
 	if r.Status != 422 || r.ErrorCode() != "key_rejected" || me.Count("mcp_connections") != 0 {
 		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+}
+
+// keyServerWith serves a real MCP server to requests whose header carries
+// the current value of good, which the test may change (a revoked key).
+func keyServerWith(t *testing.T, header string, good *atomic.Value) string {
+	h := server.NewStreamableHTTPServer(echoServer(), server.WithStateful(true))
+	return newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(header) != good.Load().(string) {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+}
+
+// A key revoked at the provider: the Test call answers 409, the login turns
+// disconnected, and Connect then takes a new key over the same login.
+func TestRevokedKeyIsReplacedByConnect(t *testing.T) {
+	me := newMCPEnv(t, false, nil)
+	org, _, _ := me.Hierarchy()
+	var good atomic.Value
+	good.Store("Bearer old-key")
+	addServer(t, me.DB, "cigale", keyServerWith(t, "Authorization", &good), "token", `{"header":"Authorization","scheme":"Bearer"}`)
+	connect := func(key string) apitest.Response {
+		return me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "cigale", "owner_scope": "organisation", "owner_id": org, "key": key})
+	}
+	r := connect("old-key")
+	if r.Status != 200 {
+		t.Fatalf("connect: %d %s", r.Status, r.Body)
+	}
+	id := r.Map()["connection"].(map[string]any)["id"].(string)
+	good.Store("Bearer new-key")
+	st, m := me.call(t, id, "echo", `{"text":"x"}`)
+	if st != 409 || me.status(t, id) != "disconnected" || strings.Contains(fmt.Sprint(m), "old-key") {
+		t.Fatalf("revoked key: %d %v status=%s", st, m, me.status(t, id))
+	}
+	// A wrong key on the retry leaves the login disconnected, bindings intact.
+	bindings := me.Count("bindings")
+	if r := connect("wrong-key"); r.Status != 422 || r.ErrorCode() != "key_rejected" || me.status(t, id) != "disconnected" || me.Count("bindings") != bindings {
+		t.Fatalf("wrong key on retry: %d %s status=%s", r.Status, r.Body, me.status(t, id))
+	}
+	r = connect("new-key")
+	if r.Status != 200 || r.Map()["connection"].(map[string]any)["id"] != id {
+		t.Fatalf("reconnect: %d %s", r.Status, r.Body)
+	}
+	if st, m := me.call(t, id, "cigale_echo", `{"text":"back"}`); st != 200 || m["result"] != "echo: back" {
+		t.Fatalf("after reconnect: %d %v", st, m)
+	}
+}
+
+// The Test call's refusals, and its byte cap.
+func TestMCPCallRefusalsAndCap(t *testing.T) {
+	me := newMCPEnv(t, false, nil)
+	org, _, _ := me.Hierarchy()
+	addServer(t, me.DB, "etherscan", keyServer(t, "Authorization", "Bearer eth-good"), "token", `{"header":"Authorization","scheme":"Bearer"}`)
+	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": org, "key": "eth-good"})
+	if r.Status != 200 {
+		t.Fatalf("connect: %d %s", r.Status, r.Body)
+	}
+	id := r.Map()["connection"].(map[string]any)["id"].(string)
+	path := "/api/mcp/connections/" + id + "/call"
+
+	for _, c := range []struct {
+		body   string
+		status int
+		field  string
+	}{
+		{`{"tool":"nope","arguments":{}}`, 422, "tool"},
+		{`{"tool":"echo","arguments":[1]}`, 422, "arguments"},
+		{`{"tool":"echo","arguments":"text"}`, 422, "arguments"},
+		{`{"tool":`, 400, ""},
+	} {
+		r := me.Admin("POST", path, c.body)
+		if r.Status != c.status || !strings.Contains(string(r.Body), c.field) {
+			t.Errorf("%s: %d %s", c.body, r.Status, r.Body)
+		}
+	}
+	if r := me.Admin("POST", "/api/mcp/connections/"+uuid.NewString()+"/call", `{"tool":"echo"}`); r.Status != 404 {
+		t.Errorf("unknown login: %d %s", r.Status, r.Body)
+	}
+	// Another organisation's operator does not see the login.
+	other := me.Admin("POST", "/api/orgs", map[string]any{"name": "Other"}).Map()["id"].(string)
+	if r := me.Do(me.Operator(other), "POST", path, `{"tool":"echo","arguments":{"text":"x"}}`); r.Status != 404 {
+		t.Errorf("foreign operator: %d %s", r.Status, r.Body)
+	}
+
+	// A long result is cut to the platform cap, with the elision note.
+	long := strings.Repeat("a", tools.DefaultCap+5000)
+	st, m := me.call(t, id, "echo", `{"text":"`+long+`"}`)
+	res, _ := m["result"].(string)
+	if st != 200 || len(res) > tools.DefaultCap || !strings.HasPrefix(res, "echo: aaa") || strings.Contains(res, "remaining_tool_calls") {
+		t.Fatalf("capped call: %d, %d bytes", st, len(res))
+	}
+
+	// A pending login cannot be called.
+	addServer(t, me.DB, "cigale", keyServer(t, "Authorization", "Bearer c"), "token", `{"header":"Authorization","scheme":"Bearer"}`)
+	pr := me.Admin("POST", "/api/mcp/connections", map[string]any{"slug": "cigale", "owner_scope": "organisation", "owner_id": org})
+	if pr.Status != 201 {
+		t.Fatalf("pending login: %d %s", pr.Status, pr.Body)
+	}
+	if r := me.Admin("POST", "/api/mcp/connections/"+pr.Map()["id"].(string)+"/call", `{"tool":"echo"}`); r.Status != 409 || r.ErrorCode() != "not_connected" {
+		t.Errorf("pending login call: %d %s", r.Status, r.Body)
 	}
 }

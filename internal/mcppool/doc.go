@@ -4,8 +4,9 @@
 //
 // Credentials are resolved per request by the connector engine's resolver and
 // injected through the transport's header function; mcp-go's own OAuth is
-// never enabled. A 401 gets one forced refresh and one retry; a server that
-// rejects a fresh token marks the login reconnect_required. A session the
+// never enabled. A 401 gets one forced refresh and one retry (a key server:
+// one retry on a fresh session); a server that rejects a fresh token or the
+// key again marks the login reconnect_required. A session the
 // server forgot (404 on its id) or a closed transport is re-initialised.
 //
 // Listings are persisted per connection (mcp_tools) and refreshed from the

@@ -43,6 +43,7 @@ type remote struct {
 	header  string
 	allowed sync.Map // accepted header values
 	seen    atomic.Int64
+	reject  atomic.Int64 // requests to answer 401 whatever their key
 	lastVal atomic.Pointer[string]
 }
 
@@ -52,7 +53,11 @@ func newRemote(t testing.TB, header string) *remote {
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		v := req.Header.Get(r.header)
 		r.lastVal.Store(&v)
-		if _, ok := r.allowed.Load(v); !ok {
+		_, ok := r.allowed.Load(v)
+		if ok && r.reject.Load() > 0 && r.reject.Add(-1) >= 0 {
+			ok = false
+		}
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
@@ -68,6 +73,8 @@ func (r *remote) restart() {
 	var h http.Handler = server.NewStreamableHTTPServer(newMCP(), server.WithStateful(true))
 	r.h.Store(&h)
 }
+
+func (r *remote) rejectNext(n int64) { r.reject.Store(n) }
 
 func (r *remote) allow(v string)  { r.allowed.Store(v, true) }
 func (r *remote) revoke(v string) { r.allowed.Delete(v) }

@@ -219,7 +219,11 @@ func (p *Pool) do(ctx context.Context, connectionID string, timeout time.Duratio
 				}
 			}
 			if s.info.Auth != "oauth" {
-				return fmt.Errorf("%s rejected the stored key; reconnect it with a valid key", label(s.info.Slug))
+				// A key cannot be refreshed: one more try on a fresh session
+				// rules out a transient 401; a second one marks the login
+				// disconnected, so that Connect can take a new key.
+				p.forget(connectionID, s)
+				continue
 			}
 			id, _ := uuid.Parse(connectionID)
 			if _, rerr := p.o.Credentials.Refresh(ctx, id); rerr != nil {
@@ -256,7 +260,8 @@ func label(slug string) string {
 	return slug
 }
 
-// rejected marks a login whose fresh token the server still refuses.
+// rejected marks a login whose fresh token (or key, tried twice) the server
+// still refuses.
 func (p *Pool) rejected(ctx context.Context, connectionID string, s *session) error {
 	p.forget(connectionID, s)
 	id, _ := uuid.Parse(connectionID)

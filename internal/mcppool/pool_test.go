@@ -66,6 +66,38 @@ func TestTokenServerHeader(t *testing.T) {
 	if err == nil || contains(err.Error(), "key-1") || cr.refreshes != 0 {
 		t.Fatalf("a rejected key: err=%v refreshes=%d", err, cr.refreshes)
 	}
+	// The revoked key leaves the login disconnected (so Connect can take a
+	// new key), and later calls fail without reaching the server.
+	var status string
+	_ = db.QueryRow(ctx, `SELECT status FROM mcp_connections WHERE id = $1`, id).Scan(&status)
+	if !errors.Is(err, &connectors.ErrReconnectRequired{}) || status != "disconnected" {
+		t.Fatalf("a rejected key: err=%v status=%s", err, status)
+	}
+	seen := rs.seen.Load()
+	if _, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); !errors.Is(err, &connectors.ErrReconnectRequired{}) || rs.seen.Load() != seen {
+		t.Fatalf("second call: %v", err)
+	}
+}
+
+func TestTransientKeyRejectionIsRetried(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.New(t)
+	rs := newRemote(t, "X-API-KEY")
+	rs.allow("key-1")
+	id := addConnection(t, db, "opensea", rs.URL, "token", `{"header":"X-API-KEY"}`)
+	cr := &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"key-1"}}}
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: cr})
+	t.Cleanup(p.Close)
+	if _, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	rs.rejectNext(1) // one 401, then the key works again
+	out, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"y"}`))
+	var status string
+	_ = db.QueryRow(ctx, `SELECT status FROM mcp_connections WHERE id = $1`, id).Scan(&status)
+	if err != nil || out != "echo: y" || status != "connected" {
+		t.Fatalf("after one 401: %q %v status=%s", out, err, status)
+	}
 }
 
 func TestUnauthorizedRefreshesOnceThenRetries(t *testing.T) {
