@@ -57,6 +57,30 @@ func TestRunsOverHTTP(t *testing.T) {
 	if r := e.Do(op, "POST", "/api/agents/"+agent+"/runs", map[string]any{"message": "hi", "trigger": "nope"}); r.Status != 422 {
 		t.Fatalf("bad trigger = %d %s", r.Status, r.Body)
 	}
+	// Refused starts name the field and leave no run behind.
+	for _, bad := range []struct {
+		who    string
+		body   any
+		status int
+		field  string
+	}{
+		{op, map[string]any{"message": "   "}, 422, "message"},
+		{op, map[string]any{"message": "hi", "budget": 501}, 422, "budget"},
+		{op, map[string]any{"message": "hi", "budget": -1}, 422, "budget"},
+		{op, map[string]any{"message": strings.Repeat("x", run.MaxMessage+1)}, 422, "message"},
+		{outsider, map[string]any{"message": "hi"}, 404, ""},
+	} {
+		r := e.Do(bad.who, "POST", "/api/agents/"+agent+"/runs", bad.body)
+		if r.Status != bad.status || !strings.Contains(string(r.Body), bad.field) {
+			t.Errorf("start with %.60v = %d %s", bad.body, r.Status, r.Body)
+		}
+	}
+	if r := e.Do(op, "POST", "/api/agents/00000000-0000-0000-0000-000000000000/runs", map[string]any{"message": "hi"}); r.Status != 404 {
+		t.Errorf("start of a missing agent = %d", r.Status)
+	}
+	if n := e.Count("runs"); n != 0 {
+		t.Fatalf("refused starts stored %d runs", n)
+	}
 	r := e.Do(op, "POST", "/api/agents/"+agent+"/runs", map[string]any{"message": "say it over http", "budget": 5})
 	if r.Status != 201 {
 		t.Fatalf("start = %d %s", r.Status, r.Body)
@@ -112,6 +136,20 @@ func TestRunsOverHTTP(t *testing.T) {
 	}
 	if r := e.Do(op, "POST", "/api/runs/"+id+"/cancel", nil); r.Status != 409 {
 		t.Fatalf("cancel of an ended run = %d", r.Status)
+	}
+	if r := e.Do(outsider, "POST", "/api/runs/"+id+"/cancel", nil); r.Status != 404 {
+		t.Fatalf("outsider cancel = %d", r.Status)
+	}
+	if r := e.Do(outsider, "GET", "/api/runs/"+id+"/events", nil); r.Status != 404 {
+		t.Fatalf("outsider events = %d", r.Status)
+	}
+	if r := e.Do(op, "GET", "/api/runs/"+id+"/events?after=x", nil); r.Status != 400 {
+		t.Fatalf("events with a bad after = %d", r.Status)
+	}
+	// Resuming after the assistant's tool call sends only what followed it.
+	if r := e.Do(op, "GET", "/api/runs/"+id+"/events?after=2", nil); r.Status != 200 ||
+		strings.Count(string(r.Body), "event: message") != 2 || strings.Contains(string(r.Body), "say it over http") {
+		t.Fatalf("events after 2 = %d %s", r.Status, r.Body)
 	}
 
 	// A second run blocks in a tool; cancelling it ends it cancelled.
