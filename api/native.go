@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -54,7 +55,7 @@ func (s *Server) nativeRoutes() []route {
 			Body: records.GrantInput{}, Reply: records.Grant{}, Handle: putGrant},
 		route{Method: "DELETE", Path: "/api/collections/:id/grants/:subject_id", Tag: "collections", Summary: "Remove the grant of a guild or agent",
 			Status: 204, Handle: deleteGrant},
-		route{Method: "GET", Path: "/api/collections/:id/records", Tag: "records", Summary: "List a collection's records (limit, offset, since, q)",
+		route{Method: "GET", Path: "/api/collections/:id/records", Tag: "records", Summary: "List a collection's records (limit, offset, since, where as JSON, order and direction, or q to search)",
 			Reply: records.ListResult{}, Handle: listRecords},
 		route{Method: "POST", Path: "/api/collections/:id/records", Tag: "records", Summary: "Add a record (merged into the live record with the same unique value)",
 			Body: map[string]any{}, Reply: records.Record{}, Status: 201, Handle: addRecord},
@@ -267,6 +268,12 @@ func listRecords(c *gin.Context, db store.DB, p access.Principal) (int, any, err
 	}
 	var probs validation.Problems
 	q := records.ListQuery{Limit: intQuery(c, "limit", &probs), Offset: intQuery(c, "offset", &probs), Since: c.Query("since")}
+	if w := c.Query("where"); w != "" {
+		probs.Check(json.Unmarshal([]byte(w), &q.Where) == nil, "where", `must be a JSON object of column: term, e.g. {"stage":"new"}`)
+	}
+	if col := c.Query("order"); col != "" {
+		q.Order = &records.Order{Column: col, Direction: c.Query("direction")}
+	}
 	if err := probs.Err(); err != nil {
 		return 0, nil, err
 	}

@@ -65,6 +65,26 @@ func TestCollectionsAndRecordsAPI(t *testing.T) {
 	if r := e.Admin("GET", "/api/collections/"+cid+"/records?limit=x", nil); r.Status != 422 {
 		t.Fatalf("bad limit: %d", r.Status)
 	}
+	// The tools' where and order, as query parameters.
+	e.Admin("POST", "/api/collections/"+cid+"/records", map[string]any{"name": "Bob", "stage": "won"})
+	e.Admin("GET", "/api/collections/"+cid+`/records?where={"stage":"won"}&order=name&direction=desc`, nil).JSON(&list)
+	if list.Total != 1 || list.Records[0]["values"].(map[string]any)["name"] != "Bob" {
+		t.Fatalf("where: %+v", list)
+	}
+	if r := e.Admin("GET", "/api/collections/"+cid+`/records?where={"stage":"maybe"}`, nil); r.Status != 422 || !strings.Contains(string(r.Body), "stage: must be one of") {
+		t.Fatalf("bad where term: %d %s", r.Status, r.Body)
+	}
+	if r := e.Admin("GET", "/api/collections/"+cid+`/records?where=stage`, nil); r.Status != 422 || !strings.Contains(string(r.Body), "where") {
+		t.Fatalf("where not JSON: %d %s", r.Status, r.Body)
+	}
+	e.Admin("GET", "/api/collections/"+cid+"/records?order=name", nil).JSON(&list)
+	if list.Total != 2 || list.Records[0]["values"].(map[string]any)["name"] != "Ada L." {
+		t.Fatalf("order: %+v", list)
+	}
+	bob := list.Records[1]["id"].(string)
+	if r := e.Admin("DELETE", "/api/collections/"+cid+"/records/"+bob, nil); r.Status != 204 {
+		t.Fatalf("remove bob: %d", r.Status)
+	}
 
 	// Altering: a new required column the stored record lacks is refused, and nothing changes.
 	r = e.Admin("PATCH", "/api/collections/"+cid, map[string]any{"columns": []map[string]any{
