@@ -1,0 +1,153 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+	"github.com/google/uuid"
+
+	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/sandbox/sandboxtest"
+)
+
+// The tests run against the engine at DOCKER_HOST (Podman's service in CI,
+// see scripts/podman-up.sh) and never start one themselves.
+
+const setupHint = "run scripts/podman-up.sh and export DOCKER_HOST=unix:///tmp/podman.sock"
+
+func testImage() string {
+	if img := os.Getenv("SANDBOX_TEST_IMAGE"); img != "" {
+		return img
+	}
+	return "guilds-sandbox-test:latest"
+}
+
+// engine returns a driver with a scope of its own, or skips (fails in CI)
+// when no engine answers.
+func engine(t *testing.T) (*Driver, *client.Client) {
+	t.Helper()
+	unavailable := func(format string, args ...any) {
+		t.Helper()
+		msg := "sandbox/docker: " + strings.TrimSpace(strings.ReplaceAll(
+			fmt.Sprintf(format, args...), "\n", " ")) + "; " + setupHint
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	if os.Getenv("DOCKER_HOST") == "" {
+		unavailable("DOCKER_HOST is not set")
+	}
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		unavailable("client: %v", err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx); err != nil {
+		unavailable("no engine answers at %s: %v", os.Getenv("DOCKER_HOST"), err)
+	}
+	if _, err := cli.ImageInspect(ctx, testImage()); err != nil {
+		unavailable("test image %s: %v", testImage(), err)
+	}
+	d, err := New(Options{Client: cli, Scope: "test-" + uuid.NewString()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = d.Cleanup(context.Background(), 0) })
+	return d, cli
+}
+
+// unmanaged starts a container the platform did not create.
+func unmanaged(t *testing.T, cli *client.Client) func() bool {
+	t.Helper()
+	ctx := context.Background()
+	c, err := cli.ContainerCreate(ctx, &container.Config{
+		Image: testImage(), Entrypoint: keeper, Labels: map[string]string{"purpose": "guilds-sandbox-test"},
+	}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true}) })
+	if err := cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return func() bool {
+		_, err := cli.ContainerInspect(ctx, c.ID)
+		return err == nil
+	}
+}
+
+func TestContract(t *testing.T) {
+	t.Parallel()
+	d, cli := engine(t)
+	sandboxtest.Run(t, d, sandboxtest.Options{
+		Image:     testImage(),
+		Unmanaged: func(t *testing.T) func() bool { return unmanaged(t, cli) },
+	})
+}
+
+func TestSecureDefaults(t *testing.T) {
+	t.Parallel()
+	d, cli := engine(t)
+	ctx := context.Background()
+	sb, err := d.Create(ctx, sandbox.Spec{Image: testImage(), AgentID: "a", RunID: "r", Memory: 96 << 20, CPUs: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Remove(ctx, sb.ID)
+
+	info, err := cli.ContainerInspect(ctx, sb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := info.HostConfig
+	if !slices.ContainsFunc(h.SecurityOpt, func(s string) bool { return strings.HasPrefix(s, "no-new-privileges") }) {
+		t.Errorf("SecurityOpt = %v, want no-new-privileges", h.SecurityOpt)
+	}
+	// Docker reports the request ("ALL"); Podman reports it expanded to
+	// the capabilities it would otherwise grant. The bounding set read
+	// from inside below is the proof either way.
+	if len(h.CapAdd) != 0 || !(slices.Contains(h.CapDrop, "ALL") || slices.Contains(h.CapDrop, "CHOWN") && slices.Contains(h.CapDrop, "NET_RAW")) {
+		t.Errorf("CapAdd = %v, CapDrop = %v, want every capability dropped", h.CapAdd, h.CapDrop)
+	}
+	if !h.ReadonlyRootfs || h.NetworkMode != "none" {
+		t.Errorf("ReadonlyRootfs = %v, NetworkMode = %q", h.ReadonlyRootfs, h.NetworkMode)
+	}
+	if h.Memory != 96<<20 || h.NanoCPUs != 5e8 || h.PidsLimit == nil || *h.PidsLimit != sandbox.DefaultPidsLimit {
+		t.Errorf("Memory = %d, NanoCPUs = %d, PidsLimit = %v", h.Memory, h.NanoCPUs, h.PidsLimit)
+	}
+	for k, v := range map[string]string{sandbox.LabelManaged: "true", sandbox.LabelAgent: "a", sandbox.LabelRun: "r", sandbox.LabelScope: d.scope} {
+		if info.Config.Labels[k] != v {
+			t.Errorf("label %s = %q, want %q", k, info.Config.Labels[k], v)
+		}
+	}
+
+	// And from inside: no privileges to gain, no capabilities, loopback
+	// only, nothing writable but the tmpfs mounts.
+	res, err := d.Exec(ctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"sh", "-c", `
+grep -E '^(NoNewPrivs|CapEff|CapBnd):' /proc/self/status
+echo net: $(ls /sys/class/net)
+touch /etc/x 2>/dev/null && echo rootfs: writable || echo rootfs: read-only
+for d in /home/agent /run/guilds /tmp; do touch $d/x && echo $d: writable; done`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.Stdout)
+	for _, want := range []string{
+		"NoNewPrivs:\t1", "CapEff:\t0000000000000000", "CapBnd:\t0000000000000000",
+		"net: lo\n", "rootfs: read-only", "/home/agent: writable", "/run/guilds: writable", "/tmp: writable",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inside the sandbox: missing %q in\n%s%s", want, out, res.Stderr)
+		}
+	}
+}
