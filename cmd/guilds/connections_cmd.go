@@ -44,6 +44,7 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		scope   string
 		owner   string
 		timeout time.Duration
+		created bool // connect made a new connection row
 	)
 	switch sub {
 	case "list":
@@ -129,9 +130,14 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 				}
 				ownerID = &u
 			}
+			existed, err := hasConnection(ctx, eng, slug, scope, ownerID)
+			if err != nil {
+				return fail(err)
+			}
 			if id, err = eng.EnsureConnection(ctx, slug, scope, ownerID); err != nil {
 				return fail(err)
 			}
+			created = !existed
 		}
 		c, err := eng.Get(ctx, id)
 		if err != nil {
@@ -143,6 +149,12 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 			err = connectKey(ctx, eng, c, stdin, stderr)
 		}
 		if err != nil {
+			if created {
+				// A refused or abandoned first login leaves no pending row behind.
+				if _, aerr := eng.AbandonPending(context.WithoutCancel(ctx), id); aerr != nil {
+					fmt.Fprintf(stderr, "guilds connections connect: could not remove the pending connection %s: %s\n", id, oneLineErr(aerr))
+				}
+			}
 			return fail(err)
 		}
 		fmt.Fprintf(stdout, "connected %s (%s)\n", c.ServerSlug, c.ID)
@@ -168,6 +180,23 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 	}
 	return 0
 }
+
+// hasConnection reports whether a connection of the server already exists at
+// the scope.
+func hasConnection(ctx context.Context, eng *connectors.Engine, slug, scope string, owner *uuid.UUID) (bool, error) {
+	conns, err := eng.List(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range conns {
+		if c.ServerSlug == slug && c.OwnerScope == scope && (c.OwnerID == nil) == (owner == nil) && (owner == nil || *c.OwnerID == *owner) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func oneLineErr(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
 
 func printStatus(w io.Writer, c connectors.Connection) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)

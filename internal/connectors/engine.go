@@ -393,6 +393,24 @@ LIMIT 1`, serverSlug, ownerScope, ownerID).Scan(&id)
 	return id, nil
 }
 
+// AbandonPending deletes a connection that never completed a login (still
+// pending, no stored credential), such as one created for a connect that was
+// then refused or timed out, so a failed connect leaves nothing behind. A
+// connection that was ever connected is left alone. It reports whether the
+// row was deleted.
+func (e *Engine) AbandonPending(ctx context.Context, id uuid.UUID) (bool, error) {
+	if err := e.active(); err != nil {
+		return false, err
+	}
+	tag, err := e.db.Exec(ctx, `
+DELETE FROM mcp_connections c WHERE c.id = $1 AND c.status = 'pending'
+AND NOT EXISTS (SELECT 1 FROM connection_credentials cr WHERE cr.connection_id = c.id)`, id)
+	if err != nil {
+		return false, store.Map(err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // ConnectKey validates an API key (or configuration) with the connection's
 // provider, stores it encrypted and marks the connection connected.
 func (e *Engine) ConnectKey(ctx context.Context, id uuid.UUID, fields map[string]string) (KeyValidation, error) {

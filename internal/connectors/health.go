@@ -61,8 +61,19 @@ type ErrReconnectRequired struct {
 }
 
 func (e *ErrReconnectRequired) Error() string {
-	return fmt.Sprintf("connection %s (%s) needs to be reconnected: its login was refused (%s); reconnect it in Tools or with `guilds connections connect %s`",
-		label(e.Server), e.ConnectionID, e.Code, e.ConnectionID)
+	var why string
+	switch e.Code {
+	case "disconnected":
+		why = "its login was disconnected"
+	case "expired":
+		why = "its login expired and cannot be renewed"
+	case "token_rejected":
+		why = "the server no longer accepts its login"
+	default:
+		why = "the provider refused its login (" + e.Code + ")"
+	}
+	return fmt.Sprintf("connection %s (%s) needs to be reconnected: %s; reconnect it in Tools or with `guilds connections connect %s`",
+		label(e.Server), e.ConnectionID, why, e.ConnectionID)
 }
 
 // Is makes errors.Is(err, &ErrReconnectRequired{}) match any instance.
@@ -82,14 +93,17 @@ type ErrRefreshFailing struct {
 }
 
 func (e *ErrRefreshFailing) Error() string {
-	msg := fmt.Sprintf("connection %s (%s): its token could not be refreshed (%s)", label(e.Server), e.ConnectionID, e.Code)
-	if e.Attempts > 0 {
+	msg := fmt.Sprintf("connection %s (%s): its token could not be renewed (%s)", label(e.Server), e.ConnectionID, e.Code)
+	switch {
+	case e.Attempts == 1:
+		msg += " after 1 attempt"
+	case e.Attempts > 1:
 		msg += fmt.Sprintf(" after %d attempts", e.Attempts)
 	}
 	if !e.NextRetryAt.IsZero() {
-		msg += "; next retry at " + e.NextRetryAt.UTC().Format(time.RFC3339)
+		msg += "; the platform retries at " + e.NextRetryAt.UTC().Format(time.RFC3339)
 	}
-	return msg
+	return msg + "; this is usually temporary, try again later"
 }
 
 // Is makes errors.Is(err, &ErrRefreshFailing{}) match any instance.
