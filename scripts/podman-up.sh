@@ -36,7 +36,13 @@ if [ ! -f "$CONF" ]; then
 fi
 
 # 3. The API service, unless the socket already answers.
-ping() { curl -fsS --max-time 2 --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1; }
+ping() {
+  if command -v curl >/dev/null; then
+    curl -fsS --max-time 2 --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1
+  else
+    timeout 5 podman --url "unix://$SOCK" version >/dev/null 2>&1
+  fi
+}
 if ! ping; then
   log "starting podman system service on unix://$SOCK"
   rm -f "$SOCK"
