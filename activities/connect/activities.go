@@ -58,7 +58,7 @@ type PrepareInput struct {
 
 // Prepare discovers the server's metadata, registers a client when needed
 // (stored on mcp_servers.config), stores the pending login and returns the
-// authorization URL.
+// authorization URL. Rows of a box-configured provider skip discovery.
 func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (string, error) {
 	var serverID, mcpURL string
 	var cfg []byte
@@ -70,17 +70,19 @@ WHERE c.id = $1`, in.ConnectionID).Scan(&serverID, &mcpURL, &cfg)
 	if err != nil {
 		return "", err
 	}
-	name := a.ClientName
-	if name == "" {
-		name = "guilds"
-	}
-	p, err := a.Discoverer.Prepare(ctx, mcpURL, in.RedirectURI, name, cfg)
-	if err != nil {
-		return "", temporal.NewNonRetryableApplicationError("OAuth setup failed: "+err.Error(), ErrTypeSetup, nil)
-	}
-	if p.Changed {
-		if _, err := a.DB.Exec(ctx, `UPDATE mcp_servers SET config = $2, updated_at = now() WHERE id = $1`, serverID, p.Config); err != nil {
-			return "", err
+	if discovers(cfg) {
+		name := a.ClientName
+		if name == "" {
+			name = "guilds"
+		}
+		p, err := a.Discoverer.Prepare(ctx, mcpURL, in.RedirectURI, name, cfg)
+		if err != nil {
+			return "", temporal.NewNonRetryableApplicationError("OAuth setup failed: "+err.Error(), ErrTypeSetup, nil)
+		}
+		if p.Changed {
+			if _, err := a.DB.Exec(ctx, `UPDATE mcp_servers SET config = $2, updated_at = now() WHERE id = $1`, serverID, p.Config); err != nil {
+				return "", err
+			}
 		}
 	}
 	id := uuid.MustParse(in.ConnectionID)
@@ -94,6 +96,18 @@ WHERE c.id = $1`, in.ConnectionID).Scan(&serverID, &mcpURL, &cfg)
 	}
 	a.log().Info("connect: authorization URL ready", "connection", in.ConnectionID)
 	return u, nil
+}
+
+// discovers reports whether a catalog row gets its OAuth endpoints and client
+// from the server's metadata: rows of the generic provider. A row naming
+// another provider (Drive: "google") uses the client the box configures for
+// it, and discovery would overwrite that provider.
+func discovers(cfg []byte) bool {
+	var row struct {
+		Provider string `json:"provider"`
+	}
+	_ = json.Unmarshal(cfg, &row)
+	return row.Provider == "" || row.Provider == "oauth2"
 }
 
 // CallbackParams are what the browser brought back; the API seals them with
