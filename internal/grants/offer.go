@@ -264,8 +264,10 @@ func (s *Service) Offered(ctx context.Context, db store.DB, agentID string, trig
 	if err != nil {
 		return offer, err
 	}
+	// Debug only: runs re-resolve their offer every turn, and operators see the
+	// warnings where they matter, in the run's snapshot and the Tools view.
 	for _, w := range offer.Warnings {
-		s.log.WarnContext(ctx, "grants: offer warning", "agent_id", agentID, "warning", w)
+		s.log.DebugContext(ctx, "grants: offer warning", "agent_id", agentID, "warning", w)
 	}
 	return offer, nil
 }
