@@ -55,8 +55,7 @@ type Spec struct {
 	// that must write outside the tmpfs mounts.
 	WritableRootfs bool
 	// User runs the sandbox's processes as this user ("uid[:gid]" or a
-	// name known to the image); empty = the image's user. With a numeric
-	// uid the writable mounts are owned by that user.
+	// name known to the image); empty = the image's user.
 	User string
 	// Command keeps the sandbox alive; empty = a small shell loop that
 	// idles and reaps orphaned processes. Commands run through Exec.

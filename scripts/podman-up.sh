@@ -52,8 +52,11 @@ if ! ping; then
 fi
 
 # 4. The test image: busybox alone, imported from a rootfs tar (no registry needed).
-if ! podman image exists "$IMAGE"; then
-  log "importing $IMAGE"
+#    Bump REVISION when the image's content changes, so an old import is replaced.
+REVISION=2
+have="$(podman image inspect --format '{{index .Config.Labels "guilds.test-image"}}' "$IMAGE" 2>/dev/null || true)"
+if [ "$have" != "$REVISION" ]; then
+  log "importing $IMAGE (revision $REVISION)"
   root="$(mktemp -d)"
   trap 'rm -rf "$root"' EXIT
   mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,home/agent,run/guilds,tmp,proc,sys,dev}
@@ -63,7 +66,11 @@ if ! podman image exists "$IMAGE"; then
   done
   printf 'root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000:agent:/home/agent:/bin/sh\n' >"$root/etc/passwd"
   printf 'root:x:0:\nagent:x:1000:\n' >"$root/etc/group"
+  # Podman gives a tmpfs mount the mode of the image's directory: these
+  # must be writable by any sandbox user (root has no DAC override there).
+  chmod 1777 "$root/home/agent" "$root/run/guilds" "$root/tmp"
   tar -C "$root" -c . | podman import \
-    --change 'CMD ["/bin/sh"]' --change 'ENV PATH=/usr/sbin:/usr/bin:/sbin:/bin' - "$IMAGE" >/dev/null
+    --change 'CMD ["/bin/sh"]' --change 'ENV PATH=/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change "LABEL guilds.test-image=$REVISION" - "$IMAGE" >/dev/null
 fi
 log "ready: DOCKER_HOST=unix://$SOCK image=$IMAGE"

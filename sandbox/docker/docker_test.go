@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -149,5 +150,79 @@ for d in /home/agent /run/guilds /tmp; do touch $d/x && echo $d: writable; done`
 		if !strings.Contains(out, want) {
 			t.Errorf("inside the sandbox: missing %q in\n%s%s", want, out, res.Stderr)
 		}
+	}
+}
+
+func TestNetworkOnRequest(t *testing.T) {
+	t.Parallel()
+	d, _ := engine(t)
+	ctx := context.Background()
+	sb, err := d.Create(ctx, sandbox.Spec{Image: testImage(), Network: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Remove(ctx, sb.ID)
+	res, err := d.Exec(ctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"ls", "/sys/class/net"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ifaces := strings.Fields(string(res.Stdout)); len(ifaces) < 2 {
+		t.Fatalf("interfaces = %v, want more than loopback", ifaces)
+	}
+}
+
+func TestUnprivilegedUserWritesTheMounts(t *testing.T) {
+	t.Parallel()
+	d, _ := engine(t)
+	ctx := context.Background()
+	sb, err := d.Create(ctx, sandbox.Spec{Image: testImage(), User: "1000:1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Remove(ctx, sb.ID)
+	if err := d.CopyTo(ctx, sb.ID, sandbox.RunDir+"/git-tokens.json", []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.Exec(ctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"sh", "-c", "id -u; touch /home/agent/f /tmp/f; stat -c '%u %a' /home/agent/f /run/guilds/git-tokens.json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(res.Stdout), "1000\n1000 644\n1000 600\n"; got != want {
+		t.Fatalf("got %q (%s), want %q", got, res.Stderr, want)
+	}
+}
+
+func TestCancelledContextKillsTheCommand(t *testing.T) {
+	t.Parallel()
+	d, _ := engine(t)
+	ctx := context.Background()
+	sb, err := d.Create(ctx, sandbox.Spec{Image: testImage()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Remove(ctx, sb.ID)
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := d.Exec(cctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"sh", "-c", "echo $$ > cancel.pid; exec sleep 300"}})
+		errc <- err
+	}()
+	// Cancel once the command is known to be running.
+	for i := 0; ; i++ {
+		if _, err := d.CopyFrom(ctx, sb.ID, sandbox.HomeDir+"/cancel.pid"); err == nil {
+			break
+		} else if i > 100 {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	res, err := d.Exec(ctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"sh", "-c", `p=$(cat cancel.pid); i=0
+while [ -e /proc/$p ] && ! grep -q '^[^)]*) Z' /proc/$p/stat; do i=$((i+1)); [ $i -gt 30 ] && exit 1; sleep 0.1; done`}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("the cancelled command is still running: %+v %v", res, err)
 	}
 }

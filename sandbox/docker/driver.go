@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,8 +82,6 @@ func (d *Driver) Close() error { return d.cli.Close() }
 // wait reaps the orphans that execs leave behind.
 var keeper = []string{"/bin/sh", "-c", `trap 'exit 0' TERM INT; while :; do sleep 3600 & wait; done`}
 
-var numericUser = regexp.MustCompile(`^(\d+)(?::(\d+))?$`)
-
 // Create creates and starts the container with the secure defaults.
 func (d *Driver) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, error) {
 	spec, err := spec.Normalize()
@@ -111,6 +108,10 @@ func (d *Driver) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 	if err := d.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		_ = d.cli.ContainerRemove(context.WithoutCancel(ctx), created.ID, container.RemoveOptions{Force: true})
 		return sandbox.Sandbox{}, fmt.Errorf("sandbox/docker: start: %w", err)
+	}
+	if err := d.openMounts(ctx, created.ID); err != nil {
+		_ = d.cli.ContainerRemove(context.WithoutCancel(ctx), created.ID, container.RemoveOptions{Force: true})
+		return sandbox.Sandbox{}, err
 	}
 	sb := sandbox.Sandbox{ID: created.ID, AgentID: spec.AgentID, RunID: spec.RunID, Created: time.Now().UTC(), Labels: cfg.Labels}
 	if info, err := d.cli.ContainerInspect(ctx, created.ID); err == nil {
@@ -139,16 +140,11 @@ func (d *Driver) containerConfig(spec sandbox.Spec) (*container.Config, *contain
 		Hostname:   "sandbox",
 	}
 
-	// Writable places on a read-only root: owned by the sandbox user when
-	// it is numeric, else open to all (the sticky bit keeps files apart).
+	// Writable places on a read-only root, open to whichever user the
+	// image runs as (the sticky bit keeps users' files apart). Owning them
+	// by uid would be tidier, but tmpfs uid= options are not portable
+	// across engines (Podman 4 refuses them).
 	owner := ",mode=1777"
-	if m := numericUser.FindStringSubmatch(spec.User); m != nil {
-		gid := m[2]
-		if gid == "" {
-			gid = m[1]
-		}
-		owner = ",mode=0700,uid=" + m[1] + ",gid=" + gid
-	}
 	size := ",size=" + strconv.Itoa(sandbox.DefaultTmpfsSize)
 	pids := spec.PidsLimit
 	network := "none"
@@ -175,6 +171,28 @@ func (d *Driver) containerConfig(spec sandbox.Spec) (*container.Config, *contain
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
 	}
 	return cfg, host
+}
+
+// openMounts makes the writable mounts usable by any sandbox user. The
+// tmpfs mode option is not enough on every engine: Podman derives a nested
+// mount's mode from the directory under it (so /run/guilds below Podman's
+// own /run tmpfs ends up 1755). Root owns those mounts, so it can chmod them
+// without any capability; a mount the image gave to another user keeps its
+// owner and mode (root cannot change them, having no CAP_FOWNER).
+func (d *Driver) openMounts(ctx context.Context, id string) error {
+	res, err := d.exec(ctx, id, "0", sandbox.ExecRequest{
+		Cmd:       []string{"/bin/sh", "-c", `for m in "$@"; do [ "$(stat -c %u "$m")" = 0 ] && chmod 1777 "$m"; done; exit 0`, "guilds-mounts", sandbox.HomeDir, sandbox.RunDir, sandbox.TmpDir},
+		Dir:       "/",
+		Timeout:   30 * time.Second,
+		MaxOutput: 4096,
+	})
+	if err != nil {
+		return fmt.Errorf("sandbox/docker: prepare mounts: %w", err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("sandbox/docker: prepare mounts: exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	return nil
 }
 
 func (d *Driver) pullImage(ctx context.Context, ref string) error {

@@ -51,12 +51,14 @@ func (d *Driver) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (
 	if err != nil {
 		return sandbox.ExecResult{}, err
 	}
-	return d.exec(ctx, id, req)
+	return d.exec(ctx, id, "", req)
 }
 
-func (d *Driver) exec(ctx context.Context, id string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+// exec runs req (already normalised) as user ("" = the sandbox's user).
+func (d *Driver) exec(ctx context.Context, id, user string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	cmd := append([]string{"/bin/sh", "-c", wrapper, "guilds-exec"}, req.Cmd...)
 	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
+		User:         user,
 		AttachStdin:  req.Stdin != nil,
 		AttachStdout: true,
 		AttachStderr: true,
@@ -157,7 +159,7 @@ func (d *Driver) stopGroup(ctx context.Context, id string, pg *pgidWriter) {
 	ctx, cancel := context.WithTimeout(ctx, sandbox.KillGrace+10*time.Second)
 	defer cancel()
 	tenths := strconv.Itoa(int(sandbox.KillGrace / (100 * time.Millisecond)))
-	_, err := d.exec(ctx, id, sandbox.ExecRequest{
+	_, err := d.exec(ctx, id, "", sandbox.ExecRequest{
 		Cmd:       []string{"/bin/sh", "-c", killer, "guilds-kill", strconv.Itoa(pg.pgid), tenths},
 		Dir:       "/",
 		Timeout:   sandbox.KillGrace + 5*time.Second,

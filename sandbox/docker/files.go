@@ -47,7 +47,7 @@ func (d *Driver) CopyTo(ctx context.Context, id, path string, content []byte, mo
 	if len(content) > sandbox.MaxFileSize {
 		return sandbox.ErrTooLarge
 	}
-	res, err := d.exec(ctx, id, sandbox.ExecRequest{
+	res, err := d.exec(ctx, id, "", sandbox.ExecRequest{
 		Cmd:       []string{"/bin/sh", "-c", writeFile, "guilds-write", path, fmt.Sprintf("%o", mode.Perm())},
 		Dir:       "/",
 		Stdin:     bytes.NewReader(content),
@@ -68,7 +68,7 @@ func (d *Driver) CopyFrom(ctx context.Context, id, path string) (sandbox.File, e
 	if err := checkFilePath(path); err != nil {
 		return sandbox.File{}, err
 	}
-	res, err := d.exec(ctx, id, sandbox.ExecRequest{
+	res, err := d.exec(ctx, id, "", sandbox.ExecRequest{
 		Cmd:       []string{"/bin/sh", "-c", readFile, "guilds-read", path, strconv.Itoa(sandbox.MaxFileSize)},
 		Dir:       "/",
 		Timeout:   fileTimeout,
