@@ -1,0 +1,58 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// connectionHealth is a login's credential health as the connector engine
+// keeps it; it never carries a credential value.
+type connectionHealth struct {
+	ConnectionID  string     `json:"connection_id"`
+	Status        string     `json:"status"`
+	State         string     `json:"state"` // healthy, refresh_failing, reconnect_required or disconnected
+	Attempts      int        `json:"attempts"`
+	NextRetryAt   *time.Time `json:"next_retry_at"`
+	LastSuccessAt *time.Time `json:"last_success_at"`
+	LastFailureAt *time.Time `json:"last_failure_at"`
+	LastErrorCode string     `json:"last_error_code"`
+}
+
+func (s *Server) connectionHealthRoutes() []route {
+	return []route{
+		{Method: "GET", Path: "/api/mcp/connections/:id/health", Tag: "connections",
+			Summary: "A login's credential health: state, failed refresh attempts, next retry, last success and failure",
+			Reply:   connectionHealth{}, Handle: s.getConnectionHealth},
+	}
+}
+
+func (s *Server) getConnectionHealth(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	conn, err := grants.GetConnection(c, db, p, c.Param("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	if s.MCP.Engine == nil {
+		return 0, nil, notConfigured()
+	}
+	got, err := s.MCP.Engine.Get(c.Request.Context(), uuid.MustParse(conn.ID))
+	if err != nil {
+		return 0, nil, err
+	}
+	h := got.Health
+	opt := func(t time.Time) *time.Time {
+		if t.IsZero() {
+			return nil
+		}
+		return &t
+	}
+	return http.StatusOK, connectionHealth{ConnectionID: conn.ID, Status: string(got.Status), State: string(h.State),
+		Attempts: h.Attempts, NextRetryAt: opt(h.NextRetryAt), LastSuccessAt: opt(h.LastSuccessAt),
+		LastFailureAt: opt(h.LastFailureAt), LastErrorCode: h.LastErrorCode}, nil
+}
