@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -189,14 +190,17 @@ func (w *pgidWriter) Write(p []byte) (int, error) {
 			w.line = append(w.line, p...)
 			return n, nil
 		}
+		head := slices.Concat(w.line, p)
 		if i >= 0 {
 			w.line = append(w.line, p[:i]...)
 			p = p[i+1:]
 		}
 		w.done = true
-		if v, err := strconv.Atoi(string(w.line)); err == nil && v > 1 {
+		if v, err := strconv.Atoi(string(w.line)); err == nil && v > 1 && i >= 0 {
 			w.pgid = v
 			w.once.Do(func() { close(w.known) })
+		} else {
+			p = head // not the announcement: pass everything on
 		}
 	}
 	if len(p) == 0 {
