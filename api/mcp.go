@@ -202,7 +202,8 @@ func (s *Server) connectKey(ctx context.Context, conn grants.Connection, srv mcp
 		return mcpConnectReply{}, keyRejected(srv.Slug)
 	}
 	if err != nil {
-		s.Log.Warn("mcp connect: key validation failed", "server", srv.Slug, "err", err.Error())
+		// A server may echo the request in its error text: the key stays out of the log.
+		s.Log.Warn("mcp connect: key validation failed", "server", srv.Slug, "err", strings.ReplaceAll(err.Error(), key, "[REDACTED]"))
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
 			Message: srv.Slug + " could not be reached to check the key; try again"}
 	}

@@ -61,6 +61,12 @@ type mcpEnv struct {
 
 func newMCPEnv(t *testing.T, withTemporal bool, tweak func(*api.MCPDeps)) *mcpEnv {
 	t.Helper()
+	return newMCPEnvLog(t, withTemporal, tweak, nil)
+}
+
+// newMCPEnvLog is newMCPEnv with the API's logger (nil: discarded).
+func newMCPEnvLog(t *testing.T, withTemporal bool, tweak func(*api.MCPDeps), log *slog.Logger) *mcpEnv {
+	t.Helper()
 	me := &mcpEnv{}
 	k, _ := secret.GenerateKey("k1")
 	kr, err := secret.ParseKeyring(k)
@@ -68,6 +74,9 @@ func newMCPEnv(t *testing.T, withTemporal bool, tweak func(*api.MCPDeps)) *mcpEn
 		t.Fatal(err)
 	}
 	me.Env = apitest.New(t, apitest.Options{Tweak: func(d *api.Deps) {
+		if log != nil {
+			d.Log = log
+		}
 		eng, err := connectors.New(context.Background(), connectors.Options{DB: d.DB, Keyring: kr,
 			Providers: []connectors.ProviderID{"oauth2"}, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {

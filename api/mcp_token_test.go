@@ -3,8 +3,10 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -187,4 +189,35 @@ func TestMCPCallRefusalsAndCap(t *testing.T) {
 	if r := me.Admin("POST", "/api/mcp/connections/"+pr.Map()["id"].(string)+"/call", `{"tool":"echo"}`); r.Status != 409 || r.ErrorCode() != "not_connected" {
 		t.Errorf("pending login call: %d %s", r.Status, r.Body)
 	}
+}
+
+// A server that echoes the request in its error: the key reaches neither the
+// reply nor the log.
+func TestKeyValidationFailureKeepsTheKeyOut(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	me := newMCPEnvLog(t, false, nil, slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil)))
+	echo := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "upstream failed for "+r.Header.Get("Authorization"), http.StatusBadGateway)
+	}))
+	addServer(t, me.DB, "etherscan", echo, "token", `{"header":"Authorization","scheme":"Bearer"}`)
+	org, _, _ := me.Hierarchy()
+	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": org, "key": "sk-echoed-1234"})
+	mu.Lock()
+	defer mu.Unlock()
+	if r.Status != 422 || strings.Contains(string(r.Body), "sk-echoed") || strings.Contains(logs.String(), "sk-echoed") ||
+		!strings.Contains(logs.String(), "key validation failed") || me.Count("mcp_connections") != 0 {
+		t.Fatalf("%d %s\nlog: %s", r.Status, r.Body, logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -44,6 +44,7 @@ type remote struct {
 	allowed sync.Map // accepted header values
 	seen    atomic.Int64
 	reject  atomic.Int64 // requests to answer 401 whatever their key
+	echoErr atomic.Bool  // answer 502 quoting the credential header
 	lastVal atomic.Pointer[string]
 }
 
@@ -53,6 +54,10 @@ func newRemote(t testing.TB, header string) *remote {
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		v := req.Header.Get(r.header)
 		r.lastVal.Store(&v)
+		if r.echoErr.Load() {
+			http.Error(w, "upstream failed for "+v, http.StatusBadGateway)
+			return
+		}
 		_, ok := r.allowed.Load(v)
 		if ok && r.reject.Load() > 0 && r.reject.Add(-1) >= 0 {
 			ok = false

@@ -241,9 +241,46 @@ func (p *Pool) do(ctx context.Context, connectionID string, timeout time.Duratio
 			if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
 				return fmt.Errorf("%s did not answer within %s", label(slugOf(s)), timeout)
 			}
-			return err
+			return p.scrub(context.WithoutCancel(ctx), connectionID, err)
 		}
 	}
+}
+
+// scrubbedError carries a transport error whose text had the login's
+// credential values removed: mcp-go quotes a failed response's body, and a
+// server may echo the request's headers there.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+func (p *Pool) scrub(ctx context.Context, connectionID string, err error) error {
+	id, perr := uuid.Parse(connectionID)
+	if perr != nil || p.o.Credentials == nil {
+		return err
+	}
+	cred, cerr := p.o.Credentials.Token(ctx, id)
+	if cerr != nil {
+		return err
+	}
+	msg := err.Error()
+	vals := []string{cred.AccessToken, cred.RefreshToken}
+	for _, v := range cred.Extra {
+		vals = append(vals, v)
+	}
+	changed := false
+	for _, v := range vals {
+		if len(v) >= 4 && strings.Contains(msg, v) {
+			msg, changed = strings.ReplaceAll(msg, v, "[REDACTED]"), true
+		}
+	}
+	if !changed {
+		return err
+	}
+	return &scrubbedError{msg: msg, err: err}
 }
 
 func slugOf(s *session) string {

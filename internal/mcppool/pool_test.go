@@ -1,9 +1,12 @@
 package mcppool_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -219,3 +222,46 @@ func TestRefreshUsesStoredListUntilStale(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// A server that quotes the request's key in its error body: the key reaches
+// neither the returned error nor the pool's log.
+func TestErrorsDoNotCarryTheKey(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.New(t)
+	rs := newRemote(t, "X-API-KEY")
+	rs.allow("sk-quoted-key")
+	id := addConnection(t, db, "etherscan", rs.URL, "token", `{"header":"X-API-KEY"}`)
+	cr := &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"sk-quoted-key"}}}
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(b)
+	}), nil))
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: cr, Log: log})
+	t.Cleanup(p.Close)
+	if _, err := p.Sync(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	rs.echoErr.Store(true)
+	_, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`))
+	if err == nil || contains(err.Error(), "sk-quoted-key") || !contains(err.Error(), "[REDACTED]") {
+		t.Fatalf("call error: %v", err)
+	}
+	if _, err := db.Exec(ctx, `UPDATE mcp_tools SET listed_at = now() - interval '11 minutes' WHERE connection_id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Refresh(ctx, id, mcppool.ListMaxAge); err == nil || contains(err.Error(), "sk-quoted-key") {
+		t.Fatalf("refresh error: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if contains(logs.String(), "sk-quoted-key") || !contains(logs.String(), "listing failed") {
+		t.Fatalf("log: %s", logs.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
