@@ -32,7 +32,7 @@ func testImage() string {
 
 // engine returns a driver with a scope of its own, or skips (fails in CI)
 // when no engine answers.
-func engine(t *testing.T) (*Driver, *client.Client) {
+func engine(t testing.TB) (*Driver, *client.Client) {
 	t.Helper()
 	unavailable := func(format string, args ...any) {
 		t.Helper()
@@ -224,5 +224,45 @@ func TestCancelledContextKillsTheCommand(t *testing.T) {
 while [ -e /proc/$p ] && ! grep -q '^[^)]*) Z' /proc/$p/stat; do i=$((i+1)); [ $i -gt 30 ] && exit 1; sleep 0.1; done`}})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("the cancelled command is still running: %+v %v", res, err)
+	}
+}
+
+// BenchmarkExec measures one short command: exec create, attach, stream and
+// inspect against the engine.
+func BenchmarkExec(b *testing.B) {
+	d, _ := engine(b)
+	ctx := context.Background()
+	sb, err := d.Create(ctx, sandbox.Spec{Image: testImage()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Remove(ctx, sb.ID)
+	req := sandbox.ExecRequest{Cmd: []string{"echo", "hi"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := d.Exec(ctx, sb.ID, req); err != nil || res.ExitCode != 0 {
+			b.Fatal(res, err)
+		}
+	}
+}
+
+// BenchmarkCopyToFrom measures a 4 KiB write and read back through the file API.
+func BenchmarkCopyToFrom(b *testing.B) {
+	d, _ := engine(b)
+	ctx := context.Background()
+	sb, err := d.Create(ctx, sandbox.Spec{Image: testImage()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Remove(ctx, sb.ID)
+	content := make([]byte, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := d.CopyTo(ctx, sb.ID, sandbox.RunDir+"/requests/r.json", content, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := d.CopyFrom(ctx, sb.ID, sandbox.RunDir+"/requests/r.json"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

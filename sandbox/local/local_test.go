@@ -91,3 +91,22 @@ func TestCleanupAge(t *testing.T) {
 		t.Fatalf("left %+v", list)
 	}
 }
+
+func BenchmarkExec(b *testing.B) {
+	d, err := New(Options{AllowUnisolated: true, Root: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	sb, err := d.Create(ctx, sandbox.Spec{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := sandbox.ExecRequest{Cmd: []string{"echo", "hi"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := d.Exec(ctx, sb.ID, req); err != nil || res.ExitCode != 0 {
+			b.Fatal(res, err)
+		}
+	}
+}
