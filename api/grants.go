@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/grants"
@@ -36,7 +37,7 @@ func (s *Server) grantRoutes() []route {
 		{Method: "GET", Path: "/api/mcp/connections/:id", Tag: "connections", Summary: "Get a login's metadata",
 			Reply: grants.Connection{}, Handle: getConnection},
 		{Method: "DELETE", Path: "/api/mcp/connections/:id", Tag: "connections", Summary: "Delete a login and the bindings that use it",
-			Status: 204, Handle: deleteConnection},
+			Status: 204, Handle: s.deleteConnection},
 
 		{Method: "GET", Path: "/api/bindings", Tag: "bindings", Summary: "List the bindings written at one scope (scope, scope_id)",
 			Reply: []grants.Binding{}, Handle: listBindings},
@@ -57,7 +58,7 @@ func (s *Server) grantRoutes() []route {
 	}
 }
 
-func (s *Server) grants() *grants.Service { return grants.NewService(s.Tools, s.Integrations, s.Log) }
+func (s *Server) grants() *grants.Service { return s.offers }
 
 func (s *Server) listPublishedServers(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
 	out, err := grants.ListServers(c, db, s.Integrations, true)
@@ -125,8 +126,20 @@ func getConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, e
 	return http.StatusOK, out, err
 }
 
-func deleteConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	return http.StatusNoContent, nil, grants.DeleteConnection(c, db, p, c.Param("id"))
+// deleteConnection removes a login with its bindings, then closes its MCP
+// session and has every replica drop its cached credential.
+func (s *Server) deleteConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	id := c.Param("id")
+	if err := grants.DeleteConnection(c, db, p, id); err != nil {
+		return 0, nil, err
+	}
+	if s.MCP.Pool != nil {
+		s.MCP.Pool.Drop(id)
+	}
+	if uid, err := uuid.Parse(id); err == nil && s.MCP.Engine != nil {
+		s.MCP.Engine.Forget(c, uid)
+	}
+	return http.StatusNoContent, nil, nil
 }
 
 func listBindings(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
 
+	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/tools"
@@ -45,6 +46,7 @@ type Deps struct {
 type Server struct {
 	Deps
 	routes []route
+	offers *grants.Service // built once: it caches shaped schemas across requests
 }
 
 // New builds the server and its route table.
@@ -55,7 +57,7 @@ func New(d Deps) *Server {
 	if d.Integrations == nil {
 		d.Integrations = integrations.New(nil)
 	}
-	s := &Server{Deps: d}
+	s := &Server{Deps: d, offers: grants.NewService(d.Tools, d.Integrations, d.Log)}
 	s.routes = s.routeTable()
 	return s
 }
