@@ -20,10 +20,7 @@ import (
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/models"
-	"github.com/guilds/guilds/internal/native/issues"
-	"github.com/guilds/guilds/internal/native/memory"
-	"github.com/guilds/guilds/internal/native/notes"
-	"github.com/guilds/guilds/internal/native/records"
+	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
@@ -92,7 +89,7 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 		return nil, err
 	}
 	p.models = models.FromEnv(p.integrations, p.keyring, os.Getenv)
-	p.tools = nativeTools(db, log)
+	p.tools = native.Registry(db, log)
 	p.grants = grants.NewService(p.tools, p.integrations, log)
 	return p, nil
 }
@@ -111,19 +108,6 @@ func platformKeyring(cfg config.Config, dev bool) (*secret.Keyring, error) {
 		return nil, fmt.Errorf("GUILDS_ENCRYPTION_KEY: %w", err)
 	}
 	return kr, nil
-}
-
-// nativeTools registers every native tool the platform implements.
-func nativeTools(db *pgxpool.Pool, log *slog.Logger) *tools.Registry {
-	reg := tools.NewRegistry(tools.WithLogger(log))
-	notes.Register(reg, notes.Deps{DB: db, Log: log, Reach: func(ctx context.Context, db store.DB, agentID string) (notes.Reach, error) {
-		r, err := grants.ArtifactGrants(ctx, db, agentID)
-		return notes.Reach(r), err
-	}})
-	records.Register(reg, records.Deps{DB: db, Log: log})
-	memory.Register(reg, memory.Deps{DB: db, Log: log})
-	issues.Register(reg, db)
-	return reg
 }
 
 // startConnectors starts the connector engine and the MCP pool.

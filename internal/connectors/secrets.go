@@ -16,15 +16,9 @@ func (e *Engine) RunSecrets(ctx context.Context, agentID string) ([]string, erro
 	}
 	rows, err := e.db.Query(ctx, `
 		SELECT cc.connection_id, cc.ciphertext
-		FROM agents a
-		JOIN guilds g ON g.id = a.guild_id
-		JOIN mcp_connections c ON
-		     c.owner_scope = 'platform'
-		  OR (c.owner_scope = 'organisation' AND c.owner_id = g.organisation_id)
-		  OR (c.owner_scope = 'guild' AND c.owner_id = g.id)
-		  OR (c.owner_scope = 'agent' AND c.owner_id = a.id)
-		JOIN connection_credentials cc ON cc.connection_id = c.id
-		WHERE a.id = $1`, agentID)
+		FROM agent_chain_logins l
+		JOIN connection_credentials cc ON cc.connection_id = l.connection_id
+		WHERE l.agent_id = $1`, agentID)
 	if err != nil {
 		return nil, err
 	}

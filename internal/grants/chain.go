@@ -12,15 +12,10 @@ import (
 func ChainRemoteLogins(ctx context.Context, db store.DB, agentID string) ([]string, error) {
 	rows, err := db.Query(ctx, `
 		SELECT c.id::text
-		FROM agents a
-		JOIN guilds g ON g.id = a.guild_id
-		JOIN mcp_connections c ON
-		     c.owner_scope = 'platform'
-		  OR (c.owner_scope = 'organisation' AND c.owner_id = g.organisation_id)
-		  OR (c.owner_scope = 'guild' AND c.owner_id = g.id)
-		  OR (c.owner_scope = 'agent' AND c.owner_id = a.id)
+		FROM agent_chain_logins l
+		JOIN mcp_connections c ON c.id = l.connection_id
 		JOIN mcp_servers s ON s.id = c.server_id
-		WHERE a.id = $1 AND c.status = 'connected' AND s.kind = 'remote'
+		WHERE l.agent_id = $1 AND c.status = 'connected' AND s.kind = 'remote'
 		ORDER BY c.id`, agentID)
 	if err != nil {
 		return nil, store.Map(err)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/api/enums/v1"
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -17,30 +16,13 @@ import (
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
-	"github.com/guilds/guilds/internal/native/issues"
-	"github.com/guilds/guilds/internal/native/memory"
-	"github.com/guilds/guilds/internal/native/notes"
-	"github.com/guilds/guilds/internal/native/records"
+	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/runs"
-	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/workflows/run"
 )
 
 var platformAdmin = access.Principal{Admin: true}
-
-// platformRegistry registers the native tools the way cmd/guilds does.
-func platformRegistry(db *pgxpool.Pool, log *slog.Logger) *tools.Registry {
-	reg := tools.NewRegistry(tools.WithLogger(log))
-	notes.Register(reg, notes.Deps{DB: db, Log: log, Reach: func(ctx context.Context, db store.DB, agentID string) (notes.Reach, error) {
-		r, err := grants.ArtifactGrants(ctx, db, agentID)
-		return notes.Reach(r), err
-	}})
-	records.Register(reg, records.Deps{DB: db, Log: log})
-	memory.Register(reg, memory.Deps{DB: db, Log: log})
-	issues.Register(reg, db)
-	return reg
-}
 
 // putBinding turns a native tool on or off for the env's agent.
 func (e *env) putBinding(tool string, on bool) error {
@@ -71,7 +53,7 @@ func (e *env) startGrantsWorker() {
 		e.t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	reg := platformRegistry(e.db, log)
+	reg := native.Registry(e.db, log)
 	caller := &mcpCaller{url: e.mcpURL + "/mcp"}
 	offerer := runact.GrantsOfferer{S: grants.NewService(reg, integrations.New(func(string) string { return "" }), log)}
 	a := runact.New(runact.Deps{DB: e.db, Tools: reg, Offerer: offerer, MCP: caller,
