@@ -5,7 +5,7 @@ BIN   := .bin
 TEMPORAL_CLI := $(BIN)/temporal
 # Integration tests share one Temporal dev server started by `make test`.
 TEST_TEMPORAL_PORT ?= 7299
-GOTEST_FLAGS ?= -timeout 25m
+GOTEST_FLAGS ?= -race -timeout 25m
 
 .DEFAULT_GOAL := help
 
