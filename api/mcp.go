@@ -187,66 +187,28 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 	return out, nil
 }
 
-// connectKey validates a key by listing with it, then stores it through the
-// engine, marks the login connected with its binding and stores the listing.
+// connectKey checks a token server's key by listing with it, then stores it
+// with the listing, the connected state and the binding (mcppool.KeyLogin).
 func (s *Server) connectKey(ctx context.Context, conn grants.Connection, srv mcpServerRow, key string) (mcpConnectReply, error) {
-	key = strings.TrimSpace(key)
-	if key == "" {
+	if strings.TrimSpace(key) == "" {
 		return mcpConnectReply{}, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: "is required for " + srv.Slug}}}
 	}
-	var cfg struct{ Header, Scheme string }
-	_ = json.Unmarshal(srv.Config, &cfg)
-	info := mcppool.ServerInfo{Slug: srv.Slug, Transport: srv.Transport, URL: srv.URL, Auth: srv.Auth, Header: cfg.Header, Scheme: cfg.Scheme}
-	listed, err := mcppool.ListWith(ctx, s.MCP.KeyHTTP, info, mcppool.Headers(info, connectors.Credential{AccessToken: key}))
-	if errors.Is(err, mcppool.ErrKeyRejected) {
+	login := mcppool.KeyLogin{DB: s.DB, Engine: s.MCP.Engine, Pool: s.MCP.Pool, HTTP: s.MCP.KeyHTTP, Log: s.Log}
+	listed, err := login.Connect(ctx, conn.ID, key)
+	switch {
+	case errors.Is(err, mcppool.ErrKeyRejected):
 		return mcpConnectReply{}, keyRejected(srv.Slug)
-	}
-	if err != nil {
-		// A server may echo the request in its error text: the key stays out of the log.
-		s.Log.Warn("mcp connect: key validation failed", "server", srv.Slug, "err", strings.ReplaceAll(err.Error(), key, "[REDACTED]"))
+	case errors.Is(err, mcppool.ErrKeyUnchecked):
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
 			Message: srv.Slug + " could not be reached to check the key; try again"}
-	}
-	if !acceptedListing(srv.Slug, listed) {
-		return mcpConnectReply{}, keyRejected(srv.Slug)
-	}
-	id := uuid.MustParse(conn.ID)
-	if _, err := s.MCP.Engine.ConnectKey(ctx, id, map[string]string{"token": key}); err != nil {
+	case err != nil:
 		return mcpConnectReply{}, err
-	}
-	err = store.InTx(ctx, s.DB, func(tx pgx.Tx) error {
-		if err := mcppool.StoreTools(ctx, tx, conn.ID, listed); err != nil {
-			return err
-		}
-		return grants.MarkConnected(ctx, tx, conn.ID, conn.AccountHint)
-	})
-	if err != nil {
-		if derr := s.MCP.Engine.Disconnect(context.WithoutCancel(ctx), id); derr != nil {
-			s.Log.Error("mcp connect: cannot wipe the key of a failed connect", "connection", conn.ID, "err", derr)
-		}
-		return mcpConnectReply{}, err
-	}
-	if s.MCP.Pool != nil {
-		s.MCP.Pool.Drop(conn.ID)
 	}
 	fresh, err := grants.LoadConnection(ctx, s.DB, conn.ID)
 	if err != nil {
 		return mcpConnectReply{}, err
 	}
-	s.Log.Info("mcp connect: key connected", "connection", conn.ID, "server", srv.Slug, "tools", len(listed))
 	return mcpConnectReply{Connection: fresh, Tools: len(listed)}, nil
-}
-
-// acceptedListing: a key that lists nothing is rejected; OpenSea answers an
-// unauthorised key with only its get_instant_api_key tool.
-func acceptedListing(slug string, listed []mcppool.Tool) bool {
-	if len(listed) == 0 {
-		return false
-	}
-	if slug == "opensea" && len(listed) == 1 && listed[0].RemoteName == "get_instant_api_key" {
-		return false
-	}
-	return true
 }
 
 func (s *Server) callbackURL(c *gin.Context) string {

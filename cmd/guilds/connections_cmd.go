@@ -18,11 +18,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/term"
 
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/google"
 	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
+	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -91,7 +96,7 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		return 2
 	}
 
-	eng, closeAll, err := openConnectors(ctx, stderr)
+	eng, db, closeAll, err := openConnectors(ctx, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "guilds connections:", err)
 		return 1
@@ -145,8 +150,11 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		}
 		if c.Auth == connectors.AuthOAuth {
 			err = connectOAuth(ctx, eng, c, timeout, stdout)
+			if err == nil {
+				err = finishOAuthLogin(ctx, db, eng, c.ID, stdout)
+			}
 		} else {
-			err = connectKey(ctx, eng, c, stdin, stderr)
+			err = connectKey(ctx, db, eng, c, stdin, stderr)
 		}
 		if err != nil {
 			if created {
@@ -302,7 +310,7 @@ func sanitize(s string) string {
 
 // connectKey reads the provider's key fields, one line each, from stdin
 // (prompting on stderr when stdin is a terminal).
-func connectKey(ctx context.Context, eng *connectors.Engine, c connectors.Connection, stdin io.Reader, stderr io.Writer) error {
+func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c connectors.Connection, stdin io.Reader, stderr io.Writer) error {
 	fields, err := eng.KeyFields(ctx, c.ID)
 	if err != nil {
 		return err
@@ -318,7 +326,15 @@ func connectKey(ctx context.Context, eng *connectors.Engine, c connectors.Connec
 			}
 			fmt.Fprintf(stderr, "%s for %s: ", label, c.ServerSlug)
 		}
-		line, err := br.ReadString('\n')
+		var line string
+		if tty {
+			// Read without echo, so the key never shows on screen or in a scrollback.
+			raw, rerr := term.ReadPassword(int(stdin.(*os.File).Fd()))
+			fmt.Fprintln(stderr)
+			line, err = string(raw), rerr
+		} else {
+			line, err = br.ReadString('\n')
+		}
 		line = strings.TrimRight(line, "\r\n")
 		if err != nil && !(errors.Is(err, io.EOF) && line != "") {
 			if f.Optional && errors.Is(err, io.EOF) {
@@ -333,8 +349,26 @@ func connectKey(ctx context.Context, eng *connectors.Engine, c connectors.Connec
 			values[f.Name] = line
 		}
 	}
+	kind, err := serverKind(ctx, db, c.ServerID)
+	if err != nil {
+		return err
+	}
+	if kind == "remote" {
+		// The same check as the API's: the key must list the server's tools.
+		listed, err := mcppool.KeyLogin{DB: db, Engine: eng}.Connect(ctx, c.ID.String(), values["token"])
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.ServerSlug, err)
+		}
+		fmt.Fprintf(stderr, "%d tools listed\n", len(listed))
+		return nil
+	}
 	kv, err := eng.ConnectKey(ctx, c.ID, values)
 	if err != nil {
+		return err
+	}
+	if err := store.InTx(ctx, db, func(tx pgx.Tx) error {
+		return grants.MarkConnected(ctx, tx, c.ID.String(), kv.AccountHint)
+	}); err != nil {
 		return err
 	}
 	if kv.AccountHint != "" {
@@ -343,13 +377,42 @@ func connectKey(ctx context.Context, eng *connectors.Engine, c connectors.Connec
 	return nil
 }
 
+// finishOAuthLogin does what the connect workflow's last step does for a login
+// completed from the terminal: the enabled binding, then the first listing.
+func finishOAuthLogin(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, id uuid.UUID, stdout io.Writer) error {
+	c, err := eng.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := store.InTx(ctx, db, func(tx pgx.Tx) error {
+		return grants.MarkConnected(ctx, tx, id.String(), c.AccountHint)
+	}); err != nil {
+		return err
+	}
+	kind, err := serverKind(ctx, db, c.ServerID)
+	if err != nil || kind != "remote" {
+		return err
+	}
+	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver()})
+	defer pool.Close()
+	listed, err := pool.Sync(ctx, id.String())
+	if err != nil {
+		fmt.Fprintf(stdout, "connected, but the first listing failed (tools appear at the next run start): %s\n", oneLineErr(err))
+		return nil
+	}
+	fmt.Fprintf(stdout, "%d tools listed\n", len(listed))
+	return nil
+}
+
+func serverKind(ctx context.Context, db *pgxpool.Pool, serverID uuid.UUID) (string, error) {
+	var kind string
+	err := db.QueryRow(ctx, `SELECT kind FROM mcp_servers WHERE id = $1`, serverID).Scan(&kind)
+	return kind, store.Map(err)
+}
+
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // keysCommand implements `guilds keys rotate [-batch N]`: re-encrypt every
@@ -405,18 +468,18 @@ func loadKeyring(cfg config.Config) (*secret.Keyring, error) {
 }
 
 // openConnectors builds an engine with every compiled-in provider.
-func openConnectors(ctx context.Context, stderr io.Writer) (*connectors.Engine, func(), error) {
+func openConnectors(ctx context.Context, stderr io.Writer) (*connectors.Engine, *pgxpool.Pool, func(), error) {
 	cfg, err := config.Load(nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	keys, err := loadKeyring(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	pool, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := connectors.Options{DB: pool, Keyring: keys, Logger: log, Providers: connectors.Registered()}
@@ -433,9 +496,9 @@ func openConnectors(ctx context.Context, stderr io.Writer) (*connectors.Engine, 
 	eng, err := connectors.New(ctx, opts)
 	if err != nil {
 		pool.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return eng, func() {
+	return eng, pool, func() {
 		eng.Close()
 		if opts.Redis != nil {
 			opts.Redis.Close()

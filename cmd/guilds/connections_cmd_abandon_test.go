@@ -41,6 +41,10 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 	if _, err := conn.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, auth, config) VALUES ('notionish', 'N', 'http', 'oauth', $1), ('cigale', 'C', 'http', 'token', '{}')`, cfg); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := conn.Exec(ctx, `UPDATE mcp_servers SET url = $1 WHERE slug = 'cigale'`, keyMCPServer(t, "sk-one")); err != nil {
+		t.Fatal(err)
+	}
+
 	count := func(slug string) int {
 		var n int
 		if err := conn.QueryRow(ctx, `SELECT count(*) FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE s.slug = $1`, slug).Scan(&n); err != nil {
@@ -95,6 +99,12 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 	code, _, errs := runConn(t, connectionsCommand, "\n", "connect", "cigale")
 	if code != 1 || count("cigale") != 0 {
 		t.Fatalf("empty key: exit %d, %d rows, stderr %q", code, count("cigale"), errs)
+	}
+
+	// A key the server refuses connects nothing and leaves no row.
+	code, _, errs = runConn(t, connectionsCommand, "sk-wrong\n", "connect", "cigale")
+	if code != 1 || count("cigale") != 0 || !strings.Contains(errs, "rejected") || strings.Contains(errs, "sk-wrong") {
+		t.Fatalf("rejected key: exit %d, %d rows, stderr %q", code, count("cigale"), errs)
 	}
 
 	// An existing login survives a failed reconnect.

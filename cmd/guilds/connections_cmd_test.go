@@ -89,6 +89,9 @@ func TestConnectionsLifecycle(t *testing.T) {
 	if _, err := conn.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, auth, config) VALUES ('notionish', 'N', 'http', 'oauth', $1), ('cigale', 'C', 'http', 'token', '{}')`, cfg); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := conn.Exec(ctx, `UPDATE mcp_servers SET url = $1 WHERE slug = 'cigale'`, keyMCPServer(t, "sk-secret-key")); err != nil {
+		t.Fatal(err)
+	}
 
 	// OAuth connect: the test plays the browser.
 	pr, pw := io.Pipe()

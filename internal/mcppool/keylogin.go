@@ -1,0 +1,103 @@
+package mcppool
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// ErrKeyUnchecked: the server could not be reached to check a key.
+var ErrKeyUnchecked = errors.New("the server could not be reached to check the key; try again")
+
+// KeyLogin connects a token MCP server (Cigale, OpenSea, Etherscan, …): the key
+// is checked by listing the server's tools with it, and only an accepted key is
+// stored, with the listed tools, the connected state and the enabled binding.
+// The API and the CLI both connect token servers through it.
+type KeyLogin struct {
+	DB     *pgxpool.Pool
+	Engine *connectors.Engine
+	Pool   *Pool        // its cached session of the login is dropped; may be nil
+	HTTP   *http.Client // nil means http.DefaultClient
+	Log    *slog.Logger
+}
+
+// Connect checks and stores the key of a pending or disconnected login.
+// A rejected key is ErrKeyRejected, an unreachable server ErrKeyUnchecked;
+// either way nothing is stored.
+func (k KeyLogin) Connect(ctx context.Context, connectionID, key string) ([]Tool, error) {
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return nil, ErrKeyRejected
+	}
+	info, err := (&Pool{o: Options{DB: k.DB}}).load(ctx, connectionID)
+	if err != nil {
+		return nil, err
+	}
+	listed, err := ListWith(ctx, k.HTTP, info, Headers(info, connectors.Credential{AccessToken: key}))
+	if errors.Is(err, ErrKeyRejected) {
+		return nil, err
+	}
+	if err != nil {
+		// A server may echo the request in its error text: the key stays out of the log.
+		k.log().Warn("mcp connect: key validation failed", "server", info.Slug,
+			"err", strings.ReplaceAll(oneLine(err), key, "[REDACTED]"))
+		return nil, ErrKeyUnchecked
+	}
+	if !AcceptedListing(info.Slug, listed) {
+		return nil, ErrKeyRejected
+	}
+	id, err := uuid.Parse(connectionID)
+	if err != nil {
+		return nil, store.ErrNotFound
+	}
+	kv, err := k.Engine.ConnectKey(ctx, id, map[string]string{"token": key})
+	if err != nil {
+		return nil, err
+	}
+	err = store.InTx(ctx, k.DB, func(tx pgx.Tx) error {
+		if err := StoreTools(ctx, tx, connectionID, listed); err != nil {
+			return err
+		}
+		return grants.MarkConnected(ctx, tx, connectionID, kv.AccountHint)
+	})
+	if err != nil {
+		if derr := k.Engine.Disconnect(context.WithoutCancel(ctx), id); derr != nil {
+			k.log().Error("mcp key login: cannot wipe the key of a failed connect", "connection", connectionID, "err", derr)
+		}
+		return nil, err
+	}
+	if k.Pool != nil {
+		k.Pool.Drop(connectionID)
+	}
+	k.log().Info("mcp key login: connected", "connection", connectionID, "server", info.Slug, "tools", len(listed))
+	return listed, nil
+}
+
+func (k KeyLogin) log() *slog.Logger {
+	if k.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return k.Log
+}
+
+// AcceptedListing: a key that lists nothing is rejected, and OpenSea answers an
+// unauthorised key with only its get_instant_api_key tool.
+func AcceptedListing(slug string, listed []Tool) bool {
+	if len(listed) == 0 {
+		return false
+	}
+	if slug == "opensea" && len(listed) == 1 && listed[0].RemoteName == "get_instant_api_key" {
+		return false
+	}
+	return true
+}
