@@ -46,7 +46,8 @@ ping() {
 if ! ping; then
   log "starting podman system service on unix://$SOCK"
   rm -f "$SOCK"
-  nohup podman system service --time=0 "unix://$SOCK" >/tmp/podman-service.log 2>&1 &
+  # From /: the service and the containers it starts keep this directory as theirs.
+  (cd / && nohup podman system service --time=0 "unix://$SOCK" >/tmp/podman-service.log 2>&1 &)
   for _ in $(seq 1 50); do ping && break; sleep 0.2; done
   ping || { log "the service did not answer; see /tmp/podman-service.log"; exit 1; }
 fi
