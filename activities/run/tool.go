@@ -42,7 +42,7 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	raw, outcome, filter, meta := a.invoke(ctx, r, snap, in)
 	stamped := tools.Stamp(raw, tools.StampOptions{Filter: filter, Redactor: red, Remaining: in.Remaining, Log: a.d.Log})
 	finished := time.Now()
-	metaJSON, _ := json.Marshal(meta)
+	metaJSON := redactedJSON(red, meta)
 	tc, _, err := runs.SaveToolCall(ctx, a.d.DB, runs.ToolCall{
 		RunID: in.RunID, Seq: in.Seq, CallID: in.CallID, Tool: in.Name,
 		Arguments: red.Redact(in.Arguments), Result: stamped, Outcome: outcome,
@@ -85,8 +85,14 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 		if !ok || a.nowOff(ctx, r, snap)[in.Name] { // no longer registered here, or turned off since the snapshot
 			return tools.RefuseUnknown(in.Name), runs.OutcomeRefused, nil, meta
 		}
-		raw = a.d.Tools.Invoke(ctx, tools.Call{Name: in.Name, Args: args, RunID: r.ID, AgentID: r.AgentID,
+		mctx, recorded := tools.WithMetadata(ctx)
+		raw = a.d.Tools.Invoke(mctx, tools.Call{Name: in.Name, Args: args, RunID: r.ID, AgentID: r.AgentID,
 			GuildID: r.GuildID, OrgID: r.OrganisationID, Trigger: r.Trigger})
+		for k, v := range recorded() {
+			if _, taken := meta[k]; !taken { // kind and class stay the platform's
+				meta[k] = v
+			}
+		}
 		return raw, outcomeOf(raw), t.Filter, meta
 	case "mcp":
 		meta["server"] = offered.ServerSlug
@@ -117,6 +123,20 @@ func (a *Activities) callMCP(ctx context.Context, r runs.Run, t runs.OfferedTool
 		// The message is stamped (redacted) by the caller; the detail is logged by id only.
 		a.d.Log.WarnContext(ctx, "mcp call failed", "run_id", r.ID, "tool", t.Name, "connection_id", t.ConnectionID)
 		return tools.ErrorResult(err.Error())
+	}
+	return out
+}
+
+// redactedJSON encodes a call's metadata with the run's secrets redacted, as
+// everything else stored about the call is.
+func redactedJSON(red *tools.Redactor, meta map[string]any) json.RawMessage {
+	raw, err := json.Marshal(meta)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	out := json.RawMessage(red.Redact(string(raw)))
+	if !json.Valid(out) {
+		return json.RawMessage(`{}`)
 	}
 	return out
 }

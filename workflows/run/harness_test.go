@@ -307,6 +307,9 @@ func testRegistry(db *pgxpool.Pool, gate string, log *slog.Logger) *tools.Regist
 		Handler: func(ctx context.Context, c tools.Call) (string, error) {
 			var a struct{ Text string }
 			_ = json.Unmarshal(c.Args, &a)
+			tools.SetMetadata(ctx, "exit_code", 0)
+			tools.SetMetadata(ctx, "kind", "overridden?")      // the platform's own fields win
+			tools.SetMetadata(ctx, "seen", "token "+mcpSecret) // stored redacted
 			return "echo: " + a.Text, nil
 		}})
 	reg.Register(tools.Tool{Name: "add", Description: "Add two numbers", Idempotent: true,

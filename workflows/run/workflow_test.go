@@ -3,8 +3,10 @@ package run_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -142,6 +144,11 @@ func TestRunEndToEnd(t *testing.T) {
 		if m := tr.Messages[2+i]; m.Role != runs.RoleTool || m.Content != tc.Result || m.ToolCallID != tc.CallID {
 			t.Errorf("message %d = %+v does not match the call", 2+i, m)
 		}
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(tr.ToolCalls[0].Metadata, &meta); err != nil || meta["exit_code"] != float64(0) || meta["kind"] != "native" ||
+		strings.Contains(string(tr.ToolCalls[0].Metadata), mcpSecret) || !strings.Contains(fmt.Sprint(meta["seen"]), tools.RedactionMarker) {
+		t.Errorf("handler metadata = %s (%v)", tr.ToolCalls[0].Metadata, err)
 	}
 	if mcp := tr.ToolCalls[1].Result; strings.Contains(mcp, mcpSecret) || !strings.Contains(mcp, tools.RedactionMarker) {
 		t.Errorf("MCP result not redacted: %q", mcp)
