@@ -3,6 +3,7 @@ package notes_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -175,5 +176,30 @@ func TestMemoryNotReachable(t *testing.T) {
 	}
 	for _, p := range []string{"agent/memory.md", "agent/MEMORY.md", "agent/memory_revisions.md"} {
 		e.fails(e.alice, "note_get", map[string]any{"path": p}, "404")
+	}
+}
+
+func TestFindSaysWhenItCutTheList(t *testing.T) {
+	e := newEnv(t)
+	for i := 0; i < 101; i++ {
+		e.ok(e.alice, "note_write", map[string]any{"level": "agent", "key": fmt.Sprintf("n%03d.md", i), "content": "x"})
+	}
+	var res struct {
+		Notes     []struct{ Path string }
+		Truncated string
+	}
+	if err := json.Unmarshal([]byte(e.ok(e.alice, "note_find", map[string]any{"level": "agent"})), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Notes) != 100 || !strings.Contains(res.Truncated, "first 100") {
+		t.Fatalf("%d notes, truncated %q", len(res.Notes), res.Truncated)
+	}
+	e.ok(e.alice, "note_delete", map[string]any{"path": "agent/n000.md"})
+	res.Truncated = ""
+	if err := json.Unmarshal([]byte(e.ok(e.alice, "note_find", map[string]any{"level": "agent"})), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Notes) != 100 || res.Truncated != "" {
+		t.Fatalf("exactly 100: %d notes, truncated %q", len(res.Notes), res.Truncated)
 	}
 }

@@ -102,9 +102,14 @@ func (h *handlers) find(ctx context.Context, call tools.Call) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	found, err := s.Find(ctx, h.d.DB, artifacts.Scope(in.Level), in.Query, 100)
+	// One more than shown, to tell the model when the list was cut.
+	found, err := s.Find(ctx, h.d.DB, artifacts.Scope(in.Level), in.Query, findLimit+1)
 	if err != nil {
 		return "", err
+	}
+	cut := len(found) > findLimit
+	if cut {
+		found = found[:findLimit]
 	}
 	words := Words(in.Query)
 	out := make([]noteEntry, len(found))
@@ -114,9 +119,16 @@ func (h *handlers) find(ctx context.Context, call tools.Call) (string, error) {
 			out[i].Snippet = snippet(a.Content, words[0])
 		}
 	}
-	b, err := json.Marshal(map[string]any{"notes": out})
+	reply := map[string]any{"notes": out}
+	if cut {
+		reply["truncated"] = fmt.Sprintf("only the first %d matches are listed; narrow the query or pick a level", findLimit)
+	}
+	b, err := json.Marshal(reply)
 	return string(b), err
 }
+
+// findLimit is how many notes note_find lists at most.
+const findLimit = 100
 
 func (h *handlers) get(ctx context.Context, call tools.Call) (string, error) {
 	var in struct {
