@@ -130,18 +130,24 @@ func (h *handlers) find(ctx context.Context, call tools.Call) (string, error) {
 // findLimit is how many notes note_find lists at most.
 const findLimit = 100
 
-func (h *handlers) get(ctx context.Context, call tools.Call) (string, error) {
+// pathCall reads the display path of a note_get or note_delete call and the
+// calling agent's reach.
+func (h *handlers) pathCall(ctx context.Context, call tools.Call) (s Scope, level artifacts.Scope, key string, err error) {
 	var in struct {
 		Path string `json:"path"`
 	}
-	if err := json.Unmarshal(call.Args, &in); err != nil {
-		return "", err
+	if err = json.Unmarshal(call.Args, &in); err != nil {
+		return s, "", "", err
 	}
-	level, key, err := ParsePath(in.Path)
-	if err != nil {
-		return "", artifacts.Errorf(422, "%v", err)
+	if level, key, err = ParsePath(in.Path); err != nil {
+		return s, "", "", artifacts.Errorf(422, "%v", err)
 	}
-	s, err := h.scope(ctx, call)
+	s, err = h.scope(ctx, call)
+	return s, level, key, err
+}
+
+func (h *handlers) get(ctx context.Context, call tools.Call) (string, error) {
+	s, level, key, err := h.pathCall(ctx, call)
 	if err != nil {
 		return "", err
 	}
@@ -180,17 +186,7 @@ func (h *handlers) write(ctx context.Context, call tools.Call) (string, error) {
 }
 
 func (h *handlers) delete(ctx context.Context, call tools.Call) (string, error) {
-	var in struct {
-		Path string `json:"path"`
-	}
-	if err := json.Unmarshal(call.Args, &in); err != nil {
-		return "", err
-	}
-	level, key, err := ParsePath(in.Path)
-	if err != nil {
-		return "", artifacts.Errorf(422, "%v", err)
-	}
-	s, err := h.scope(ctx, call)
+	s, level, key, err := h.pathCall(ctx, call)
 	if err != nil {
 		return "", err
 	}
