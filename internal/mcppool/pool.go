@@ -328,7 +328,11 @@ func isSessionLost(err error) bool {
 		return true
 	}
 	msg := err.Error()
-	for _, s := range []string{"transport has been closed", "connection has been closed", "transport not started", "client not initialized", "file already closed", "broken pipe", "EOF"} {
+	// "Invalid session ID" (mcp-go) and "Could not find session" (the
+	// Python SDK) answer a message posted to an SSE session a restarted
+	// server no longer knows.
+	for _, s := range []string{"transport has been closed", "connection has been closed", "transport not started", "client not initialized", "file already closed", "broken pipe", "EOF",
+		"Invalid session ID", "Could not find session"} {
 		if strings.Contains(msg, s) {
 			return true
 		}

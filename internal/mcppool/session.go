@@ -60,6 +60,9 @@ type session struct {
 	info ServerInfo
 	c    *client.Client
 	hdr  atomic.Pointer[headers]
+	// lost is set when an SSE stream ends: replies travel on that stream, so
+	// the session cannot answer any more and the next use opens a new one.
+	lost atomic.Bool
 }
 
 // headers caches the last header map built for a token, so the hot path
@@ -130,8 +133,11 @@ func (p *Pool) session(ctx context.Context, connectionID string) (*session, erro
 	s := p.sessions[connectionID]
 	closed := p.closed
 	p.mu.Unlock()
-	if s != nil {
+	if s != nil && !s.lost.Load() {
 		return s, nil
+	}
+	if s != nil {
+		p.forget(connectionID, s)
 	}
 	if closed {
 		return nil, fmt.Errorf("mcppool: closed")
@@ -148,8 +154,11 @@ func (p *Pool) session(ctx context.Context, connectionID string) (*session, erro
 	p.mu.Lock()
 	s = p.sessions[connectionID]
 	p.mu.Unlock()
-	if s != nil {
+	if s != nil && !s.lost.Load() {
 		return s, nil
+	}
+	if s != nil {
+		p.forget(connectionID, s)
 	}
 	s, err := p.open(ctx, connectionID)
 	if err != nil {
@@ -211,6 +220,9 @@ func (p *Pool) dial(ctx context.Context, s *session) (*client.Client, error) {
 	case "sse":
 		c, err = client.NewSSEMCPClient(s.info.URL,
 			transport.WithHTTPClient(p.o.HTTPClient), transport.WithHeaderFunc(p.headerFunc(s)))
+		if err == nil {
+			c.OnConnectionLost(func(error) { s.lost.Store(true) })
+		}
 	case "stdio":
 		if s.info.Command == "" {
 			return nil, fmt.Errorf("%s: a stdio server needs a command in its catalog config", s.info.Slug)
