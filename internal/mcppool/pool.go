@@ -324,7 +324,8 @@ func isUnauthorized(err error) bool {
 }
 
 func isSessionLost(err error) bool {
-	if errors.Is(err, transport.ErrSessionTerminated) {
+	// ErrTransportClosed: a stdio server process that exited.
+	if errors.Is(err, transport.ErrSessionTerminated) || errors.Is(err, transport.ErrTransportClosed) {
 		return true
 	}
 	msg := err.Error()
