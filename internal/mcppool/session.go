@@ -231,7 +231,7 @@ func (p *Pool) dial(ctx context.Context, s *session) (*client.Client, error) {
 		if eerr != nil {
 			return nil, eerr
 		}
-		c, err = client.NewStdioMCPClient(s.info.Command, env, s.info.Args...)
+		c, err = client.NewStdioMCPClientWithOptions(s.info.Command, env, s.info.Args, transport.WithCommandFunc(stdioCommand))
 	default:
 		return nil, fmt.Errorf("%s: unknown transport %q", s.info.Slug, s.info.Transport)
 	}

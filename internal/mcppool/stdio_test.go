@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,12 +22,18 @@ import (
 	"github.com/guilds/guilds/internal/testdb"
 )
 
-// stdioPeerEnv makes the test binary an MCP stdio server instead of running
-// the tests: the pool starts it as a platform-run server.
-const stdioPeerEnv = "GUILDS_MCPPOOL_STDIO_PEER"
+// stdioPeerArg makes the test binary an MCP stdio server instead of running
+// the tests: the pool starts it as a platform-run server. An argument, not an
+// environment variable: the pool hands a stdio server only an allow-list of
+// the platform's environment.
+const stdioPeerArg = "-guilds-stdio-peer"
+
+// platformSecretEnv stands for the orchestrator's own secrets (database URL,
+// encryption key): set in the test process, it must not reach the server.
+const platformSecretEnv = "GUILDS_MCPPOOL_PLATFORM_SECRET"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(stdioPeerEnv) == "1" {
+	if slices.Contains(os.Args[1:], stdioPeerArg) {
 		if err := server.ServeStdio(stdioPeer()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -40,7 +47,8 @@ func TestMain(m *testing.M) {
 // received is reported only as a digest, with where else it appears.
 type peerReport struct {
 	PID         int      `json:"pid"`
-	Marker      string   `json:"marker"`
+	Leaked      string   `json:"leaked"` // the platform secret, if it reached the server
+	HasPath     bool     `json:"has_path"`
 	Args        []string `json:"args"`
 	MetaKeys    []string `json:"meta_keys"`
 	TokenDigest string   `json:"token_sha256"`
@@ -57,7 +65,7 @@ func stdioPeer() *server.MCPServer {
 	s := newMCP()
 	s.AddTool(mcp.NewTool("whoami", mcp.WithDescription("Say what this process received")),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			r := peerReport{PID: os.Getpid(), Marker: os.Getenv(stdioPeerEnv), Args: os.Args[1:]}
+			r := peerReport{PID: os.Getpid(), Leaked: os.Getenv(platformSecretEnv), HasPath: os.Getenv("PATH") != "", Args: os.Args[1:]}
 			var token string
 			if m := req.Params.Meta; m != nil {
 				for k := range m.AdditionalFields {
@@ -84,9 +92,9 @@ func stdioPeer() *server.MCPServer {
 // and a login holding key.
 func stdioConnection(t *testing.T, key string) (*mcppool.Pool, string) {
 	t.Helper()
-	t.Setenv(stdioPeerEnv, "1")
+	t.Setenv(platformSecretEnv, "postgres://platform:secret@db/guilds")
 	db := testdb.New(t)
-	cfg, _ := json.Marshal(map[string]any{"command": os.Args[0], "args": []string{"-peer-flag"}})
+	cfg, _ := json.Marshal(map[string]any{"command": os.Args[0], "args": []string{stdioPeerArg}})
 	id := addServerConnection(t, db, "localmcp", "stdio", "", "token", string(cfg))
 	eng := newEngine(t, db, "localmcp")
 	connectKey(t, eng, id, key)
@@ -137,8 +145,11 @@ func TestStdioListCallAndTokenChannel(t *testing.T) {
 	}
 
 	r := whoami(t, p, id)
-	if r.Marker != "1" || len(r.Args) != 1 || r.Args[0] != "-peer-flag" {
+	if len(r.Args) != 1 || r.Args[0] != stdioPeerArg {
 		t.Fatalf("the peer was not started from the catalog row: %+v", r)
+	}
+	if r.Leaked != "" || !r.HasPath {
+		t.Fatalf("the server must see PATH and none of the platform's own environment: %+v", r)
 	}
 	if r.TokenDigest != digest(key) || len(r.MetaKeys) != 1 || r.MetaKeys[0] != connectors.MetaTokenField {
 		t.Fatalf("the token must arrive in _meta.%s alone: %+v", connectors.MetaTokenField, r)
