@@ -1,0 +1,293 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/models"
+	"github.com/guilds/guilds/internal/native/issues"
+	"github.com/guilds/guilds/internal/secret"
+)
+
+// victim is an organisation with one of everything an operator can address by id.
+type victim struct {
+	org, guild, agent, collection, record, run, issue, conn, user string
+}
+
+func seedVictim(t *testing.T, me *mcpEnv) victim {
+	t.Helper()
+	ctx := context.Background()
+	var v victim
+	v.org, v.guild, v.agent = me.Hierarchy()
+	for _, base := range []string{"/api/agents/" + v.agent, "/api/guilds/" + v.guild, "/api/orgs/" + v.org} {
+		if r := me.Admin("PUT", base+"/notes/plan.md", map[string]any{"content": "victim plan"}); r.Status != 201 {
+			t.Fatalf("note: %d %s", r.Status, r.Body)
+		}
+	}
+	if r := me.Admin("PUT", "/api/agents/"+v.agent+"/memory", map[string]any{"content": "victim memory"}); r.Status != 200 {
+		t.Fatalf("memory: %d %s", r.Status, r.Body)
+	}
+	r := me.Admin("POST", "/api/orgs/"+v.org+"/collections", map[string]any{"name": "leads",
+		"columns": []map[string]any{{"name": "name", "type": "text"}}})
+	if r.Status != 201 {
+		t.Fatalf("collection: %d %s", r.Status, r.Body)
+	}
+	v.collection = r.Map()["id"].(string)
+	if r := me.Admin("PUT", "/api/collections/"+v.collection+"/grants", map[string]any{"guild_id": v.guild, "access": "read"}); r.Status != 200 {
+		t.Fatalf("grant: %d %s", r.Status, r.Body)
+	}
+	r = me.Admin("POST", "/api/collections/"+v.collection+"/records", map[string]any{"name": "Ada"})
+	if r.Status != 201 {
+		t.Fatalf("record: %d %s", r.Status, r.Body)
+	}
+	v.record = r.Map()["id"].(string)
+	if r := me.Admin("PUT", "/api/orgs/"+v.org+"/model-keys/openrouter", map[string]string{"key": "sk-or-victim-key-123456"}); r.Status != 204 {
+		t.Fatalf("model key: %d %s", r.Status, r.Body)
+	}
+	if err := me.DB.QueryRow(ctx, `INSERT INTO runs (agent_id, guild_id, organisation_id, trigger, status, budget, remaining)
+		VALUES ($1, $2, $3, 'direct', 'running', 5, 5) RETURNING id`, v.agent, v.guild, v.org).Scan(&v.run); err != nil {
+		t.Fatal(err)
+	}
+	iss, err := issues.File(ctx, me.DB, issues.New{GuildID: v.guild, AgentID: v.agent, Kind: "api", Summary: "victim issue"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.issue = iss.ID
+	addServer(t, me.DB, "etherscan", keyServer(t, "Authorization", "Bearer eth-victim"), "token", `{"header":"Authorization","scheme":"Bearer"}`)
+	r = me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": v.org, "key": "eth-victim"})
+	if r.Status != 200 {
+		t.Fatalf("login: %d %s", r.Status, r.Body)
+	}
+	v.conn = r.Map()["connection"].(map[string]any)["id"].(string)
+	me.Operator(v.org)
+	if err := me.DB.QueryRow(ctx, `SELECT user_id FROM memberships WHERE organisation_id = $1 LIMIT 1`, v.org).Scan(&v.user); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// fingerprint is a digest of every row of every table but the token
+// bookkeeping, so a probe that changes anything shows.
+func fingerprint(t *testing.T, e *apitest.Env) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := e.DB.Query(ctx, `SELECT table_name FROM information_schema.tables
+		WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name NOT IN ('api_tokens', 'schema_migrations')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, n)
+	}
+	rows.Close()
+	out := map[string]string{}
+	for _, tb := range tables {
+		var sum string
+		if err := e.DB.QueryRow(ctx, `SELECT coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') FROM "`+tb+`" t`).Scan(&sum); err != nil {
+			t.Fatal(err)
+		}
+		out[tb] = sum
+	}
+	return out
+}
+
+// TestOtherOrganisationsIDsAreInvisible probes every documented operation as
+// an operator of another organisation, with the victim's ids in the path, the
+// query or the body: each is refused as not found (or forbidden on admin
+// routes), and nothing in the database changes.
+func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
+	me := newMCPEnv(t, false, nil)
+	entry, _ := secret.GenerateKey("k1")
+	kr, err := secret.ParseKeyring(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	me.Server.Models = &models.Resolver{Integrations: me.Server.Integrations, Keyring: kr}
+	v := seedVictim(t, me)
+	attackerOrg := me.Admin("POST", "/api/orgs", map[string]any{"name": "Attacker"}).Map()["id"].(string)
+	attackerGuild := me.Admin("POST", "/api/orgs/"+attackerOrg+"/guilds", map[string]any{"name": "G"}).Map()["id"].(string)
+	attackerAgent := me.Admin("POST", "/api/guilds/"+attackerGuild+"/agents", map[string]any{"name": "A"}).Map()["id"].(string)
+	op := me.Operator(attackerOrg)
+
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	me.Do("", "GET", "/api/openapi.json", nil).JSON(&doc)
+
+	// Operations without an id in the path, probed with the victim's ids where they take one.
+	type probe struct {
+		path   string
+		body   any
+		status int
+	}
+	noID := map[string][]probe{
+		"GET /api/orgs":               nil, // lists only what the caller sees (checked below)
+		"POST /api/orgs":              nil, // creates a new organisation of the caller's
+		"GET /api/instance":           nil,
+		"GET /api/mcp/servers":        nil,
+		"GET /healthz":                nil,
+		"GET /readyz":                 nil,
+		"GET /metrics":                nil,
+		"GET /api/openapi.json":       nil,
+		"GET /api/admin/mcp/servers":  {{"/api/admin/mcp/servers", nil, 403}},
+		"POST /api/admin/mcp/servers": {{"/api/admin/mcp/servers", map[string]any{"slug": "x", "name": "x"}, 403}},
+		"POST /api/users":             {{"/api/users", map[string]any{"name": "x", "organisation_id": v.org}, 403}},
+		"GET /api/mcp/oauth/callback": {{"/api/mcp/oauth/callback?state=forged&code=x", nil, 400}},
+		"GET /api/mcp/connections": {
+			{"/api/mcp/connections?owner_scope=organisation&owner_id=" + v.org, nil, 404},
+			{"/api/mcp/connections?owner_scope=guild&owner_id=" + v.guild, nil, 404},
+			{"/api/mcp/connections?owner_scope=agent&owner_id=" + v.agent, nil, 404},
+		},
+		"POST /api/mcp/connections": {
+			{"/api/mcp/connections", map[string]any{"slug": "etherscan", "owner_scope": "guild", "owner_id": v.guild}, 404},
+		},
+		"POST /api/mcp/connect": {
+			{"/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "agent", "owner_id": v.agent, "key": "k"}, 404},
+		},
+		"GET /api/bindings": {{"/api/bindings?scope=guild&scope_id=" + v.guild, nil, 404}},
+		"PUT /api/bindings": {
+			{"/api/bindings", map[string]any{"scope": "agent", "scope_id": v.agent, "catalog_kind": "mcp", "catalog_id": "etherscan", "enabled": false}, 404},
+			// The victim's login bound at the attacker's own scopes.
+			{"/api/bindings", map[string]any{"scope": "organisation", "scope_id": attackerOrg, "catalog_kind": "mcp", "catalog_id": "etherscan", "enabled": true, "connection_id": v.conn}, 422},
+			{"/api/bindings", map[string]any{"scope": "agent", "scope_id": attackerAgent, "catalog_kind": "mcp", "catalog_id": "etherscan", "enabled": true, "connection_id": v.conn}, 422},
+		},
+		"DELETE /api/bindings": {
+			{"/api/bindings", map[string]any{"scope": "organisation", "scope_id": v.org, "catalog_kind": "mcp", "catalog_id": "etherscan"}, 404},
+		},
+	}
+	// Cross-organisation references from the attacker's own objects.
+	extra := []probe{
+		{"/api/orgs/" + attackerOrg + "/collections", map[string]any{"name": "steal", "guild_id": v.guild, "columns": []map[string]any{{"name": "n", "type": "text"}}}, 0},
+	}
+
+	bodies := map[string]any{
+		"PATCH /api/orgs/{id}":                            map[string]any{"name": "pwned"},
+		"POST /api/orgs/{id}/guilds":                      map[string]any{"name": "pwned"},
+		"PATCH /api/guilds/{id}":                          map[string]any{"name": "pwned"},
+		"POST /api/guilds/{id}/agents":                    map[string]any{"name": "pwned"},
+		"PATCH /api/agents/{id}":                          map[string]any{"name": "pwned"},
+		"PUT /api/orgs/{id}/model-keys/{provider}":        map[string]any{"key": "attacker-key"},
+		"POST /api/agents/{id}/runs":                      map[string]any{"message": "hi"},
+		"POST /api/orgs/{id}/collections":                 map[string]any{"name": "x", "columns": []map[string]any{{"name": "n", "type": "text"}}},
+		"PATCH /api/collections/{id}":                     map[string]any{"name": "pwned"},
+		"PUT /api/collections/{id}/grants":                map[string]any{"guild_id": attackerGuild, "access": "write"},
+		"POST /api/collections/{id}/records":              map[string]any{"name": "x"},
+		"PATCH /api/collections/{id}/records/{record_id}": map[string]any{"name": "x"},
+		"PUT /api/agents/{id}/memory":                     map[string]any{"content": "pwned"},
+		"PUT /api/agents/{id}/notes/{key}":                map[string]any{"content": "pwned"},
+		"PUT /api/guilds/{id}/notes/{key}":                map[string]any{"content": "pwned"},
+		"PUT /api/orgs/{id}/notes/{key}":                  map[string]any{"content": "pwned"},
+		"POST /api/mcp/connections/{id}/call":             map[string]any{"tool": "echo", "arguments": map[string]any{"text": "x"}},
+		"PATCH /api/admin/mcp/servers/{id}":               map[string]any{"name": "x"},
+	}
+	idFor := func(path string) string {
+		switch {
+		case strings.HasPrefix(path, "/api/orgs/"):
+			return v.org
+		case strings.HasPrefix(path, "/api/guilds/"):
+			return v.guild
+		case strings.HasPrefix(path, "/api/agents/"):
+			return v.agent
+		case strings.HasPrefix(path, "/api/collections/"):
+			return v.collection
+		case strings.HasPrefix(path, "/api/runs/"):
+			return v.run
+		case strings.HasPrefix(path, "/api/issues/"):
+			return v.issue
+		case strings.HasPrefix(path, "/api/mcp/connections/"):
+			return v.conn
+		}
+		return ""
+	}
+
+	before := fingerprint(t, me.Env)
+	var ops []string
+	for p, m := range doc.Paths {
+		for method := range m {
+			ops = append(ops, strings.ToUpper(method)+" "+p)
+		}
+	}
+	sort.Strings(ops)
+	probed := 0
+	for _, opName := range ops {
+		method, path, _ := strings.Cut(opName, " ")
+		var probes []probe
+		if !strings.Contains(path, "{") {
+			list, ok := noID[opName]
+			if !ok {
+				t.Errorf("%s: no probe declared for this operation; add one", opName)
+				continue
+			}
+			probes = list
+		} else {
+			id := idFor(path)
+			admin := strings.HasPrefix(path, "/api/admin/") || strings.Contains(path, "/members/{user_id}")
+			if id == "" && !admin {
+				t.Errorf("%s: no victim id for this path; add one", opName)
+				continue
+			}
+			if admin {
+				id = v.org
+			}
+			concrete := strings.NewReplacer("{id}", id, "{record_id}", v.record, "{subject_id}", v.guild,
+				"{key}", "plan.md", "{provider}", "openrouter", "{user_id}", v.user).Replace(path)
+			want := http.StatusNotFound
+			if admin {
+				want = http.StatusForbidden
+			}
+			probes = []probe{{concrete, bodies[opName], want}}
+		}
+		for _, pr := range probes {
+			probed++
+			var r apitest.Response
+			if path == "/api/runs/{id}/events" {
+				r = me.Do(op, method, pr.path, nil) // refused before the stream starts
+			} else {
+				r = me.Do(op, method, pr.path, pr.body)
+			}
+			if r.Status != pr.status {
+				t.Errorf("%s %s: %d %s, want %d", method, pr.path, r.Status, r.Body, pr.status)
+			}
+			for _, leak := range []string{"victim plan", "victim memory", "victim issue", "Ada", "eth-victim", "sk-or-victim"} {
+				if strings.Contains(string(r.Body), leak) {
+					t.Errorf("%s %s: reply carries %q", method, pr.path, leak)
+				}
+			}
+		}
+	}
+	for _, pr := range extra {
+		r := me.Do(op, "POST", pr.path, pr.body)
+		if r.Status < 400 {
+			t.Errorf("POST %s with another organisation's id: %d %s", pr.path, r.Status, r.Body)
+		}
+	}
+	after := fingerprint(t, me.Env)
+	for tb, sum := range before {
+		if after[tb] != sum {
+			t.Errorf("table %s changed under another organisation's operator", tb)
+		}
+	}
+	var orgsSeen []map[string]any
+	me.Do(op, "GET", "/api/orgs", nil).JSON(&orgsSeen)
+	if len(orgsSeen) != 1 || orgsSeen[0]["id"] != attackerOrg {
+		t.Errorf("operator lists %v", orgsSeen)
+	}
+	var conns []map[string]any
+	me.Do(op, "GET", "/api/mcp/connections", nil).JSON(&conns)
+	if len(conns) != 0 {
+		t.Errorf("operator lists another organisation's logins: %v", conns)
+	}
+	if probed < len(ops)-8 {
+		t.Errorf("probed only %d operations of %d", probed, len(ops))
+	}
+}
