@@ -334,6 +334,11 @@ func (s *Server) mcpCall(c *gin.Context, db store.DB, p access.Principal) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
+	// Every operator sees a platform login, but a direct call acts with the
+	// box's own credential, which only an instance admin may use.
+	if conn.OwnerScope == grants.ScopePlatform && !p.Admin {
+		return 0, nil, access.ErrForbidden
+	}
 	if s.MCP.Engine == nil || s.MCP.Pool == nil {
 		return 0, nil, notConfigured()
 	}

@@ -291,3 +291,26 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		t.Errorf("probed only %d operations of %d", probed, len(ops))
 	}
 }
+
+// A platform login is visible to every operator (its tools are inherited
+// downwards), but calling it directly through the Test route acts with the
+// box's credential: that is the instance admin's alone.
+func TestPlatformLoginTestCallIsAdminOnly(t *testing.T) {
+	me := newMCPEnv(t, false, nil)
+	org, _, _ := me.Hierarchy()
+	addServer(t, me.DB, "etherscan", keyServer(t, "Authorization", "Bearer eth-platform"), "token", `{"header":"Authorization","scheme":"Bearer"}`)
+	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "platform", "key": "eth-platform"})
+	if r.Status != 200 {
+		t.Fatalf("platform login: %d %s", r.Status, r.Body)
+	}
+	path := "/api/mcp/connections/" + r.Map()["connection"].(map[string]any)["id"].(string) + "/call"
+	body := `{"tool":"echo","arguments":{"text":"x"}}`
+	for name, tok := range map[string]string{"operator": me.Operator(org), "user without organisation": me.Operator("")} {
+		if r := me.Do(tok, "POST", path, body); r.Status != 403 || strings.Contains(string(r.Body), "echo: x") {
+			t.Errorf("%s calling a platform login: %d %s", name, r.Status, r.Body)
+		}
+	}
+	if r := me.Admin("POST", path, body); r.Status != 200 || !strings.Contains(string(r.Body), "echo: x") {
+		t.Errorf("admin: %d %s", r.Status, r.Body)
+	}
+}
