@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -211,15 +212,38 @@ func (s *Server) connectKey(ctx context.Context, conn grants.Connection, srv mcp
 	return mcpConnectReply{Connection: fresh, Tools: len(listed)}, nil
 }
 
-func (s *Server) callbackURL(c *gin.Context) string {
+// callbackURL is where the provider sends the browser back with the code.
+// PUBLIC_BASE_URL is the production setting. Without it the request's Host is
+// used, but only when it names this machine: a Host header is the client's to
+// choose, and the authorization code must never go to a host it names.
+func (s *Server) callbackURL(c *gin.Context) (string, error) {
 	if s.PublicBaseURL != "" {
-		return strings.TrimRight(s.PublicBaseURL, "/") + CallbackPath
+		return strings.TrimRight(s.PublicBaseURL, "/") + CallbackPath, nil
+	}
+	if !loopbackHost(c.Request.Host) {
+		return "", &Error{Status: http.StatusUnprocessableEntity, Code: "public_base_url_required",
+			Message: "set PUBLIC_BASE_URL to this API's public origin to connect OAuth logins from a non-loopback address"}
 	}
 	scheme := "http"
 	if c.Request.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + c.Request.Host + CallbackPath
+	return scheme + "://" + c.Request.Host + CallbackPath, nil
+}
+
+// loopbackHost reports whether a Host header (with or without a port) names
+// the local machine.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (s *Server) taskQueue() string {
@@ -235,8 +259,12 @@ func (s *Server) connectOAuth(c *gin.Context, conn grants.Connection) (mcpConnec
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Minute)
 	defer cancel()
+	redirect, err := s.callbackURL(c)
+	if err != nil {
+		return mcpConnectReply{}, err
+	}
 	u, err := connect.Start(ctx, s.Temporal, s.taskQueue(), connect.Input{
-		ConnectionID: conn.ID, RedirectURI: s.callbackURL(c), Deadline: s.MCP.OAuthDeadline})
+		ConnectionID: conn.ID, RedirectURI: redirect, Deadline: s.MCP.OAuthDeadline})
 	if errors.Is(err, connect.ErrSetup) {
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "oauth_setup_failed", Message: err.Error()}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native/issues"
@@ -312,5 +313,50 @@ func TestPlatformLoginTestCallIsAdminOnly(t *testing.T) {
 	}
 	if r := me.Admin("POST", path, body); r.Status != 200 || !strings.Contains(string(r.Body), "echo: x") {
 		t.Errorf("admin: %d %s", r.Status, r.Body)
+	}
+}
+
+// Without PUBLIC_BASE_URL the OAuth redirect is built from the request's
+// Host, which a client (or a proxy passing it through) controls: only a
+// loopback host is trusted then, so the authorization code can never be sent
+// to a host the attacker names.
+func TestOAuthRedirectIgnoresAForgedHost(t *testing.T) {
+	me := newMCPEnv(t, true, nil)
+	oauthFixture(t, me)
+	org, _, _ := me.Hierarchy()
+	connect := func(host string) apitest.Response {
+		req, err := http.NewRequest("POST", me.HTTP.URL+"/api/mcp/connect",
+			strings.NewReader(`{"slug":"notion","owner_scope":"organisation","owner_id":"`+org+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		req.Header.Set("Authorization", "Bearer "+me.AdminToken)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var raw json.RawMessage
+		_ = json.NewDecoder(resp.Body).Decode(&raw)
+		return apitest.Response{Status: resp.StatusCode, Body: raw}
+	}
+	r := connect("evil.example")
+	if r.Status != 422 || r.ErrorCode() != "public_base_url_required" || strings.Contains(string(r.Body), "evil.example") {
+		t.Fatalf("forged host: %d %s", r.Status, r.Body)
+	}
+	if n := me.Count("mcp_connections"); n != 0 {
+		t.Fatalf("a refused connect left %d logins", n)
+	}
+	// A loopback name is the developer's own machine.
+	port := me.HTTP.URL[strings.LastIndex(me.HTTP.URL, ":"):]
+	r = connect("localhost" + port)
+	if r.Status != 200 {
+		t.Fatalf("localhost: %d %s", r.Status, r.Body)
+	}
+	authURL, _ := r.Map()["authorization_url"].(string)
+	if got := mustQuery(t, authURL).Get("redirect_uri"); got != "http://localhost"+port+api.CallbackPath {
+		t.Fatalf("redirect_uri %q", got)
 	}
 }
