@@ -45,7 +45,7 @@ func toAPIError(err error) *Error {
 	case errors.Is(err, store.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: "not found"}
 	case errors.Is(err, store.ErrConflict):
-		return &Error{Status: http.StatusConflict, Code: "conflict", Message: "already exists: " + err.Error()}
+		return &Error{Status: http.StatusConflict, Code: "conflict", Message: conflictMessage(store.Constraint(err))}
 	case errors.Is(err, store.ErrInvalidReference):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_reference", Message: "refers to something that does not exist"}
 	case errors.Is(err, access.ErrUnauthenticated):
@@ -67,4 +67,21 @@ func (s *Server) fail(c *gin.Context, err error) {
 
 func writeError(c *gin.Context, e *Error) {
 	c.JSON(e.Status, gin.H{"error": e})
+}
+
+// conflictMessages explain, per unique constraint, what already exists and what to change.
+var conflictMessages = map[string]string{
+	"organisations_slug_key":               "an organisation with this slug already exists: choose another name, or give a different slug",
+	"guilds_organisation_id_name_key":      "this organisation already has a guild with this name: choose another name",
+	"agents_guild_id_name_key":             "this guild already has an agent with this name: choose another name",
+	"collections_organisation_id_name_key": "this organisation already has a collection with this name: choose another name",
+	"users_email_key":                      "a user with this email already exists",
+	"mcp_servers_slug_key":                 "a catalog server with this slug already exists: choose another slug, or change the existing one",
+}
+
+func conflictMessage(constraint string) string {
+	if msg, ok := conflictMessages[constraint]; ok {
+		return msg
+	}
+	return "this conflicts with something that already exists"
 }

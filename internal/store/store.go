@@ -93,14 +93,33 @@ func Map(err error) error {
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case "23505":
-			return fmt.Errorf("%w: %s", ErrConflict, pgErr.ConstraintName)
+			return &constraintError{sentinel: ErrConflict, name: pgErr.ConstraintName}
 		case "23503":
-			return fmt.Errorf("%w: %s", ErrInvalidReference, pgErr.ConstraintName)
+			return &constraintError{sentinel: ErrInvalidReference, name: pgErr.ConstraintName}
 		case "22P02": // invalid_text_representation, e.g. a malformed uuid
 			return ErrNotFound
 		}
 	}
 	return err
+}
+
+// constraintError is ErrConflict or ErrInvalidReference with the name of the constraint
+// that refused the write, so that the API can say which rule was broken.
+type constraintError struct {
+	sentinel error
+	name     string
+}
+
+func (e *constraintError) Error() string { return e.sentinel.Error() + ": " + e.name }
+func (e *constraintError) Unwrap() error { return e.sentinel }
+
+// Constraint is the name of the constraint behind an error from Map, or "" when there is none.
+func Constraint(err error) string {
+	var ce *constraintError
+	if errors.As(err, &ce) {
+		return ce.name
+	}
+	return ""
 }
 
 // Redact hides the password of a connection URL for messages.
