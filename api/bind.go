@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -22,7 +23,8 @@ func bindJSON(c *gin.Context, dst any) error {
 		return badRequest("could not read the request body")
 	}
 	if len(body) > maxBody {
-		return badRequest(fmt.Sprintf("request body is larger than %d bytes", maxBody))
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
+			Message: fmt.Sprintf("request body is larger than %d bytes", maxBody)}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("a JSON object body is required")

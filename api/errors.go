@@ -47,7 +47,7 @@ func toAPIError(err error) *Error {
 	case errors.Is(err, store.ErrConflict):
 		return &Error{Status: http.StatusConflict, Code: "conflict", Message: conflictMessage(store.Constraint(err))}
 	case errors.Is(err, store.ErrInvalidReference):
-		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_reference", Message: "refers to something that does not exist"}
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_reference", Message: referenceMessage(store.Constraint(err))}
 	case errors.Is(err, access.ErrUnauthenticated):
 		return &Error{Status: http.StatusUnauthorized, Code: "unauthenticated", Message: err.Error()}
 	case errors.Is(err, access.ErrForbidden):
@@ -84,4 +84,17 @@ func conflictMessage(constraint string) string {
 		return msg
 	}
 	return "this conflicts with something that already exists"
+}
+
+// referenceMessages say, per foreign key, which id named nothing.
+var referenceMessages = map[string]string{
+	"memberships_user_id_fkey":         "no user has this id: create one with POST /api/users",
+	"memberships_organisation_id_fkey": "no organisation has this id",
+}
+
+func referenceMessage(constraint string) string {
+	if msg, ok := referenceMessages[constraint]; ok {
+		return msg
+	}
+	return "refers to something that does not exist"
 }

@@ -43,6 +43,9 @@ func (s *Server) OpenAPI() map[string]any {
 			}
 			responses[itoa(code)] = errResp
 		}
+		if rt.Body != nil {
+			responses["413"] = errResp
+		}
 		op := map[string]any{
 			"summary":     rt.Summary,
 			"tags":        []string{rt.Tag},

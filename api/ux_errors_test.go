@@ -42,3 +42,46 @@ func TestConflictMessagesSayWhatExists(t *testing.T) {
 		}
 	}
 }
+
+// A body over the limit is a 413 (documented for every route that takes a body) and writes nothing.
+func TestOversizeBodyIs413(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t, apitest.Options{})
+	big := `{"name":"` + strings.Repeat("a", 5<<20) + `"}`
+	r := e.Admin("POST", "/api/orgs", big)
+	if r.Status != 413 || r.ErrorCode() != "too_large" {
+		t.Fatalf("oversize: %d %.200s", r.Status, r.Body)
+	}
+	if n := e.Count("organisations"); n != 0 {
+		t.Errorf("organisations: %d", n)
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]any `json:"responses"`
+		} `json:"paths"`
+	}
+	e.Admin("GET", "/api/openapi.json", nil).JSON(&doc)
+	if _, ok := doc.Paths["/api/orgs"]["post"].Responses["413"]; !ok {
+		t.Errorf("POST /api/orgs does not document 413")
+	}
+	if _, ok := doc.Paths["/api/orgs"]["get"].Responses["413"]; ok {
+		t.Errorf("GET /api/orgs documents 413 though it takes no body")
+	}
+}
+
+// Making an id that is not a user's an operator says which id is wrong.
+func TestMemberOfUnknownUserSaysSo(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t, apitest.Options{})
+	orgID, _, agentID := e.Hierarchy()
+	r := e.Admin("PUT", "/api/orgs/"+orgID+"/members/"+agentID, map[string]any{"role": "operator"})
+	if r.Status != 422 || r.ErrorCode() != "invalid_reference" {
+		t.Fatalf("member: %d %s", r.Status, r.Body)
+	}
+	if msg := r.Map()["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "no user has this id") {
+		t.Errorf("message %q", msg)
+	}
+	if n := e.Count("memberships"); n != 0 {
+		t.Errorf("memberships: %d", n)
+	}
+}
