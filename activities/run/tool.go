@@ -38,6 +38,7 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	if err != nil {
 		return ToolOutput{}, err
 	}
+	ctx = tools.WithLogRedactor(ctx, red) // failure detail the registry logs is redacted too
 	started := time.Now()
 	raw, outcome, filter, meta := a.invoke(ctx, r, snap, in)
 	stamped := tools.Stamp(raw, tools.StampOptions{Filter: filter, Redactor: red, Remaining: in.Remaining, Log: a.d.Log})

@@ -170,16 +170,17 @@ func (r *Registry) run(ctx context.Context, t Tool, call Call) (out string, err 
 		slog.String("run_id", call.RunID),
 		slog.String("agent_id", call.AgentID),
 	}
+	red := logRedactor(ctx)
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.ErrorContext(ctx, "tool handler panicked", append(attrs,
-				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))...)
+				slog.String("panic", red.Redact(fmt.Sprint(p))), slog.String("stack", string(debug.Stack())))...)
 			out, err = "", errPanicked
 		}
 	}()
 	out, err = t.Handler(ctx, call)
 	if err != nil {
-		r.log.WarnContext(ctx, "tool handler failed", append(attrs, slog.Any("error", err))...)
+		r.log.WarnContext(ctx, "tool handler failed", append(attrs, slog.String("error", red.Redact(err.Error())))...)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 			return "", errors.New("the tool timed out")
 		}
