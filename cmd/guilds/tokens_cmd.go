@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -59,6 +60,10 @@ func tokensCommand(ctx context.Context, args []string, _ io.Reader, stdout, stde
 		token, err = access.MintToken(ctx, tx, u.ID, "minted by guilds tokens create")
 		return err
 	})
+	if *org != "" && (errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidReference)) {
+		fmt.Fprintf(stderr, "guilds tokens create: no organisation has id %q (GET /api/orgs lists their ids)\n", *org)
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "guilds:", err)
 		return 1
