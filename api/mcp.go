@@ -374,7 +374,8 @@ func (s *Server) mcpCall(c *gin.Context, db store.DB, p access.Principal) (int, 
 		return 0, nil, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + conn.Status + "; connect it first"}
 	}
 	var remote string
-	err = db.QueryRow(c, `SELECT remote_name FROM mcp_tools WHERE connection_id = $1 AND (remote_name = $2 OR name = $2)`, conn.ID, in.Tool).Scan(&remote)
+	var schema json.RawMessage
+	err = db.QueryRow(c, `SELECT remote_name, input_schema FROM mcp_tools WHERE connection_id = $1 AND (remote_name = $2 OR name = $2)`, conn.ID, in.Tool).Scan(&remote, &schema)
 	if errors.Is(store.Map(err), store.ErrNotFound) {
 		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "tool", Message: "is not a tool this login listed"}}}
 	}
@@ -387,6 +388,18 @@ func (s *Server) mcpCall(c *gin.Context, db store.DB, p access.Principal) (int, 
 	}
 	if !json.Valid(args) || args[0] != '{' {
 		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "arguments", Message: "must be a JSON object"}}}
+	}
+	// Checked as a run checks them, so the Test does not send what a model's call
+	// could not; a schema the validator cannot compile is left to the server.
+	if compiled, err := tools.CompileSchema(schema); err == nil {
+		var argErr *tools.ArgumentError
+		if errors.As(compiled.Validate(args), &argErr) {
+			v := &validation.Error{}
+			for _, msg := range argErr.Problems {
+				v.Problems = append(v.Problems, validation.Problem{Field: "arguments", Message: msg})
+			}
+			return 0, nil, v
+		}
 	}
 	ctx := c.Request.Context()
 	red := tools.NewRedactor(s.secretsOf(ctx, conn.ID), s.Log)
