@@ -12,7 +12,7 @@ import (
 
 func migrateCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || len(args) > 2 || (args[0] != "down" && len(args) > 1) {
-		fmt.Fprintln(stderr, "usage: guilds migrate up | down [N] | status")
+		fmt.Fprintln(stderr, "usage: guilds migrate up | down [N|all] | status")
 		return 2
 	}
 	switch args[0] {
