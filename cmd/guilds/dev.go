@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/devserver"
 	"github.com/guilds/guilds/internal/migrate"
 	"github.com/guilds/guilds/internal/store"
@@ -107,12 +108,7 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	if temporal != nil {
 		ui = temporal.UIURL
 	}
-	fmt.Fprintf(stdout, "guilds dev is up\n  API:         http://%s  (OpenAPI at /api/openapi.json)\n  Temporal:    %s  UI %s\n  PostgreSQL:  %s\n  Redis:       %s\n  Auth mode:   %s\n",
-		cfg.HTTPAddr, cfg.TemporalAddress, ui, store.Redact(cfg.DatabaseURL), cfg.RedisURL, cfg.AuthMode)
-	if token != "" {
-		fmt.Fprintf(stdout, "  Admin token (shown once; mint more with `guilds tokens create --admin`):\n    %s\n", token)
-	}
-	fmt.Fprintln(stdout, "Press Ctrl-C to stop.")
+	printDevBanner(stdout, cfg, ui, token)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -167,4 +163,18 @@ func firstAdminToken(ctx context.Context, db *pgxpool.Pool) (string, error) {
 		return "", errors.Join(errors.New("mint the first admin token"), err)
 	}
 	return token, nil
+}
+
+// printDevBanner tells where everything is. The admin token exists only on the
+// first start; later starts say how to get another one, since it is not stored.
+func printDevBanner(w io.Writer, cfg config.Config, ui, token string) {
+	fmt.Fprintf(w, "guilds dev is up\n  API:         http://%s  (OpenAPI at /api/openapi.json)\n  Temporal:    %s  UI %s\n  PostgreSQL:  %s\n  Redis:       %s\n  Auth mode:   %s\n",
+		cfg.HTTPAddr, cfg.TemporalAddress, ui, store.Redact(cfg.DatabaseURL), cfg.RedisURL, cfg.AuthMode)
+	switch {
+	case token != "":
+		fmt.Fprintf(w, "  Admin token (shown once; mint more with `guilds tokens create --admin`):\n    %s\n", token)
+	case cfg.AuthMode == "token":
+		fmt.Fprintln(w, "  Admin token: printed on the first start only; mint another with `guilds tokens create --admin`")
+	}
+	fmt.Fprintln(w, "Press Ctrl-C to stop.")
 }

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/guilds/guilds/internal/config"
+)
+
+// A restart prints no token, so the banner says how to mint one; in local mode
+// there is nothing to say.
+func TestDevBannerAfterTheFirstStart(t *testing.T) {
+	cfg := config.Config{HTTPAddr: "127.0.0.1:8080", DatabaseURL: "postgres://u:secret@db/guilds", AuthMode: "token"}
+	var first, later, local bytes.Buffer
+	printDevBanner(&first, cfg, "ui", "gld_abc")
+	printDevBanner(&later, cfg, "ui", "")
+	cfg.AuthMode = "local"
+	printDevBanner(&local, cfg, "ui", "")
+	if !strings.Contains(first.String(), "gld_abc") {
+		t.Errorf("first start: %s", first.String())
+	}
+	if !strings.Contains(later.String(), "guilds tokens create --admin") || strings.Contains(later.String(), "gld_") {
+		t.Errorf("restart: %s", later.String())
+	}
+	if strings.Contains(local.String(), "Admin token") {
+		t.Errorf("local mode: %s", local.String())
+	}
+	for _, out := range []string{first.String(), later.String(), local.String()} {
+		if strings.Contains(out, "secret") {
+			t.Errorf("database password printed: %s", out)
+		}
+	}
+}
