@@ -34,6 +34,8 @@ run: build temporal ## Run the whole platform on development defaults (guilds de
 test: build temporal ## Run every test against real PostgreSQL, Redis and a Temporal dev server
 	@scripts/with-temporal.sh $(TEMPORAL_CLI) $(TEST_TEMPORAL_PORT) \
 		$(GO) test $(GOTEST_FLAGS) ./...
+	@# Allocation counts are only meaningful without the race detector.
+	$(GO) test -count=1 -run 'Allocat|HotPathAllocs' ./internal/tools/ ./internal/connectors/
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(MAKE) --no-print-directory conformance
 
