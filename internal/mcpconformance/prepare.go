@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 
@@ -76,7 +75,7 @@ func Prepare(ctx context.Context, d mcpoauth.Discoverer, in PrepareInput) (Prepa
 	if err != nil {
 		return Prepared{}, err // a resource mismatch ends here, before any authorization request
 	}
-	origin := originOf(in.MCPURL)
+	origin := mcpoauth.Origin(in.MCPURL)
 	issuer, resource := origin, in.MCPURL
 	if found {
 		issuer = prm.AuthorizationServers[0]
@@ -112,7 +111,7 @@ func Prepare(ctx context.Context, d mcpoauth.Discoverer, in PrepareInput) (Prepa
 	switch {
 	case in.Client != nil && in.Client.ClientID != "":
 		next.ClientID, next.ClientSecret = in.Client.ClientID, in.Client.ClientSecret
-		next.AuthStyle = chooseStyle(md.TokenEndpointAuthMethodsSupported, next.ClientSecret != "")
+		next.AuthStyle = mcpoauth.ChooseAuthStyle(md.TokenEndpointAuthMethodsSupported, next.ClientSecret != "")
 	case in.ClientMetadataURL != "" && sniff.cimdSupported(md.AuthorizationEndpoint):
 		next.ClientID, next.AuthStyle = in.ClientMetadataURL, "none"
 	case cur.Registered && cur.ClientID != "" && cur.RedirectURI == in.RedirectURI && cur.TokenURL == md.TokenEndpoint:
@@ -124,7 +123,7 @@ func Prepare(ctx context.Context, d mcpoauth.Discoverer, in PrepareInput) (Prepa
 			return Prepared{}, err
 		}
 		next.ClientID, next.ClientSecret, next.Registered, next.RedirectURI = rc.ClientID, rc.ClientSecret, true, in.RedirectURI
-		next.AuthStyle = styleOf(rc.TokenEndpointAuthMethod)
+		next.AuthStyle = mcpoauth.AuthStyleOf(rc.TokenEndpointAuthMethod)
 	default:
 		return Prepared{}, fmt.Errorf("authorization server %s offers no client registration and no client is configured", hostOf(issuer))
 	}
@@ -137,37 +136,6 @@ func Prepare(ctx context.Context, d mcpoauth.Discoverer, in PrepareInput) (Prepa
 	out.Config, _ = json.Marshal(row)
 	out.OAuth = next
 	return out, nil
-}
-
-func styleOf(method string) string {
-	switch method {
-	case "client_secret_basic":
-		return "basic"
-	case "client_secret_post":
-		return "post"
-	default:
-		return "none"
-	}
-}
-
-func chooseStyle(supported []string, hasSecret bool) string {
-	switch {
-	case !hasSecret:
-		return "none"
-	case len(supported) == 0 || slices.Contains(supported, "client_secret_basic"):
-		return "basic"
-	case slices.Contains(supported, "client_secret_post"):
-		return "post"
-	}
-	return "none"
-}
-
-func originOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	return u.Scheme + "://" + u.Host
 }
 
 func hostOf(raw string) string {

@@ -64,7 +64,7 @@ func (d *Discoverer) Prepare(ctx context.Context, mcpURL, redirectURI, clientNam
 	if err != nil {
 		return Prepared{}, err
 	}
-	issuer := originOf(mcpURL) // servers without RFC 9728 metadata: the MCP origin is the issuer
+	issuer := Origin(mcpURL) // servers without RFC 9728 metadata: the MCP origin is the issuer
 	resource := mcpURL
 	if found {
 		issuer = prm.AuthorizationServers[0]
@@ -98,9 +98,9 @@ func (d *Discoverer) Prepare(ctx context.Context, mcpURL, redirectURI, clientNam
 			return Prepared{}, err
 		}
 		next.ClientID, next.ClientSecret, next.Registered, next.RedirectURI = rc.ClientID, rc.ClientSecret, true, redirectURI
-		next.AuthStyle = styleOf(rc.TokenEndpointAuthMethod)
+		next.AuthStyle = AuthStyleOf(rc.TokenEndpointAuthMethod)
 	} else if next.AuthStyle == "" {
-		next.AuthStyle = chooseStyle(md.TokenEndpointAuthMethodsSupported, next.ClientSecret != "")
+		next.AuthStyle = ChooseAuthStyle(md.TokenEndpointAuthMethodsSupported, next.ClientSecret != "")
 	}
 	oa, _ := json.Marshal(next)
 	row["oauth"] = oa
@@ -111,7 +111,8 @@ func (d *Discoverer) Prepare(ctx context.Context, mcpURL, redirectURI, clientNam
 	return Prepared{Config: out, Changed: !jsonEqual(config, out), OAuth: next}, nil
 }
 
-func styleOf(method string) string {
+// AuthStyleOf maps a token_endpoint_auth_method to the provider's auth_style.
+func AuthStyleOf(method string) string {
 	switch method {
 	case "client_secret_basic":
 		return "basic"
@@ -122,9 +123,9 @@ func styleOf(method string) string {
 	}
 }
 
-// chooseStyle picks how an admin-configured client authenticates at the
-// token endpoint from what the server supports.
-func chooseStyle(supported []string, hasSecret bool) string {
+// ChooseAuthStyle picks how a client authenticates at the token endpoint
+// from what the server supports.
+func ChooseAuthStyle(supported []string, hasSecret bool) string {
 	if !hasSecret {
 		return "none"
 	}
@@ -137,7 +138,8 @@ func chooseStyle(supported []string, hasSecret bool) string {
 	return "none"
 }
 
-func originOf(raw string) string {
+// Origin is the scheme and host of a URL (the URL itself when it does not parse).
+func Origin(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return raw
