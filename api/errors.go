@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -58,6 +59,9 @@ func toAPIError(err error) *Error {
 
 func (s *Server) fail(c *gin.Context, err error) {
 	if e := toAPIError(err); e != nil {
+		if e.Code == "not_found" && e.Message == "not found" {
+			e = &Error{Status: e.Status, Code: e.Code, Message: notFoundMessage(c.FullPath())}
+		}
 		writeError(c, e)
 		return
 	}
@@ -67,6 +71,36 @@ func (s *Server) fail(c *gin.Context, err error) {
 
 func writeError(c *gin.Context, e *Error) {
 	c.JSON(e.Status, gin.H{"error": e})
+}
+
+// resourceNouns name what a path segment in front of an id holds.
+var resourceNouns = map[string]string{
+	"orgs": "organisation", "guilds": "guild", "agents": "agent", "runs": "run",
+	"collections": "collection", "records": "record", "grants": "grant", "members": "member",
+	"model-keys": "model key", "connections": "connection", "servers": "catalog server",
+	"issues": "issue", "notes": "note",
+}
+
+// notFoundMessage names what a route could not find from the ids in its path,
+// so a client knows which id to check. What the caller may not see reads the
+// same as what does not exist.
+func notFoundMessage(path string) string {
+	var nouns []string
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	for i := 1; i < len(segs); i++ {
+		if strings.HasPrefix(segs[i], ":") {
+			if noun, ok := resourceNouns[segs[i-1]]; ok {
+				nouns = append(nouns, noun)
+			}
+		}
+	}
+	switch len(nouns) {
+	case 0:
+		return "not found: check the ids in the request"
+	case 1:
+		return "no " + nouns[0] + " with this id is visible to you"
+	}
+	return "no such " + strings.Join(nouns, " or ") + " is visible to you: check the ids in the path"
 }
 
 // conflictMessages explain, per unique constraint, what already exists and what to change.

@@ -85,3 +85,28 @@ func TestMemberOfUnknownUserSaysSo(t *testing.T) {
 		t.Errorf("memberships: %d", n)
 	}
 }
+
+// A 404 names what the path's ids were expected to find.
+func TestNotFoundNamesTheResource(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t, apitest.Options{})
+	orgID, _, _ := e.Hierarchy()
+	const missing = "00000000-0000-0000-0000-000000000001"
+	cases := []struct{ method, path, want string }{
+		{"GET", "/api/orgs/" + missing, "no organisation with this id"},
+		{"GET", "/api/guilds/" + missing, "no guild with this id"},
+		{"GET", "/api/agents/" + missing + "/offered-tools", "no agent with this id"},
+		{"GET", "/api/runs/" + missing, "no run with this id"},
+		{"GET", "/api/mcp/connections/" + missing, "no connection with this id"},
+		{"GET", "/api/orgs/" + orgID + "/notes/missing.md", "organisation or note"},
+	}
+	for _, c := range cases {
+		r := e.Admin(c.method, c.path, nil)
+		if r.Status != 404 || r.ErrorCode() != "not_found" {
+			t.Fatalf("%s %s: %d %s", c.method, c.path, r.Status, r.Body)
+		}
+		if msg := r.Map()["error"].(map[string]any)["message"].(string); !strings.Contains(msg, c.want) {
+			t.Errorf("%s %s: message %q, want %q", c.method, c.path, msg, c.want)
+		}
+	}
+}
