@@ -80,7 +80,7 @@ func (s *Server) adminCreateServer(c *gin.Context, db store.DB, _ access.Princip
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := grants.CreateServer(c, db, s.Integrations, in)
+	out, err := grants.CreateServer(c, db, s.Integrations, in, s.checkCatalogURL)
 	return http.StatusCreated, out, err
 }
 
@@ -89,8 +89,16 @@ func (s *Server) adminUpdateServer(c *gin.Context, db store.DB, _ access.Princip
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := grants.UpdateServer(c, db, s.Integrations, c.Param("id"), in)
+	out, err := grants.UpdateServer(c, db, s.Integrations, c.Param("id"), in, s.checkCatalogURL)
 	return http.StatusOK, out, err
+}
+
+// checkCatalogURL applies the outbound URL policy to a URL the admin writes
+// into the catalog, so a typo or an internal address is refused on save
+// rather than dialled at the first connect.
+func (s *Server) checkCatalogURL(raw string) error {
+	_, err := s.URLPolicy.Check(raw)
+	return err
 }
 
 func adminDeleteServer(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {

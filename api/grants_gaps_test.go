@@ -185,3 +185,32 @@ func TestToolsViewShowsTheScopesOwnPendingLogin(t *testing.T) {
 		t.Fatalf("agent view after connect: %+v", a)
 	}
 }
+
+// A catalog URL the platform must not call (a cloud metadata address, a
+// private network, plain http to a public host) is refused when the admin
+// saves it, with every problem of the request listed, and nothing is written.
+func TestCatalogRefusesInternalURLs(t *testing.T) {
+	t.Parallel()
+	e := grantsEnv(t, nil)
+	before := e.Count("mcp_servers")
+	for _, url := range []string{"http://169.254.169.254/latest/meta-data", "https://10.1.2.3/mcp", "http://mcp.acme.test/mcp", "https://127.0.0.1:9/mcp"} {
+		r := e.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "acme", "name": "", "transport": "http", "auth": "none", "url": url})
+		if r.Status != 422 || !strings.Contains(string(r.Body), `"field":"url"`) || !strings.Contains(string(r.Body), `"field":"name"`) {
+			t.Errorf("create with %s: %d %s", url, r.Status, r.Body)
+		}
+	}
+	if r := e.Admin("PATCH", "/api/admin/mcp/servers/notion", map[string]any{"url": "https://192.168.0.10/mcp"}); r.Status != 422 {
+		t.Errorf("patch to a private address: %d %s", r.Status, r.Body)
+	}
+	if n := e.Count("mcp_servers"); n != before {
+		t.Errorf("mcp_servers went from %d to %d", before, n)
+	}
+	var url string
+	if err := e.DB.QueryRow(context.Background(), `SELECT url FROM mcp_servers WHERE slug = 'notion'`).Scan(&url); err != nil || url != "https://mcp.notion.com/mcp" {
+		t.Errorf("notion url after refused patch: %q %v", url, err)
+	}
+	if r := e.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "acme", "name": "Acme", "transport": "http", "auth": "none",
+		"url": "https://mcp.acme.test/mcp"}); r.Status != 201 {
+		t.Errorf("a public https URL: %d %s", r.Status, r.Body)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
+	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/tools"
 )
@@ -38,6 +39,9 @@ type Deps struct {
 	Models *models.Resolver
 	// RunTaskQueue is where runs are started; "" means worker.TaskQueue.
 	RunTaskQueue string
+	// URLPolicy vets the URLs the instance admin writes into the catalog; the
+	// zero value allows https to public addresses only.
+	URLPolicy mcpoauth.Policy
 	// MCP serves the remote MCP connector routes (api/mcp.go).
 	MCP MCPDeps
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
+	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/secret"
@@ -140,7 +141,7 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 	d := api.Deps{
 		DB: p.db, Redis: p.redis, Temporal: p.temporal, Integrations: p.integrations,
 		Log: p.log, AuthMode: p.cfg.AuthMode, PublicBaseURL: p.cfg.PublicBaseURL,
-		Models: p.models, Tools: p.tools,
+		Models: p.models, Tools: p.tools, URLPolicy: mcpoauth.PolicyFromEnv(os.Getenv),
 	}
 	if p.connectors != nil {
 		d.MCP = api.MCPDeps{Engine: p.connectors.Engine, Pool: p.connectors.Pool, Keyring: p.keyring}

@@ -120,7 +120,7 @@ func Manifests() ([]ServerInput, error) {
 		out[i] = ServerInput{Slug: &m.Slug, Name: &m.Name, Kind: &m.Kind, Transport: &m.Transport, URL: &m.URL,
 			Auth: &m.Auth, Description: &m.Description, Limitations: &m.Limitations, SetupHint: &m.SetupHint,
 			Config: m.Config, Tools: &tl}
-		if err := checkServer(out[i], true); err != nil {
+		if err := checkServer(out[i], true, nil); err != nil {
 			return nil, fmt.Errorf("grants: manifest %s: %w", m.Slug, err)
 		}
 	}
@@ -158,7 +158,11 @@ func oneOf(v *string, allowed ...string) bool {
 	return false
 }
 
-func checkServer(in ServerInput, create bool) error {
+// URLCheck refuses a catalog URL the platform must not call (see
+// mcpoauth.Policy.Check); nil accepts any http(s) URL.
+type URLCheck func(raw string) error
+
+func checkServer(in ServerInput, create bool, checkURL URLCheck) error {
 	var p validation.Problems
 	if create {
 		p.Check(in.Slug != nil, "slug", "is required")
@@ -178,8 +182,13 @@ func checkServer(in ServerInput, create bool) error {
 	p.Check(oneOf(in.Transport, "http", "sse", "stdio"), "transport", "must be http, sse or stdio")
 	p.Check(oneOf(in.Auth, "none", "token", "oauth"), "auth", "must be none, token or oauth")
 	if in.URL != nil {
-		p.Check(*in.URL == "" || strings.HasPrefix(*in.URL, "https://") || strings.HasPrefix(*in.URL, "http://"),
-			"url", "must be an http(s) URL")
+		httpURL := *in.URL == "" || strings.HasPrefix(*in.URL, "https://") || strings.HasPrefix(*in.URL, "http://")
+		p.Check(httpURL, "url", "must be an http(s) URL")
+		if httpURL && *in.URL != "" && checkURL != nil {
+			if err := checkURL(*in.URL); err != nil {
+				p.Add("url", "is refused: %v", err)
+			}
+		}
 	}
 	if len(in.Config) > 0 {
 		var m map[string]any
@@ -289,9 +298,9 @@ func strOr(v *string, def string) string {
 	return *v
 }
 
-// CreateServer adds a catalog row edited by the admin.
-func CreateServer(ctx context.Context, db store.DB, integ *integrations.Registry, in ServerInput) (Server, error) {
-	if err := checkServer(in, true); err != nil {
+// CreateServer adds a catalog row edited by the admin; checkURL vets its URL.
+func CreateServer(ctx context.Context, db store.DB, integ *integrations.Registry, in ServerInput, checkURL URLCheck) (Server, error) {
+	if err := checkServer(in, true, checkURL); err != nil {
 		return Server{}, err
 	}
 	cfg := keepSecret(nil, in.Config)
@@ -316,12 +325,12 @@ func CreateServer(ctx context.Context, db store.DB, integ *integrations.Registry
 }
 
 // UpdateServer changes a catalog row; the row becomes admin copy, which reseeds leave alone.
-func UpdateServer(ctx context.Context, db store.DB, integ *integrations.Registry, id string, in ServerInput) (Server, error) {
+func UpdateServer(ctx context.Context, db store.DB, integ *integrations.Registry, id string, in ServerInput, checkURL URLCheck) (Server, error) {
 	cur, err := GetServer(ctx, db, integ, id)
 	if err != nil {
 		return Server{}, err
 	}
-	if err := checkServer(in, false); err != nil {
+	if err := checkServer(in, false, checkURL); err != nil {
 		return Server{}, err
 	}
 	var cfg any
