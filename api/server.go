@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
@@ -42,6 +43,11 @@ type Deps struct {
 	// URLPolicy vets the URLs the instance admin writes into the catalog; the
 	// zero value allows https to public addresses only.
 	URLPolicy mcpoauth.Policy
+	// Codec, when set, serves the Temporal payload codec endpoint (CodecPath)
+	// for the UI and CLI; CodecWithoutToken lets anyone who can reach the API
+	// use it, which boot allows only when the API listens on loopback.
+	Codec             converter.PayloadCodec
+	CodecWithoutToken bool
 	// MCP serves the remote MCP connector routes (api/mcp.go).
 	MCP MCPDeps
 }

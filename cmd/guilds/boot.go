@@ -22,6 +22,7 @@ import (
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native"
+	"github.com/guilds/guilds/internal/payloadcodec"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
@@ -39,6 +40,7 @@ type platform struct {
 	temporal     client.Client
 	integrations *integrations.Registry
 	keyring      *secret.Keyring
+	codec        *payloadcodec.Codec // Temporal payloads: opened always, sealed with GUILDS_TEMPORAL_CODEC=encrypt
 	models       *models.Resolver
 	tools        *tools.Registry // native tool implementations
 	grants       *grants.Service
@@ -73,21 +75,25 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 		p.close()
 		return nil, fmt.Errorf("Redis at %s is not reachable (set REDIS_URL): %w", opt.Addr, err)
 	}
+	if p.keyring, err = platformKeyring(cfg, dev); err != nil {
+		p.close()
+		return nil, err
+	}
+	p.codec = payloadcodec.New(p.keyring, cfg.SealPayloads)
 	if cfg.TemporalAddress != "" {
+		dc, fc := p.codec.Converters()
 		c, err := client.DialContext(ctx, client.Options{
-			HostPort:  cfg.TemporalAddress,
-			Namespace: cfg.TemporalNS,
-			Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal")),
+			HostPort:         cfg.TemporalAddress,
+			Namespace:        cfg.TemporalNS,
+			Logger:           sdklog.NewStructuredLogger(log.With("component", "temporal")),
+			DataConverter:    dc,
+			FailureConverter: fc,
 		})
 		if err != nil {
 			p.close()
 			return nil, fmt.Errorf("Temporal at %s is not reachable (set TEMPORAL_ADDRESS): %w", cfg.TemporalAddress, err)
 		}
 		p.temporal = c
-	}
-	if p.keyring, err = platformKeyring(cfg, dev); err != nil {
-		p.close()
-		return nil, err
 	}
 	p.models = models.FromEnv(p.integrations, p.keyring, os.Getenv)
 	p.tools = native.Registry(db, log)
@@ -142,6 +148,7 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 		DB: p.db, Redis: p.redis, Temporal: p.temporal, Integrations: p.integrations,
 		Log: p.log, AuthMode: p.cfg.AuthMode, PublicBaseURL: p.cfg.PublicBaseURL,
 		Models: p.models, Tools: p.tools, URLPolicy: mcpoauth.PolicyFromEnv(os.Getenv),
+		Codec: p.codec, CodecWithoutToken: config.Loopback(p.cfg.HTTPAddr),
 	}
 	if p.connectors != nil {
 		d.MCP = api.MCPDeps{Engine: p.connectors.Engine, Pool: p.connectors.Pool, Keyring: p.keyring}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/devserver"
@@ -63,10 +64,16 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		}
 		defer logFile.Close()
 		port, uiPort := devPorts()
-		temporal, err = devserver.Start(ctx, devserver.Options{
+		opts := devserver.Options{
 			DBFile: filepath.Join(cfg.DataDir, "temporal.db"), Port: port, UIPort: uiPort,
 			Namespace: cfg.TemporalNS, Output: logFile,
-		})
+		}
+		// Sealed payloads stay readable in the dev UI: it decodes them through
+		// the API's codec endpoint, which needs no token on a loopback API.
+		if cfg.SealPayloads && config.Loopback(cfg.HTTPAddr) {
+			opts.UICodecEndpoint = "http://" + cfg.HTTPAddr + api.CodecPath
+		}
+		temporal, err = devserver.Start(ctx, opts)
 		if err != nil {
 			fmt.Fprintln(stderr, "guilds:", err)
 			return 1

@@ -102,8 +102,9 @@ func (s *syncBuffer) String() string {
 
 // devEnv is a running `guilds dev` started by a test.
 type devEnv struct {
-	API    string // http://127.0.0.1:port
-	UI     string
+	API      string // http://127.0.0.1:port
+	UI       string
+	Temporal string // host:port of its Temporal dev server
 	Token  string
 	out    *syncBuffer
 	cancel context.CancelFunc
@@ -128,7 +129,7 @@ func startDev(t *testing.T, env map[string]string) *devEnv {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &devEnv{API: fmt.Sprintf("http://127.0.0.1:%d", apiPort), UI: fmt.Sprintf("http://127.0.0.1:%d", uiPort),
-		out: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
+		Temporal: fmt.Sprintf("127.0.0.1:%d", tPort), out: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	go func() { d.done <- run(ctx, []string{"dev"}, strings.NewReader(""), d.out, io.Discard) }()
 	t.Cleanup(func() { d.stop(t) })
 	for i := 0; i < 600 && d.Token == ""; i++ {
@@ -233,6 +234,14 @@ func TestDevRunsAnAgentEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal dev server")
 	}
+	runAgentEndToEnd(t, nil)
+}
+
+// runAgentEndToEnd starts `guilds dev` with env added, runs an agent whose
+// model writes the note todo.md ("buy milk"), checks the outcome and returns
+// the environment and the run's id.
+func runAgentEndToEnd(t *testing.T, env map[string]string) (*devEnv, string) {
+	t.Helper()
 	const boxKey = "sk-or-e2e-box-key-0123456789"
 	var mu sync.Mutex
 	var requests []map[string]any
@@ -258,8 +267,12 @@ func TestDevRunsAnAgentEndToEnd(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"finish_reason": "stop",
 			"message": map[string]any{"role": "assistant", "content": "Noted."}}}})
 	}))
-	defer model.Close()
-	d := startDev(t, map[string]string{"OPENROUTER_API_KEY": boxKey, "GUILDS_OPENROUTER_BASE_URL": model.URL})
+	t.Cleanup(model.Close)
+	devVars := map[string]string{"OPENROUTER_API_KEY": boxKey, "GUILDS_OPENROUTER_BASE_URL": model.URL}
+	for k, v := range env {
+		devVars[k] = v
+	}
+	d := startDev(t, devVars)
 
 	var org, guild, agent map[string]any
 	d.call(t, "POST", "/api/orgs", map[string]any{"name": "Acme"}, &org)
@@ -325,4 +338,5 @@ func TestDevRunsAnAgentEndToEnd(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(requests[1]["messages"]), "remaining_tool_calls") {
 		t.Error("the tool result did not reach the model")
 	}
+	return d, runID
 }

@@ -20,6 +20,9 @@ type Config struct {
 	EncryptionKey   string // GUILDS_ENCRYPTION_KEY
 	PublicBaseURL   string // PUBLIC_BASE_URL
 	DataDir         string // GUILDS_DATA_DIR, where `guilds dev` keeps its state
+	// SealPayloads (GUILDS_TEMPORAL_CODEC=encrypt) encrypts what crosses the
+	// Temporal boundary with the credential keyring.
+	SealPayloads bool
 }
 
 // Defaults used when a variable is unset.
@@ -51,6 +54,13 @@ func Load(getenv func(string) string) (Config, error) {
 		EncryptionKey:   getenv("GUILDS_ENCRYPTION_KEY"),
 		PublicBaseURL:   strings.TrimRight(or("PUBLIC_BASE_URL", ""), "/"),
 		DataDir:         or("GUILDS_DATA_DIR", ".data"),
+	}
+	switch codec := or("GUILDS_TEMPORAL_CODEC", "none"); codec {
+	case "none":
+	case "encrypt":
+		c.SealPayloads = true
+	default:
+		return c, fmt.Errorf("GUILDS_TEMPORAL_CODEC must be none or encrypt, got %q", codec)
 	}
 	if c.AuthMode != "token" && c.AuthMode != "local" {
 		return c, fmt.Errorf("GUILDS_AUTH_MODE must be token or local, got %q", c.AuthMode)

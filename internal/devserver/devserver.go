@@ -33,6 +33,8 @@ type Options struct {
 	UIPort    int    // Web UI port; the UI is off when zero
 	Namespace string
 	Output    io.Writer // where the server's own log goes (discarded when nil)
+	// UICodecEndpoint is the remote payload codec the Web UI decodes with.
+	UICodecEndpoint string
 }
 
 // Server is a running dev server.
@@ -96,6 +98,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	if o.UIPort != 0 {
 		args = append(args, "--ui-port", fmt.Sprint(o.UIPort))
+		if o.UICodecEndpoint != "" {
+			args = append(args, "--ui-codec-endpoint", o.UICodecEndpoint)
+		}
 	} else {
 		args = append(args, "--headless")
 	}
