@@ -105,10 +105,10 @@ type devEnv struct {
 	API      string // http://127.0.0.1:port
 	UI       string
 	Temporal string // host:port of its Temporal dev server
-	Token  string
-	out    *syncBuffer
-	cancel context.CancelFunc
-	done   chan int
+	Token    string
+	out      *syncBuffer
+	cancel   context.CancelFunc
+	done     chan int
 }
 
 // startDev runs `guilds dev` as a user would, with its own Temporal dev server
