@@ -54,6 +54,14 @@ func TestAuthModeLocalNeedsLoopback(t *testing.T) {
 	}
 }
 
+func TestUnknownTemporalCodecIsRefused(t *testing.T) {
+	t.Setenv("GUILDS_TEMPORAL_CODEC", "rot13")
+	code, _, stderr := runCmd(t, "", "serve")
+	if code != 2 || !strings.Contains(stderr, "GUILDS_TEMPORAL_CODEC must be none or encrypt") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
 func TestMigrateAndTokens(t *testing.T) {
 	t.Setenv("DATABASE_URL", testdb.URL(t))
 	if code, out, stderr := runCmd(t, "", "migrate", "status"); code != 0 || !strings.Contains(out, "001_foundation") || !strings.Contains(out, "applied") {
