@@ -34,6 +34,13 @@ func unprocessable(msg string) *Error {
 	return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid", Message: msg}
 }
 
+// invalidField is a 422 about one field, with the problems list every other
+// 422 carries, so clients can show it beside the field.
+func invalidField(field, msg string) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid", Message: field + ": " + msg,
+		Problems: []validation.Problem{{Field: field, Message: msg}}}
+}
+
 // toAPIError maps domain errors onto statuses; anything unknown is a 500 whose detail is only logged.
 func toAPIError(err error) *Error {
 	var apiErr *Error

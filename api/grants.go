@@ -182,7 +182,7 @@ func (s *Server) toolsView(scope grants.Scope) handler {
 func (s *Server) offeredTools(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	trigger := grants.Trigger(c.DefaultQuery("trigger", string(grants.TriggerDirect)))
 	if !trigger.Valid() {
-		return 0, nil, unprocessable("trigger must be direct, group or schedule")
+		return 0, nil, invalidField("trigger", "must be direct, group or schedule")
 	}
 	if _, err := grants.LoadPlaceVisible(c, db, p, grants.ScopeAgent, c.Param("id")); err != nil {
 		return 0, nil, err

@@ -111,7 +111,8 @@ func noteOwner(c *gin.Context, db store.DB, p access.Principal) (artifacts.Owner
 func noteKey(c *gin.Context) (string, error) {
 	key := c.Param("key")
 	if err := notes.CheckKey(key); err != nil {
-		return "", unprocessable(err.Error())
+		return "", &Error{Status: http.StatusUnprocessableEntity, Code: "invalid", Message: err.Error(),
+			Problems: []validation.Problem{{Field: "key", Message: err.Error()}}}
 	}
 	return key, nil
 }

@@ -106,7 +106,7 @@ func putMember(c *gin.Context, db store.DB, p access.Principal) (int, any, error
 		return 0, nil, err
 	}
 	if in.Role != access.RoleOperator {
-		return 0, nil, unprocessable(`role must be "operator"`)
+		return 0, nil, invalidField("role", `must be "operator"`)
 	}
 	if _, err := orgs.GetOrg(c, db, p, c.Param("id")); err != nil {
 		return 0, nil, err
@@ -200,7 +200,7 @@ func createUser(c *gin.Context, db store.DB, p access.Principal) (int, any, erro
 		return 0, nil, err
 	}
 	if in.Name == "" {
-		return 0, nil, unprocessable("name: is required")
+		return 0, nil, invalidField("name", "is required")
 	}
 	u, err := access.CreateUser(c, db, in.Name, in.Email, in.Admin)
 	if err != nil {

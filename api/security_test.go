@@ -132,18 +132,23 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		status int
 	}
 	noID := map[string][]probe{
-		"GET /api/orgs":               nil, // lists only what the caller sees (checked below)
-		"POST /api/orgs":              nil, // creates a new organisation of the caller's
-		"GET /api/instance":           nil,
-		"GET /api/mcp/servers":        nil,
-		"GET /healthz":                nil,
-		"GET /readyz":                 nil,
-		"GET /metrics":                nil,
-		"GET /api/openapi.json":       nil,
-		"GET /api/admin/mcp/servers":  {{"/api/admin/mcp/servers", nil, 403}},
-		"POST /api/admin/mcp/servers": {{"/api/admin/mcp/servers", map[string]any{"slug": "x", "name": "x"}, 403}},
-		"POST /api/users":             {{"/api/users", map[string]any{"name": "x", "organisation_id": v.org}, 403}},
-		"GET /api/mcp/oauth/callback": {{"/api/mcp/oauth/callback?state=forged&code=x", nil, 400}},
+		"GET /api/orgs":         nil, // lists only what the caller sees (checked below)
+		"POST /api/orgs":        nil, // creates a new organisation of the caller's
+		"GET /api/instance":     nil,
+		"GET /api/mcp/servers":  nil,
+		"GET /healthz":          nil,
+		"GET /readyz":           nil,
+		"GET /metrics":          nil,
+		"GET /api/openapi.json": nil,
+		// The codec holds no organisation's data; its admin-only rule is in temporal_codec_test.go.
+		"POST /api/temporal/codec/decode":    nil,
+		"POST /api/temporal/codec/encode":    nil,
+		"OPTIONS /api/temporal/codec/decode": nil,
+		"OPTIONS /api/temporal/codec/encode": nil,
+		"GET /api/admin/mcp/servers":         {{"/api/admin/mcp/servers", nil, 403}},
+		"POST /api/admin/mcp/servers":        {{"/api/admin/mcp/servers", map[string]any{"slug": "x", "name": "x"}, 403}},
+		"POST /api/users":                    {{"/api/users", map[string]any{"name": "x", "organisation_id": v.org}, 403}},
+		"GET /api/mcp/oauth/callback":        {{"/api/mcp/oauth/callback?state=forged&code=x", nil, 400}},
 		"GET /api/mcp/connections": {
 			{"/api/mcp/connections?owner_scope=organisation&owner_id=" + v.org, nil, 404},
 			{"/api/mcp/connections?owner_scope=guild&owner_id=" + v.guild, nil, 404},
