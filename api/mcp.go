@@ -199,6 +199,9 @@ func (s *Server) connectKey(ctx context.Context, conn grants.Connection, srv mcp
 	switch {
 	case errors.Is(err, mcppool.ErrKeyRejected):
 		return mcpConnectReply{}, keyRejected(srv.Slug)
+	case errors.Is(err, mcppool.ErrAddressRefused):
+		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "address_refused",
+			Message: srv.Slug + ": " + err.Error()}
 	case errors.Is(err, mcppool.ErrKeyUnchecked):
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
 			Message: srv.Slug + " could not be reached to check the key; try again"}

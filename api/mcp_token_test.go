@@ -13,7 +13,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/tools"
 )
 
@@ -220,4 +222,22 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// With the production outbound policy, a catalog row whose server resolves to
+// loopback (or any private address) is refused before the key is sent, with a
+// 422 that says how to allow it, and nothing is left behind.
+func TestKeyConnectRefusesInternalAddresses(t *testing.T) {
+	me := newMCPEnv(t, false, func(d *api.MCPDeps) { d.KeyHTTP = mcpoauth.Policy{}.Client(0) })
+	org, _, _ := me.Hierarchy()
+	var hits atomic.Int32
+	url := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	addServer(t, me.DB, "etherscan", url, "token", `{"header":"Authorization","scheme":"Bearer"}`)
+	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": org, "key": "eth-key"})
+	if r.Status != 422 || r.ErrorCode() != "address_refused" || !strings.Contains(string(r.Body), "GUILDS_OAUTH_ALLOW_PRIVATE") {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	if hits.Load() != 0 || me.Count("mcp_connections") != 0 || me.Count("connection_credentials") != 0 {
+		t.Fatalf("server hit %d times; a login was left behind", hits.Load())
+	}
 }

@@ -151,7 +151,7 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 		Codec: p.codec, CodecWithoutToken: config.Loopback(p.cfg.HTTPAddr),
 	}
 	if p.connectors != nil {
-		d.MCP = api.MCPDeps{Engine: p.connectors.Engine, Pool: p.connectors.Pool, Keyring: p.keyring}
+		d.MCP = api.MCPDeps{Engine: p.connectors.Engine, Pool: p.connectors.Pool, Keyring: p.keyring, KeyHTTP: p.connectors.HTTP}
 	}
 	if p.cfg.AuthMode == "local" {
 		u, err := access.LocalUser(ctx, p.db)

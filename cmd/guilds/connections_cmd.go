@@ -27,6 +27,7 @@ import (
 	_ "github.com/guilds/guilds/internal/connectors/providers/google"
 	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
@@ -355,7 +356,8 @@ func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c
 	}
 	if kind == "remote" {
 		// The same check as the API's: the key must list the server's tools.
-		listed, err := mcppool.KeyLogin{DB: db, Engine: eng}.Connect(ctx, c.ID.String(), values["token"])
+		hc := mcpoauth.PolicyFromEnv(os.Getenv).Client(0)
+		listed, err := mcppool.KeyLogin{DB: db, Engine: eng, HTTP: hc}.Connect(ctx, c.ID.String(), values["token"])
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.ServerSlug, err)
 		}
@@ -393,7 +395,7 @@ func finishOAuthLogin(ctx context.Context, db *pgxpool.Pool, eng *connectors.Eng
 	if err != nil || kind != "remote" {
 		return err
 	}
-	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver()})
+	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver(), HTTPClient: mcpoauth.PolicyFromEnv(os.Getenv).Client(0)})
 	defer pool.Close()
 	listed, err := pool.Sync(ctx, id.String())
 	if err != nil {

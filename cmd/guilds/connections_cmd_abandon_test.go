@@ -29,6 +29,7 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 	t.Setenv("REDIS_URL", "redis://127.0.0.1:6379/5")
 	t.Setenv("GUILDS_ENCRYPTION_KEY", k1)
 	t.Setenv("GUILDS_AUTH_MODE", "token")
+	t.Setenv("GUILDS_OAUTH_ALLOW_PRIVATE", "1") // the test servers listen on loopback
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	ctx := context.Background()

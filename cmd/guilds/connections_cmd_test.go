@@ -133,8 +133,16 @@ func TestConnectionsLifecycle(t *testing.T) {
 		t.Fatal("connect did not finish")
 	}
 
-	// Key connect reads the key from stdin, never argv.
+	// The MCP server listens on loopback, which the outbound policy refuses
+	// unless the operator allows private addresses; no key is stored then.
 	code, out, errs := runConn(t, connectionsCommand, "sk-secret-key\n", "connect", "cigale")
+	if code == 0 || !strings.Contains(errs, "GUILDS_OAUTH_ALLOW_PRIVATE=1") {
+		t.Fatalf("key connect to a loopback server by default: %d %s %s", code, out, errs)
+	}
+	t.Setenv("GUILDS_OAUTH_ALLOW_PRIVATE", "1")
+
+	// Key connect reads the key from stdin, never argv.
+	code, out, errs = runConn(t, connectionsCommand, "sk-secret-key\n", "connect", "cigale")
 	if code != 0 || !strings.Contains(out, "connected cigale") {
 		t.Fatalf("key connect: %d %s %s", code, out, errs)
 	}

@@ -13,11 +13,15 @@ import (
 
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/store"
 )
 
 // ErrKeyUnchecked: the server could not be reached to check a key.
 var ErrKeyUnchecked = errors.New("the server could not be reached to check the key; try again")
+
+// ErrAddressRefused: the server's address is one the outbound policy refuses.
+var ErrAddressRefused = errors.New("the server's address is refused: private, loopback and cloud metadata addresses are not called unless GUILDS_OAUTH_ALLOW_PRIVATE=1")
 
 // KeyLogin connects a token MCP server (Cigale, OpenSea, Etherscan, …): the key
 // is checked by listing the server's tools with it, and only an accepted key is
@@ -46,6 +50,9 @@ func (k KeyLogin) Connect(ctx context.Context, connectionID, key string) ([]Tool
 	listed, err := ListWith(ctx, k.HTTP, info, Headers(info, connectors.Credential{AccessToken: key}))
 	if errors.Is(err, ErrKeyRejected) {
 		return nil, err
+	}
+	if errors.Is(err, mcpoauth.ErrBlockedEndpoint) {
+		return nil, ErrAddressRefused
 	}
 	if err != nil {
 		// A server may echo the request in its error text: the key stays out of the log.

@@ -3,6 +3,7 @@ package connect
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -21,8 +22,12 @@ import (
 // session pool and the connect activities. Main builds one and hands its
 // parts to the API (api.MCPDeps) and the worker (Registration).
 type Runtime struct {
-	Engine     *connectors.Engine
-	Pool       *mcppool.Pool
+	Engine *connectors.Engine
+	Pool   *mcppool.Pool
+	// HTTP carries every request to a remote MCP server (sessions and key
+	// checks): each dialled address and redirect is checked against the
+	// outbound policy, so a server cannot steer the platform to an internal one.
+	HTTP       *http.Client
 	Keyring    *secret.Keyring
 	Activities *acts.Activities
 }
@@ -47,10 +52,12 @@ func NewRuntime(ctx context.Context, db *pgxpool.Pool, rdb *redis.Client, keys *
 	if err != nil {
 		return nil, err
 	}
-	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver(), Log: log})
-	return &Runtime{Engine: eng, Pool: pool, Keyring: keys, Activities: &acts.Activities{
+	policy := mcpoauth.PolicyFromEnv(getenv)
+	hc := policy.Client(0) // no global timeout: each MCP request carries its own deadline
+	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver(), Log: log, HTTPClient: hc})
+	return &Runtime{Engine: eng, Pool: pool, HTTP: hc, Keyring: keys, Activities: &acts.Activities{
 		DB: db, Engine: eng, Keyring: keys, Pool: pool, Log: log,
-		Discoverer: &mcpoauth.Discoverer{Policy: mcpoauth.PolicyFromEnv(getenv)},
+		Discoverer: &mcpoauth.Discoverer{Policy: policy},
 	}}, nil
 }
 
