@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/api/serviceerror"
@@ -152,10 +151,16 @@ func (s *Server) runEvents(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	// A reconnecting EventSource names the last message it got in
+	// Last-Event-ID; an explicit ?after= wins.
 	after := 0
-	if v := c.Query("after"); v != "" {
+	v, field := c.Query("after"), "after"
+	if v == "" {
+		v, field = c.GetHeader("Last-Event-ID"), "Last-Event-ID"
+	}
+	if v != "" {
 		if _, err := fmt.Sscan(v, &after); err != nil || after < 0 {
-			s.fail(c, badRequest("after must be a message seq"))
+			s.fail(c, badRequest(field+" must be a message seq"))
 			return
 		}
 	}
@@ -165,7 +170,7 @@ func (s *Server) runEvents(c *gin.Context) {
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	w.Flush()
-	err = runs.Follow(c.Request.Context(), s.DB, r.ID, after, 250*time.Millisecond, func(ev runs.Event) error {
+	err = runs.Follow(c.Request.Context(), s.DB, r.ID, after, s.RunEvents, func(ev runs.Event) error {
 		data, err := json.Marshal(ev)
 		if err != nil {
 			return err

@@ -18,6 +18,7 @@ import (
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/models"
+	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/tools"
 )
 
@@ -43,6 +44,9 @@ type Deps struct {
 	// URLPolicy vets the URLs the instance admin writes into the catalog; the
 	// zero value allows https to public addresses only.
 	URLPolicy mcpoauth.Policy
+	// RunEvents wakes run event streams when a run changes; nil means they
+	// poll (runs.PollInterval). Serve runs it.
+	RunEvents *runs.Listener
 	// Codec, when set, serves the Temporal payload codec endpoint (CodecPath)
 	// for the UI and CLI; CodecWithoutToken lets anyone who can reach the API
 	// use it, which boot allows only when the API listens on loopback.
@@ -90,6 +94,11 @@ func (s *Server) Handler() http.Handler {
 
 // Serve runs the HTTP server until ctx ends, then shuts down gracefully.
 func (s *Server) Serve(ctx context.Context, addr string) error {
+	if s.RunEvents != nil {
+		lctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go s.RunEvents.Run(lctx)
+	}
 	srv := &http.Server{Addr: addr, Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()

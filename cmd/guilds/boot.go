@@ -23,6 +23,7 @@ import (
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/payloadcodec"
+	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
@@ -149,6 +150,7 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 		Log: p.log, AuthMode: p.cfg.AuthMode, PublicBaseURL: p.cfg.PublicBaseURL,
 		Models: p.models, Tools: p.tools, URLPolicy: mcpoauth.PolicyFromEnv(os.Getenv),
 		Codec: p.codec, CodecWithoutToken: config.Loopback(p.cfg.HTTPAddr),
+		RunEvents: runs.NewListener(p.db.Config().ConnConfig.Copy(), p.log),
 	}
 	if p.connectors != nil {
 		d.MCP = api.MCPDeps{Engine: p.connectors.Engine, Pool: p.connectors.Pool, Keyring: p.keyring, KeyHTTP: p.connectors.HTTP}

@@ -15,11 +15,25 @@ type Event struct {
 	Run     *Run     `json:"run,omitempty"`
 }
 
+// How often a follower re-reads the run: PollInterval without a listening
+// Listener, SafetyInterval with one (a notification lost in a reconnect is
+// then caught up at the latest after that long).
+const (
+	PollInterval   = 250 * time.Millisecond
+	SafetyInterval = 5 * time.Second
+)
+
 // Follow sends the run's messages after seq `after`, then its status
-// whenever it changes, polling Postgres every interval, until the run is
-// final (after its last messages are sent) or ctx ends. send returning an
-// error stops it.
-func Follow(ctx context.Context, db store.DB, runID string, after int, interval time.Duration, send func(Event) error) error {
+// whenever it changes, until the run is final (after its last messages are
+// sent) or ctx ends. It re-reads Postgres when l (may be nil) says the run
+// changed, and on a timer as a safety net. send returning an error stops it.
+func Follow(ctx context.Context, db store.DB, runID string, after int, l *Listener, send func(Event) error) error {
+	var wake <-chan struct{}
+	if l != nil {
+		ch, stop := l.Subscribe(runID)
+		defer stop()
+		wake = ch
+	}
 	lastStatus := ""
 	// Tool results of one turn are written concurrently, so a higher seq can
 	// land before a lower one: remember what was sent above the contiguous mark.
@@ -57,10 +71,18 @@ func Follow(ctx context.Context, db store.DB, runID string, after int, interval 
 		if Final(r.Status) {
 			return nil
 		}
+		interval := PollInterval
+		if l != nil && l.Listening() {
+			interval = SafetyInterval
+		}
+		timer := time.NewTimer(interval)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return ctx.Err()
-		case <-time.After(interval):
+		case <-wake:
+		case <-timer.C:
 		}
+		timer.Stop()
 	}
 }

@@ -3,6 +3,7 @@ package run_test
 import (
 	"bufio"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -150,6 +151,25 @@ func TestRunsOverHTTP(t *testing.T) {
 	if r := e.Do(op, "GET", "/api/runs/"+id+"/events?after=2", nil); r.Status != 200 ||
 		strings.Count(string(r.Body), "event: message") != 2 || strings.Contains(string(r.Body), "say it over http") {
 		t.Fatalf("events after 2 = %d %s", r.Status, r.Body)
+	}
+	// A reconnecting EventSource resumes from its Last-Event-ID the same way.
+	resume := func(lastID string) (int, string) {
+		req, _ := http.NewRequest("GET", e.HTTP.URL+"/api/runs/"+id+"/events", nil)
+		req.Header.Set("Authorization", "Bearer "+op)
+		req.Header.Set("Last-Event-ID", lastID)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := resume("2"); code != 200 || strings.Count(body, "event: message") != 2 || strings.Contains(body, "say it over http") {
+		t.Fatalf("events from Last-Event-ID 2 = %d %s", code, body)
+	}
+	if code, body := resume("two"); code != 400 || !strings.Contains(body, "Last-Event-ID") {
+		t.Fatalf("a bad Last-Event-ID = %d %s", code, body)
 	}
 
 	// A second run blocks in a tool; cancelling it ends it cancelled.
