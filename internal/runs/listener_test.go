@@ -15,7 +15,7 @@ import (
 // hanging it; nothing here depends on how fast a wake arrives.
 const guard = 30 * time.Second
 
-func newRun(t *testing.T, db *pgxpool.Pool) runs.Run {
+func newRun(t testing.TB, db *pgxpool.Pool) runs.Run {
 	t.Helper()
 	ctx := context.Background()
 	var org, guild, agent string
