@@ -124,6 +124,9 @@ func shapeCompiled(schema json.RawMessage) (json.RawMessage, []string, error) {
 type shaper struct {
 	lookup   any // the original document, never modified
 	warnings []string
+	// looseRefs holds the local references met at loose sites; loosened,
+	// those whose definitions have been shaped as loose since.
+	looseRefs, loosened map[string]bool
 }
 
 func (sh *shaper) warn(format string, args ...any) {
@@ -146,6 +149,7 @@ func (sh *shaper) root(doc any) (any, error) {
 			return nil, err
 		}
 		sh.node(d, "", false)
+		sh.loosenSharedDefinitions(d)
 		if _, ok := d["$id"]; ok && !hasExternalRef(d) {
 			delete(d, "$id")
 		}
@@ -255,6 +259,32 @@ func mergeProps(dst, src map[string]any) {
 	}
 }
 
+// loosenSharedDefinitions shapes again, as loose, every definition a loose
+// site refers to: a model filling an optional field through a $ref must not
+// see the definition's format either. Its required sites lose that format
+// hint too, which only relaxes what the model is shown; calls are still
+// validated against the original. Shaping a definition can reach others, so
+// this runs until no new reference turns up.
+func (sh *shaper) loosenSharedDefinitions(doc map[string]any) {
+	for {
+		var next string
+		for _, ref := range sortedKeys(sh.looseRefs) {
+			if !sh.loosened[ref] {
+				next = ref
+				break
+			}
+		}
+		if next == "" {
+			return
+		}
+		if sh.loosened == nil {
+			sh.loosened = map[string]bool{}
+		}
+		sh.loosened[next] = true
+		sh.node(resolveRef(doc, next), next[1:], true)
+	}
+}
+
 // node shapes the schema v in place. optional says whether the value it
 // describes may be absent: an optional property, or a branch of one.
 func (sh *shaper) node(v any, path string, optional bool) {
@@ -267,6 +297,12 @@ func (sh *shaper) node(v any, path string, optional bool) {
 	loose := optional || isNullable(m)
 	if loose {
 		delete(m, "format")
+		if ref, ok := m["$ref"].(string); ok && strings.HasPrefix(ref, "#/") {
+			if sh.looseRefs == nil {
+				sh.looseRefs = map[string]bool{}
+			}
+			sh.looseRefs[ref] = true
+		}
 	}
 	for _, kw := range []string{"additionalProperties", "unevaluatedProperties"} {
 		if b, ok := m[kw].(bool); ok && !b {
@@ -333,8 +369,8 @@ func (sh *shaper) node(v any, path string, optional bool) {
 			sh.node(ds[k], path+"/dependentSchemas/"+escapePointer(k), loose)
 		}
 	}
-	// Shared definitions are shaped as required values: each $ref site may
-	// have a different status, and a definition is one schema for all of them.
+	// Shared definitions are shaped as required values here; those a loose
+	// site refers to are loosened afterwards (loosenSharedDefinitions).
 	for _, kw := range []string{"$defs", "definitions"} {
 		if defs, ok := m[kw].(map[string]any); ok {
 			for _, k := range sortedKeys(defs) {
