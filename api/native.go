@@ -85,7 +85,7 @@ func nativeErr(err error) error {
 	if code == "" {
 		code = "error"
 	}
-	return &Error{Status: ne.Status, Code: code, Message: ne.Message}
+	return &Error{Status: ne.Status, Code: code, Message: ne.Message, Problems: ne.Problems}
 }
 
 type noteInput struct {

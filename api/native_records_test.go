@@ -43,6 +43,19 @@ func TestCollectionsAndRecordsAPI(t *testing.T) {
 	if r := e.Admin("POST", "/api/collections/"+cid+"/records", map[string]any{"stage": "lost", "extra": 1}); r.Status != 422 ||
 		!strings.Contains(string(r.Body), "record rejected") || !strings.Contains(string(r.Body), "name: required") {
 		t.Fatalf("rejected add: %d %s", r.Status, r.Body)
+	} else {
+		// Every refused column is also listed with its field.
+		var body struct {
+			Error struct{ Problems []struct{ Field, Message string } }
+		}
+		r.JSON(&body)
+		fields := map[string]bool{}
+		for _, p := range body.Error.Problems {
+			fields[p.Field] = true
+		}
+		if !fields["name"] || !fields["stage"] || !fields["extra"] || len(fields) != 3 {
+			t.Fatalf("problems of the rejected add: %s", r.Body)
+		}
 	}
 	if r := e.Admin("POST", "/api/collections/"+cid+"/records", map[string]any{"name": "Ada L.", "email": "ADA@x.io"}); r.Status != 200 || r.Map()["id"] != rid {
 		t.Fatalf("merge: %d %s", r.Status, r.Body)

@@ -110,3 +110,29 @@ func TestNotFoundNamesTheResource(t *testing.T) {
 		}
 	}
 }
+
+// Refusals of a single field name it in the problems list, as every 422 does.
+func TestFieldProblemsAreListed(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t, apitest.Options{})
+	_, guildID, agentID := e.Hierarchy()
+	cases := []struct {
+		method, path string
+		body         any
+		field        string
+	}{
+		{"PUT", "/api/agents/" + agentID + "/memory", map[string]any{"content": strings.Repeat("a", 12001)}, "content"},
+		{"PUT", "/api/agents/" + agentID + "/notes/a..md", map[string]any{"content": "x"}, "key"},
+		{"POST", "/api/mcp/connections", map[string]any{"slug": "nope", "owner_scope": "guild", "owner_id": guildID}, "slug"},
+		{"GET", "/api/agents/" + agentID + "/offered-tools?trigger=cron", nil, "trigger"},
+	}
+	for _, c := range cases {
+		r := e.Admin(c.method, c.path, c.body)
+		if r.Status != 422 || !strings.Contains(string(r.Body), `"problems":[{"field":"`+c.field+`"`) {
+			t.Errorf("%s %s: %d %s", c.method, c.path, r.Status, r.Body)
+		}
+	}
+	if n := e.Count("mcp_connections") + e.Count("artifacts"); n != 0 {
+		t.Errorf("refused requests wrote %d rows", n)
+	}
+}

@@ -3,6 +3,7 @@ package grants
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/guilds/guilds/internal/access"
@@ -167,13 +168,14 @@ func Connect(ctx context.Context, db store.DB, p access.Principal, integ *integr
 	if err != nil {
 		return c, false, err
 	}
-	key := in.ServerID
+	key, field := in.ServerID, "server_id"
 	if key == "" {
-		key = in.Slug
+		key, field = in.Slug, "slug"
 	}
 	srv, err := GetServer(ctx, db, integ, key)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !srv.Published) {
-		return c, false, &validation.Error{Problems: []validation.Problem{{Field: "server_id", Message: "names no published catalog server"}}}
+		return c, false, &validation.Error{Problems: []validation.Problem{{Field: field,
+			Message: fmt.Sprintf("%q names no published catalog server (GET /api/mcp/servers lists them)", key)}}}
 	}
 	if err != nil {
 		return c, false, err

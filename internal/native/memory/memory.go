@@ -7,7 +7,6 @@ package memory
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 	"unicode/utf8"
 
@@ -60,10 +59,10 @@ func Get(ctx context.Context, db store.DB, agentID string) (Memory, error) {
 // Check refuses content longer than MaxChars or not UTF-8.
 func Check(content string) error {
 	if !utf8.ValidString(content) {
-		return artifacts.Errorf(http.StatusUnprocessableEntity, "memory must be valid UTF-8 text")
+		return artifacts.OnField("content", "memory must be valid UTF-8 text")
 	}
 	if n := utf8.RuneCountInString(content); n > MaxChars {
-		return artifacts.Errorf(http.StatusUnprocessableEntity,
+		return artifacts.OnField("content",
 			"memory is %d characters; the whole memory may hold at most %d, so shorten it and write it again", n, MaxChars)
 	}
 	return nil

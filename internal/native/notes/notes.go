@@ -150,7 +150,7 @@ func (s Scope) Get(ctx context.Context, db store.DB, level artifacts.Scope, key 
 // Write creates or replaces one note and reports whether it was created.
 func (s Scope) Write(ctx context.Context, db store.DB, level artifacts.Scope, key, content string) (artifacts.Artifact, bool, error) {
 	if err := CheckKey(key); err != nil {
-		return artifacts.Artifact{}, false, artifacts.Errorf(http.StatusUnprocessableEntity, "%v", err)
+		return artifacts.Artifact{}, false, artifacts.OnField("key", "%v", err)
 	}
 	if err := CheckContent(content); err != nil {
 		return artifacts.Artifact{}, false, err
@@ -176,7 +176,7 @@ func (s Scope) Delete(ctx context.Context, db store.DB, level artifacts.Scope, k
 // CheckContent refuses a note larger than MaxContent.
 func CheckContent(content string) error {
 	if len(content) > MaxContent {
-		return artifacts.Errorf(http.StatusUnprocessableEntity, "note content is %d bytes; at most %d are kept", len(content), MaxContent)
+		return artifacts.OnField("content", "note content is %d bytes; at most %d are kept", len(content), MaxContent)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/guilds/guilds/internal/native/artifacts"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/validation"
 )
 
 // Record is one row of a collection as tools and the API return it.
@@ -38,10 +39,16 @@ func scanRecord(row interface{ Scan(...any) error }, collection string) (Record,
 // Body is a record body: column name to JSON value (null clears on update).
 type Body map[string]json.RawMessage
 
-// rejected lists every problem of a body as one 422.
+// rejected lists every problem of a body as one 422; each problem reads
+// "column: what is wrong".
 func rejected(problems []string) error {
 	sort.Strings(problems)
-	return artifacts.Errorf(http.StatusUnprocessableEntity, "record rejected: %s", strings.Join(problems, "; "))
+	e := artifacts.Errorf(http.StatusUnprocessableEntity, "record rejected: %s", strings.Join(problems, "; "))
+	for _, p := range problems {
+		field, msg, _ := strings.Cut(p, ": ")
+		e.Problems = append(e.Problems, validation.Problem{Field: field, Message: msg})
+	}
+	return e
 }
 
 // check validates body against c's columns. With partial (an update) absent
