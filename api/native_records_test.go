@@ -46,7 +46,9 @@ func TestCollectionsAndRecordsAPI(t *testing.T) {
 	} else {
 		// Every refused column is also listed with its field.
 		var body struct {
-			Error struct{ Problems []struct{ Field, Message string } }
+			Error struct {
+				Problems []struct{ Field, Message string }
+			}
 		}
 		r.JSON(&body)
 		fields := map[string]bool{}
