@@ -115,7 +115,7 @@ func TestNotFoundNamesTheResource(t *testing.T) {
 func TestFieldProblemsAreListed(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t, apitest.Options{})
-	_, guildID, agentID := e.Hierarchy()
+	orgID, guildID, agentID := e.Hierarchy()
 	cases := []struct {
 		method, path string
 		body         any
@@ -125,6 +125,15 @@ func TestFieldProblemsAreListed(t *testing.T) {
 		{"PUT", "/api/agents/" + agentID + "/notes/a..md", map[string]any{"content": "x"}, "key"},
 		{"POST", "/api/mcp/connections", map[string]any{"slug": "nope", "owner_scope": "guild", "owner_id": guildID}, "slug"},
 		{"GET", "/api/agents/" + agentID + "/offered-tools?trigger=cron", nil, "trigger"},
+	}
+	col := e.Admin("POST", "/api/orgs/"+orgID+"/collections", map[string]any{"name": "leads",
+		"columns": []map[string]any{{"name": "name", "type": "text"}}}).Map()["id"].(string)
+	for q, field := range map[string]string{"limit=500": "limit", "order=nope": "order.column", "where=%7B%22nocol%22%3A1%7D": "where.nocol"} {
+		cases = append(cases, struct {
+			method, path string
+			body         any
+			field        string
+		}{"GET", "/api/collections/" + col + "/records?" + q, nil, field})
 	}
 	for _, c := range cases {
 		r := e.Admin(c.method, c.path, c.body)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/guilds/guilds/internal/native/artifacts"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/validation"
 )
 
 // Query limits.
@@ -71,8 +72,9 @@ func (b *sqlb) where() string {
 	return strings.Join(b.conds, " AND ")
 }
 
-func bad(format string, args ...any) error {
-	return artifacts.Errorf(http.StatusUnprocessableEntity, format, args...)
+// bad refuses one argument of a query; field names it for the operator API.
+func bad(field, format string, args ...any) error {
+	return artifacts.OnField(field, format, args...)
 }
 
 // textMatch is the rule for open text: a substring, or a similar spelling of
@@ -95,7 +97,7 @@ func (b *sqlb) textMatch(name, term string, array bool) {
 // addWhere turns where terms into conditions, refusing what the column's type does not allow.
 func (b *sqlb) addWhere(c Collection, where map[string]json.RawMessage) error {
 	if len(where) > MaxWhere {
-		return bad("where takes at most %d terms, got %d", MaxWhere, len(where))
+		return bad("where", "where takes at most %d terms, got %d", MaxWhere, len(where))
 	}
 	names := make([]string, 0, len(where))
 	for k := range where {
@@ -115,7 +117,12 @@ func (b *sqlb) addWhere(c Collection, where map[string]json.RawMessage) error {
 		}
 	}
 	if len(problems) > 0 {
-		return bad("where rejected: %s", strings.Join(problems, "; "))
+		e := artifacts.Errorf(http.StatusUnprocessableEntity, "where rejected: %s", strings.Join(problems, "; "))
+		for _, p := range problems {
+			col, msg, _ := strings.Cut(p, ": ")
+			e.Problems = append(e.Problems, validation.Problem{Field: "where." + col, Message: msg})
+		}
+		return e
 	}
 	return nil
 }
@@ -200,7 +207,7 @@ func orderBy(b *sqlb, c Collection, o *Order, since bool) (string, error) {
 		dir = "ASC"
 	}
 	if dir != "ASC" && dir != "DESC" {
-		return "", bad(`order.direction must be "asc" or "desc"`)
+		return "", bad("order.direction", `order.direction must be "asc" or "desc"`)
 	}
 	switch o.Column {
 	case "id", "created_at", "updated_at":
@@ -208,7 +215,7 @@ func orderBy(b *sqlb, c Collection, o *Order, since bool) (string, error) {
 	}
 	col, ok := column(c.Columns, o.Column)
 	if !ok || col.Type.IsArray() {
-		return "", bad("order.column must be id, created_at, updated_at or a declared column that is not an array (%s)", scalarNames(c.Columns))
+		return "", bad("order.column", "order.column must be id, created_at, updated_at or a declared column that is not an array (%s)", scalarNames(c.Columns))
 	}
 	expr := "(r.data->>" + b.arg(col.Name) + ")"
 	switch col.Type {
@@ -237,7 +244,7 @@ func pageLimit(limit int) (int, error) {
 	case limit == 0:
 		return DefaultLimit, nil
 	case limit < 0 || limit > MaxLimit:
-		return 0, bad("limit must be between 1 and %d", MaxLimit)
+		return 0, bad("limit", "limit must be between 1 and %d", MaxLimit)
 	}
 	return limit, nil
 }
@@ -249,7 +256,7 @@ func List(ctx context.Context, db store.DB, c Collection, q ListQuery) (ListResu
 		return ListResult{}, err
 	}
 	if q.Offset < 0 {
-		return ListResult{}, bad("offset must be 0 or more")
+		return ListResult{}, bad("offset", "offset must be 0 or more")
 	}
 	b := &sqlb{}
 	b.conds = append(b.conds, "r.collection_id = "+b.arg(c.ID), "r.deleted_at IS NULL")
@@ -259,7 +266,7 @@ func List(ctx context.Context, db store.DB, c Collection, q ListQuery) (ListResu
 	if q.Since != "" {
 		t, ok := ParseTime(q.Since)
 		if !ok {
-			return ListResult{}, bad("since must be an ISO 8601 timestamp, e.g. 2025-01-31T09:00:00Z")
+			return ListResult{}, bad("since", "since must be an ISO 8601 timestamp, e.g. 2025-01-31T09:00:00Z")
 		}
 		b.conds = append(b.conds, "r.updated_at >= "+b.arg(t))
 	}
@@ -338,17 +345,17 @@ func SingleToken(q string) bool {
 func Search(ctx context.Context, db store.DB, colls []Collection, q SearchQuery) ([]Record, error) {
 	query := strings.TrimSpace(q.Query)
 	if query == "" {
-		return nil, bad("query is required: give one or more words to look for")
+		return nil, bad("query", "query is required: give one or more words to look for")
 	}
 	if !strings.ContainsFunc(query, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
-		return nil, bad("query %q has no letters or digits to search for", query)
+		return nil, bad("query", "query %q has no letters or digits to search for", query)
 	}
 	limit, err := pageLimit(q.Limit)
 	if err != nil {
 		return nil, err
 	}
 	if len(q.Where) > 0 && len(colls) != 1 {
-		return nil, bad("where needs collection: name the collection whose columns it filters")
+		return nil, bad("collection", "where needs collection: name the collection whose columns it filters")
 	}
 	if len(colls) == 0 {
 		return []Record{}, nil

@@ -134,7 +134,7 @@ func (h *handlers) search(ctx context.Context, call tools.Call) (string, error) 
 		return "", err
 	}
 	if len(in.Where) > 0 && in.Collection == "" {
-		return "", bad("where needs collection: name the collection whose columns it filters")
+		return "", bad("collection", "where needs collection: name the collection whose columns it filters")
 	}
 	a, err := h.agent(ctx, call)
 	if err != nil {
