@@ -4,7 +4,9 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -94,14 +96,33 @@ func (s *Server) Handler() http.Handler {
 
 // Serve runs the HTTP server until ctx ends, then shuts down gracefully.
 func (s *Server) Serve(ctx context.Context, addr string) error {
+	ln, err := Listen(addr)
+	if err != nil {
+		return err
+	}
+	return s.ServeOn(ctx, ln)
+}
+
+// Listen binds the API's address, so a caller can report a busy port before
+// announcing anything, and know the API answers once ServeOn runs.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on %s (set GUILDS_HTTP_ADDR): %w", addr, err)
+	}
+	return ln, nil
+}
+
+// ServeOn serves the API on ln until ctx ends, then shuts down gracefully.
+func (s *Server) ServeOn(ctx context.Context, ln net.Listener) error {
 	if s.RunEvents != nil {
 		lctx, stop := context.WithCancel(ctx)
 		defer stop()
 		go s.RunEvents.Run(lctx)
 	}
-	srv := &http.Server{Addr: addr, Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err

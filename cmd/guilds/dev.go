@@ -110,6 +110,12 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "guilds:", err)
 		return 1
 	}
+	// Bound before the banner: once it is printed, the API answers.
+	ln, err := api.Listen(cfg.HTTPAddr)
+	if err != nil {
+		fmt.Fprintln(stderr, "guilds:", err)
+		return 1
+	}
 
 	ui := "(external Temporal: see its own UI)"
 	if temporal != nil {
@@ -124,7 +130,7 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		errc <- srv.Serve(ctx, cfg.HTTPAddr)
+		errc <- srv.ServeOn(ctx, ln)
 	}()
 	go func() {
 		defer wg.Done()
