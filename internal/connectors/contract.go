@@ -142,7 +142,8 @@ const MetaTokenField = "token"
 // may set to a display value from the token response (Notion's
 // email_domain). CompleteOAuth moves it to the connection's account_hint and
 // removes it from the credential before sealing, so every stored Extra value
-// stays a secret (the run's redaction set is built from them).
+// stays a secret (the run's redaction set is built from them; only the
+// fields a ConfigProvider declares non-secret are left out of it).
 const ExtraAccountHint = "account_hint"
 
 // Provider is the base of every plugin.
@@ -263,7 +264,9 @@ type KeyProvider interface {
 }
 
 // ConfigProvider is a provider of no-auth-with-config connections: the stored
-// values (Credential.Extra) are injected as headers or environment.
+// values (Credential.Extra, keyed by field name) are injected as headers or
+// environment. ConnectKey checks them against Fields; a field with Secret
+// false is kept out of redaction sets. There is no token and no refresh.
 type ConfigProvider interface {
 	Provider
 	Injector

@@ -412,7 +412,9 @@ AND NOT EXISTS (SELECT 1 FROM connection_credentials cr WHERE cr.connection_id =
 }
 
 // ConnectKey validates an API key (or configuration) with the connection's
-// provider, stores it encrypted and marks the connection connected.
+// provider, stores it encrypted and marks the connection connected. The
+// values of a ConfigProvider's fields are checked here (every missing or
+// unknown one reported at once in a *FieldsError) and stored as they are.
 func (e *Engine) ConnectKey(ctx context.Context, id uuid.UUID, fields map[string]string) (KeyValidation, error) {
 	if err := e.active(); err != nil {
 		return KeyValidation{}, err
@@ -422,6 +424,9 @@ func (e *Engine) ConnectKey(ctx context.Context, id uuid.UUID, fields map[string
 		return KeyValidation{}, err
 	}
 	b := e.bindingFor(rec)
+	if b.err != nil {
+		return KeyValidation{}, catalogRefused(rec.conn.ServerSlug, b.err)
+	}
 	var kv KeyValidation
 	switch p := b.provider.(type) {
 	case KeyProvider:
@@ -430,6 +435,14 @@ func (e *Engine) ConnectKey(ctx context.Context, id uuid.UUID, fields map[string
 			e.log.Info("connectors: key rejected", "connection", id, "server", rec.conn.ServerSlug)
 			return KeyValidation{}, fmt.Errorf("connection %s: key rejected: %w", rec.conn.ServerSlug, err)
 		}
+	case ConfigProvider:
+		// Configuration, not a login: no token and no expiry, so it is never refreshed.
+		values, err := checkValues(rec.conn.ServerSlug, p.Fields(), fields)
+		if err != nil {
+			e.log.Info("connectors: configuration refused", "connection", id, "server", rec.conn.ServerSlug)
+			return KeyValidation{}, err
+		}
+		kv.Credential = Credential{Extra: values}
 	default:
 		if _, ok := b.provider.(OAuthProvider); ok {
 			return KeyValidation{}, fmt.Errorf("connection %s uses OAuth: connect it with BeginOAuth", rec.conn.ServerSlug)
@@ -533,7 +546,11 @@ func (e *Engine) KeyFields(ctx context.Context, id uuid.UUID) ([]KeyField, error
 	if err != nil {
 		return nil, err
 	}
-	switch p := e.bindingFor(rec).provider.(type) {
+	b := e.bindingFor(rec)
+	if b.err != nil {
+		return nil, catalogRefused(rec.conn.ServerSlug, b.err)
+	}
+	switch p := b.provider.(type) {
 	case KeyProvider:
 		return p.Fields(), nil
 	case ConfigProvider:

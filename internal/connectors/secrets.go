@@ -9,15 +9,18 @@ import (
 // RunSecrets returns the credential values of every login an agent's run could
 // reach: those owned at the platform, by the agent's organisation, by its guild
 // and by the agent itself. They form the run's redaction set; the caller keeps
-// them inside the activity that asked and never returns or logs them.
+// them inside the activity that asked and never returns or logs them. Values
+// of configuration fields declared non-secret are left out.
 func (e *Engine) RunSecrets(ctx context.Context, agentID string) ([]string, error) {
 	if err := e.active(); err != nil {
 		return nil, nil // no connectors, nothing to redact
 	}
 	rows, err := e.db.Query(ctx, `
-		SELECT cc.connection_id, cc.ciphertext
+		SELECT cc.connection_id, cc.ciphertext, s.slug, s.config
 		FROM agent_chain_logins l
 		JOIN connection_credentials cc ON cc.connection_id = l.connection_id
+		JOIN mcp_connections c ON c.id = l.connection_id
+		JOIN mcp_servers s ON s.id = c.server_id
 		WHERE l.agent_id = $1`, agentID)
 	if err != nil {
 		return nil, err
@@ -26,8 +29,9 @@ func (e *Engine) RunSecrets(ctx context.Context, agentID string) ([]string, erro
 	var out []string
 	for rows.Next() {
 		var id uuid.UUID
-		var ct []byte
-		if err := rows.Scan(&id, &ct); err != nil {
+		var ct, cfg []byte
+		var slug string
+		if err := rows.Scan(&id, &ct, &slug, &cfg); err != nil {
 			return nil, err
 		}
 		if len(ct) == 0 {
@@ -37,7 +41,7 @@ func (e *Engine) RunSecrets(ctx context.Context, agentID string) ([]string, erro
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, cred.values()...)
+		out = append(out, e.binding(slug, cfg).secrets(cred)...)
 	}
 	return out, rows.Err()
 }
