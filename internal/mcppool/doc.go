@@ -4,7 +4,10 @@
 //
 // Credentials are resolved per request by the connector engine's resolver and
 // injected through the transport's header function; mcp-go's own OAuth is
-// never enabled. A 401 gets one forced refresh and one retry (a key server:
+// never enabled. A no-auth login holding configured values (the "config"
+// provider) gets them as the provider injects them: on every HTTP request
+// through the resolver's transport, or in a stdio process's environment
+// (docs/adr/0203-no-auth-with-config.md). A 401 gets one forced refresh and one retry (a key server:
 // one retry on a fresh session); a server that rejects a fresh token or the
 // key again marks the login reconnect_required. A session the
 // server forgot (404 on its id) or a closed transport is re-initialised.

@@ -23,10 +23,11 @@ var ErrKeyUnchecked = errors.New("the server could not be reached to check the k
 // ErrAddressRefused: the server's address is one the outbound policy refuses.
 var ErrAddressRefused = errors.New("the server's address is refused: private, loopback and cloud metadata addresses are not called unless GUILDS_OAUTH_ALLOW_PRIVATE=1")
 
-// KeyLogin connects a token MCP server (Cigale, OpenSea, Etherscan, …): the key
-// is checked by listing the server's tools with it, and only an accepted key is
-// stored, with the listed tools, the connected state and the enabled binding.
-// The API and the CLI both connect token servers through it.
+// KeyLogin connects a token MCP server (Cigale, OpenSea, Etherscan, …) or a
+// no-auth-with-config one: the key or the values are checked by listing the
+// server's tools with them, and only accepted ones are stored, with the listed
+// tools, the connected state and the enabled binding. The API and the CLI
+// both connect these servers through it.
 type KeyLogin struct {
 	DB     *pgxpool.Pool
 	Engine *connectors.Engine
@@ -71,7 +72,73 @@ func (k KeyLogin) Connect(ctx context.Context, connectionID, key string) ([]Tool
 	if err != nil {
 		return nil, err
 	}
-	err = store.InTx(ctx, k.DB, func(tx pgx.Tx) error {
+	return k.finish(ctx, id, info, kv, listed)
+}
+
+// ErrConfigRejected: the server refused the configured values (401, or it
+// listed no tool with them).
+var ErrConfigRejected = errors.New("the server refused the configured values")
+
+// ErrConfigUnchecked: the server could not be reached to check the values.
+var ErrConfigUnchecked = errors.New("the server could not be reached to check the configured values; try again")
+
+// ConnectConfig connects a no-auth-with-config server. The engine checks the
+// values against the provider's fields (a *connectors.FieldsError names every
+// missing or unknown one, or connectors.ErrNoConfig when the server takes
+// none); the server's tools are then listed with the headers or environment
+// the provider makes of them, and only values that list tools are stored,
+// with the listing, the connected state and the enabled binding. A refusal
+// is ErrConfigRejected, an unreachable server ErrConfigUnchecked; nothing is
+// stored then.
+func (k KeyLogin) ConnectConfig(ctx context.Context, connectionID string, values map[string]string) ([]Tool, error) {
+	id, err := uuid.Parse(connectionID)
+	if err != nil {
+		return nil, store.ErrNotFound
+	}
+	info, err := (&Pool{o: Options{DB: k.DB}}).load(ctx, connectionID)
+	if err != nil {
+		return nil, err
+	}
+	inj, err := k.Engine.CheckConfig(ctx, id, values)
+	if err != nil {
+		return nil, err
+	}
+	listed, err := ListInjected(ctx, k.HTTP, info, inj)
+	switch {
+	case errors.Is(err, ErrKeyRejected):
+		return nil, ErrConfigRejected
+	case errors.Is(err, mcpoauth.ErrBlockedEndpoint):
+		return nil, ErrAddressRefused
+	case err != nil:
+		k.log().Warn("mcp connect: configuration check failed", "server", info.Slug, "err", redactValues(oneLine(err), values))
+		return nil, ErrConfigUnchecked
+	case len(listed) == 0:
+		return nil, ErrConfigRejected
+	}
+	kv, err := k.Engine.ConnectKey(ctx, id, values)
+	if err != nil {
+		return nil, err
+	}
+	return k.finish(ctx, id, info, kv, listed)
+}
+
+// redactValues removes every value from a message a server may have echoed
+// them into.
+func redactValues(msg string, values map[string]string) string {
+	for _, v := range values {
+		if v = strings.TrimSpace(v); v != "" {
+			msg = strings.ReplaceAll(msg, v, "[REDACTED]")
+		}
+	}
+	return msg
+}
+
+// finish stores what a checked login listed, marks it connected with its
+// enabled binding, and drops any cached session; on failure the stored
+// credential is wiped again.
+func (k KeyLogin) finish(ctx context.Context, id uuid.UUID, info ServerInfo, kv connectors.KeyValidation, listed []Tool) ([]Tool, error) {
+	connectionID := id.String()
+	err := store.InTx(ctx, k.DB, func(tx pgx.Tx) error {
 		if err := StoreTools(ctx, tx, connectionID, listed); err != nil {
 			return err
 		}
@@ -79,14 +146,14 @@ func (k KeyLogin) Connect(ctx context.Context, connectionID, key string) ([]Tool
 	})
 	if err != nil {
 		if derr := k.Engine.Disconnect(context.WithoutCancel(ctx), id); derr != nil {
-			k.log().Error("mcp key login: cannot wipe the key of a failed connect", "connection", connectionID, "err", derr)
+			k.log().Error("mcp login: cannot wipe the credential of a failed connect", "connection", connectionID, "err", derr)
 		}
 		return nil, err
 	}
 	if k.Pool != nil {
 		k.Pool.Drop(connectionID)
 	}
-	k.log().Info("mcp key login: connected", "connection", connectionID, "server", info.Slug, "tools", len(listed))
+	k.log().Info("mcp login: connected", "connection", connectionID, "server", info.Slug, "tools", len(listed))
 	return listed, nil
 }
 

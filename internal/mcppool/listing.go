@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sort"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
+	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -45,6 +47,17 @@ WHERE connection_id = $1 ORDER BY name`, connectionID)
 // key validation of token servers, before anything is stored. The key is
 // only sent to the server; errors never contain it.
 func ListWith(ctx context.Context, hc *http.Client, info ServerInfo, headers map[string]string) ([]Tool, error) {
+	if info.Transport == "stdio" {
+		return nil, fmt.Errorf("%s: key validation needs an http or sse server", info.Slug)
+	}
+	return ListInjected(ctx, hc, info, connectors.Injection{Headers: headers})
+}
+
+// ListInjected lists a server's tools with an injection that is not stored
+// yet: the headers of an http or sse server, the environment of a stdio
+// server the platform starts for the occasion (and stops). A 401 is
+// ErrKeyRejected.
+func ListInjected(ctx context.Context, hc *http.Client, info ServerInfo, inj connectors.Injection) ([]Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, ListTimeout)
 	defer cancel()
 	if hc == nil {
@@ -54,11 +67,21 @@ func ListWith(ctx context.Context, hc *http.Client, info ServerInfo, headers map
 	var err error
 	switch info.Transport {
 	case "http":
-		c, err = client.NewStreamableHttpClient(info.URL, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaders(headers))
+		c, err = client.NewStreamableHttpClient(info.URL, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaders(inj.Headers))
 	case "sse":
-		c, err = client.NewSSEMCPClient(info.URL, transport.WithHTTPClient(hc), transport.WithHeaders(headers))
+		c, err = client.NewSSEMCPClient(info.URL, transport.WithHTTPClient(hc), transport.WithHeaders(inj.Headers))
+	case "stdio":
+		if info.Command == "" {
+			return nil, fmt.Errorf("%s: a stdio server needs a command in its catalog config", info.Slug)
+		}
+		env := make([]string, 0, len(inj.Env))
+		for k, v := range inj.Env {
+			env = append(env, k+"="+v)
+		}
+		sort.Strings(env)
+		c, err = client.NewStdioMCPClientWithOptions(info.Command, env, info.Args, transport.WithCommandFunc(stdioCommand))
 	default:
-		return nil, fmt.Errorf("%s: key validation needs an http or sse server", info.Slug)
+		return nil, fmt.Errorf("%s: unknown transport %q", info.Slug, info.Transport)
 	}
 	if err != nil {
 		return nil, err

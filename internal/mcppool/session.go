@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -23,6 +24,10 @@ type ServerInfo struct {
 	URL       string
 	Auth      string // none, token or oauth
 	Status    string
+	// Configured: a no-auth server whose login holds configured values (a
+	// no-auth-with-config provider), sent as the provider injects them:
+	// headers to an http or sse server, environment to a stdio one.
+	Configured bool
 	// Header and Scheme say how a token server wants its key: header
 	// "X-API-KEY" with no scheme, or "Authorization" with "Bearer".
 	Header, Scheme string
@@ -42,9 +47,10 @@ func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error
 	var info ServerInfo
 	var cfg []byte
 	err := p.o.DB.QueryRow(ctx, `
-SELECT s.slug, s.transport, s.url, s.auth, s.config, c.status
+SELECT s.slug, s.transport, s.url, s.auth, s.config, c.status,
+       s.auth = 'none' AND EXISTS (SELECT 1 FROM connection_credentials cr WHERE cr.connection_id = c.id)
 FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE c.id = $1`, connectionID).
-		Scan(&info.Slug, &info.Transport, &info.URL, &info.Auth, &cfg, &info.Status)
+		Scan(&info.Slug, &info.Transport, &info.URL, &info.Auth, &cfg, &info.Status, &info.Configured)
 	if err != nil {
 		return info, store.Map(err)
 	}
@@ -107,7 +113,7 @@ func Headers(info ServerInfo, cred connectors.Credential) map[string]string {
 func (p *Pool) headerFunc(s *session) func(context.Context) map[string]string {
 	return func(ctx context.Context) map[string]string {
 		if s.info.Auth == "none" {
-			return nil
+			return nil // a configured login's values ride on its client (httpClient)
 		}
 		cred, err := p.o.Credentials.Token(ctx, s.id)
 		if err != nil {
@@ -120,6 +126,26 @@ func (p *Pool) headerFunc(s *session) func(context.Context) map[string]string {
 		s.hdr.Store(&headers{token: cred.AccessToken, m: m})
 		return m
 	}
+}
+
+// transportSource is the resolver's round tripper that sets a login's
+// headers as its provider shapes them (connectors.Resolver.Transport).
+type transportSource interface {
+	Transport(base http.RoundTripper, id uuid.UUID) http.RoundTripper
+}
+
+// httpClient is the client of a session. A configured login's values ride on
+// every request through the resolver's transport, resolved per request; the
+// header function would miss the DELETE that ends a session. A resolve
+// failure fails the request with the resolver's typed error.
+func (p *Pool) httpClient(s *session) *http.Client {
+	ts, ok := p.o.Credentials.(transportSource)
+	if !s.info.Configured || !ok {
+		return p.o.HTTPClient
+	}
+	c := *p.o.HTTPClient
+	c.Transport = ts.Transport(c.Transport, s.id)
+	return &c
 }
 
 // inflight serialises the opening of one connection's session.
@@ -196,7 +222,7 @@ func (p *Pool) open(ctx context.Context, connectionID string) (*session, error) 
 	if info.Status == "disconnected" {
 		return s, &connectors.ErrReconnectRequired{ConnectionID: id, Server: info.Slug, Code: "disconnected"}
 	}
-	if info.Auth != "none" {
+	if info.Auth != "none" || info.Configured {
 		// Surface a dead login as its typed error before dialling.
 		if _, err := p.o.Credentials.Token(ctx, id); err != nil {
 			return s, err
@@ -216,10 +242,10 @@ func (p *Pool) dial(ctx context.Context, s *session) (*client.Client, error) {
 	switch s.info.Transport {
 	case "http":
 		c, err = client.NewStreamableHttpClient(s.info.URL,
-			transport.WithHTTPBasicClient(p.o.HTTPClient), transport.WithHTTPHeaderFunc(p.headerFunc(s)))
+			transport.WithHTTPBasicClient(p.httpClient(s)), transport.WithHTTPHeaderFunc(p.headerFunc(s)))
 	case "sse":
 		c, err = client.NewSSEMCPClient(s.info.URL,
-			transport.WithHTTPClient(p.o.HTTPClient), transport.WithHeaderFunc(p.headerFunc(s)))
+			transport.WithHTTPClient(p.httpClient(s)), transport.WithHeaderFunc(p.headerFunc(s)))
 		if err == nil {
 			c.OnConnectionLost(func(error) { s.lost.Store(true) })
 		}
@@ -266,7 +292,7 @@ type envSource interface {
 }
 
 func (p *Pool) stdioEnv(ctx context.Context, s *session) ([]string, error) {
-	if es, ok := p.o.Credentials.(envSource); ok && s.info.Auth != "none" {
+	if es, ok := p.o.Credentials.(envSource); ok && (s.info.Auth != "none" || s.info.Configured) {
 		return es.Env(ctx, s.id)
 	}
 	return nil, nil
@@ -274,15 +300,18 @@ func (p *Pool) stdioEnv(ctx context.Context, s *session) ([]string, error) {
 
 // stdioMeta puts the connection's token in the request's _meta.
 func (p *Pool) stdioMeta(ctx context.Context, s *session) (*mcp.Meta, error) {
-	if s.info.Auth == "none" {
+	if s.info.Auth == "none" && !s.info.Configured {
 		return nil, nil
 	}
 	if es, ok := p.o.Credentials.(envSource); ok {
 		m, err := es.Meta(ctx, s.id)
-		if err != nil {
+		if err != nil || len(m) == 0 {
 			return nil, err
 		}
 		return &mcp.Meta{AdditionalFields: m}, nil
+	}
+	if s.info.Configured {
+		return nil, nil
 	}
 	cred, err := p.o.Credentials.Token(ctx, s.id)
 	if err != nil {

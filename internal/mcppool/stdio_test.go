@@ -85,6 +85,10 @@ func stdioPeer() *server.MCPServer {
 			b, _ := json.Marshal(r)
 			return mcp.NewToolResultText(string(b)), nil
 		})
+	s.AddTool(mcp.NewTool("getenv", mcp.WithDescription("One variable of this process's environment"), mcp.WithString("name", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(os.Getenv(req.GetString("name", ""))), nil
+		})
 	return s
 }
 
@@ -134,7 +138,7 @@ func TestStdioListCallAndTokenChannel(t *testing.T) {
 	for _, tl := range tools {
 		names[tl.Name] = tl.RemoteName
 	}
-	if len(tools) != 4 || names["localmcp_pages_search"] != "pages.search" || names["localmcp_whoami"] != "whoami" {
+	if len(tools) != 5 || names["localmcp_pages_search"] != "pages.search" || names["localmcp_whoami"] != "whoami" {
 		t.Fatalf("listed %v", names)
 	}
 	if out, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"hi"}`)); err != nil || out != "echo: hi" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -13,7 +14,8 @@ import (
 var stdioBaseEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR"}
 
 // stdioCommand builds a stdio server's process with only the allowed platform
-// variables plus the connection's own (env), never the whole os.Environ().
+// variables plus the connection's own (env, the values its provider injects),
+// never the whole os.Environ().
 func stdioCommand(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 	cmd := exec.CommandContext(ctx, command, args...)
 	cmd.Env = stdioEnviron(os.Getenv, env)
@@ -28,9 +30,17 @@ func stdioEnviron(getenv func(string) string, env []string) []string {
 		}
 	}
 	for _, kv := range env {
-		if strings.Contains(kv, "=") {
+		name, _, ok := strings.Cut(kv, "=")
+		if ok && name != "" && !platformOwned(name) {
 			out = append(out, kv)
 		}
 	}
 	return out
+}
+
+// platformOwned: a connection's values never replace the platform's own
+// variables nor steer the dynamic loader (the configured provider already
+// refuses such names; this holds for any provider).
+func platformOwned(name string) bool {
+	return slices.Contains(stdioBaseEnv, name) || strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_")
 }
