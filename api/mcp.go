@@ -47,7 +47,7 @@ const CallbackPath = "/api/mcp/oauth/callback"
 func (s *Server) mcpRoutes() []route {
 	return []route{
 		{Method: "POST", Path: "/api/mcp/connect", Tag: "connections",
-			Summary: "Connect a remote MCP server at a scope: a key server is validated and connected now; an OAuth server answers the authorization URL",
+			Summary: "Connect a remote MCP server at a scope: a key server, or a server configured with values, is checked and connected now; an OAuth server answers the authorization URL",
 			Body:    mcpConnectInput{}, Reply: mcpConnectReply{}, Raw: s.mcpConnect},
 		{Method: "GET", Path: CallbackPath, Tag: "connections", Public: true,
 			Summary: "OAuth callback: completes the login the state names",
@@ -67,6 +67,9 @@ type mcpConnectInput struct {
 	OwnerID    string       `json:"owner_id,omitempty"`
 	// Key is the API key of a token server; never stored in plain text.
 	Key string `json:"key,omitempty"`
+	// Values fill the fields a no-auth server's catalog row declares (sent to
+	// it as headers or environment); sealed like a key, never returned.
+	Values map[string]string `json:"values,omitempty"`
 }
 
 type mcpConnectReply struct {
@@ -173,13 +176,15 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 			Message: srv.Slug + " is not a remote MCP server; connect it with POST /api/mcp/connections"}
 	}
 	var out mcpConnectReply
-	switch srv.Auth {
-	case "token":
+	switch {
+	case srv.Auth != "none" && len(in.Values) > 0:
+		err = &validation.Error{Problems: []validation.Problem{{Field: "values", Message: "are only for servers configured with values; " + srv.Slug + " is not"}}}
+	case srv.Auth == "token":
 		out, err = s.connectKey(ctx, conn, srv, in.Key)
-	case "oauth":
+	case srv.Auth == "oauth":
 		out, err = s.connectOAuth(c, conn)
 	default:
-		err = &Error{Status: http.StatusUnprocessableEntity, Code: "no_auth", Message: srv.Slug + " needs no login"}
+		out, err = s.connectConfig(ctx, conn, srv, in)
 	}
 	if err != nil {
 		undo()
@@ -205,6 +210,46 @@ func (s *Server) connectKey(ctx context.Context, conn grants.Connection, srv mcp
 	case errors.Is(err, mcppool.ErrKeyUnchecked):
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
 			Message: srv.Slug + " could not be reached to check the key; try again"}
+	case err != nil:
+		return mcpConnectReply{}, err
+	}
+	fresh, err := grants.LoadConnection(ctx, s.DB, conn.ID)
+	if err != nil {
+		return mcpConnectReply{}, err
+	}
+	return mcpConnectReply{Connection: fresh, Tools: len(listed)}, nil
+}
+
+// connectConfig connects a no-auth server whose provider takes configured
+// values: they are checked against its fields, then by listing the server's
+// tools with the headers or environment they make (mcppool.KeyLogin).
+func (s *Server) connectConfig(ctx context.Context, conn grants.Connection, srv mcpServerRow, in mcpConnectInput) (mcpConnectReply, error) {
+	if in.Key != "" {
+		return mcpConnectReply{}, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: srv.Slug + " takes no key; send its fields in values"}}}
+	}
+	login := mcppool.KeyLogin{DB: s.DB, Engine: s.MCP.Engine, Pool: s.MCP.Pool, HTTP: s.MCP.KeyHTTP, Log: s.Log}
+	listed, err := login.ConnectConfig(ctx, conn.ID, in.Values)
+	var fe *connectors.FieldsError
+	switch {
+	case errors.Is(err, connectors.ErrNoConfig):
+		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "no_auth", Message: srv.Slug + " needs no login"}
+	case errors.Is(err, connectors.ErrCatalogConfig):
+		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "catalog_config", Message: err.Error()}
+	case errors.As(err, &fe):
+		v := &validation.Error{}
+		for _, p := range fe.Problems {
+			v.Problems = append(v.Problems, validation.Problem{Field: "values." + p.Field, Message: p.Message})
+		}
+		return mcpConnectReply{}, v
+	case errors.Is(err, mcppool.ErrConfigRejected):
+		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "config_rejected",
+			Message: srv.Slug + " refused the configured values: check them and connect again"}
+	case errors.Is(err, mcppool.ErrAddressRefused):
+		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "address_refused",
+			Message: srv.Slug + ": " + err.Error()}
+	case errors.Is(err, mcppool.ErrConfigUnchecked):
+		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
+			Message: srv.Slug + " could not be reached to check the values; try again"}
 	case err != nil:
 		return mcpConnectReply{}, err
 	}
@@ -418,14 +463,12 @@ func (s *Server) mcpCall(c *gin.Context, db store.DB, p access.Principal) (int, 
 	return http.StatusOK, mcpCallReply{Tool: remote, Result: stampNoTrailer(raw, red)}, nil
 }
 
+// secretsOf is the login's redaction set: its credential values, less the
+// configured values its provider declares non-secret.
 func (s *Server) secretsOf(ctx context.Context, connectionID string) []string {
-	cred, err := s.MCP.Engine.Resolver().Token(ctx, uuid.MustParse(connectionID))
+	out, err := s.MCP.Engine.Secrets(ctx, uuid.MustParse(connectionID))
 	if err != nil {
 		return nil
-	}
-	out := []string{cred.AccessToken, cred.RefreshToken}
-	for _, v := range cred.Extra {
-		out = append(out, v)
 	}
 	return out
 }

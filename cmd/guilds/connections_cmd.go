@@ -24,6 +24,7 @@ import (
 
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/connectors"
+	_ "github.com/guilds/guilds/internal/connectors/providers/configured"
 	_ "github.com/guilds/guilds/internal/connectors/providers/google"
 	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
 	"github.com/guilds/guilds/internal/grants"
@@ -309,8 +310,9 @@ func sanitize(s string) string {
 	}, s)
 }
 
-// connectKey reads the provider's key fields, one line each, from stdin
-// (prompting on stderr when stdin is a terminal).
+// connectKey reads the provider's key or configuration fields, one line each,
+// from stdin (prompting on stderr when stdin is a terminal; secret fields are
+// not echoed). An optional field takes an empty line.
 func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c connectors.Connection, stdin io.Reader, stderr io.Writer) error {
 	fields, err := eng.KeyFields(ctx, c.ID)
 	if err != nil {
@@ -328,7 +330,7 @@ func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c
 			fmt.Fprintf(stderr, "%s for %s: ", label, c.ServerSlug)
 		}
 		var line string
-		if tty {
+		if tty && f.Secret {
 			// Read without echo, so the key never shows on screen or in a scrollback.
 			raw, rerr := term.ReadPassword(int(stdin.(*os.File).Fd()))
 			fmt.Fprintln(stderr)
@@ -355,9 +357,14 @@ func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c
 		return err
 	}
 	if kind == "remote" {
-		// The same check as the API's: the key must list the server's tools.
-		hc := mcpoauth.PolicyFromEnv(os.Getenv).Client(0)
-		listed, err := mcppool.KeyLogin{DB: db, Engine: eng, HTTP: hc}.Connect(ctx, c.ID.String(), values["token"])
+		// The same check as the API's: the key or values must list the server's tools.
+		login := mcppool.KeyLogin{DB: db, Engine: eng, HTTP: mcpoauth.PolicyFromEnv(os.Getenv).Client(0)}
+		var listed []mcppool.Tool
+		if c.Auth == connectors.AuthNone {
+			listed, err = login.ConnectConfig(ctx, c.ID.String(), values)
+		} else {
+			listed, err = login.Connect(ctx, c.ID.String(), values["token"])
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.ServerSlug, err)
 		}

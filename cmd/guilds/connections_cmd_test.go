@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
@@ -184,5 +186,85 @@ func TestConnectionsLifecycle(t *testing.T) {
 	code, _, errs = runConn(t, connectionsCommand, "", "test", oauthID)
 	if code != 1 || !strings.Contains(errs, "reconnected") || strings.Count(errs, "\n") != 1 {
 		t.Fatalf("test after disconnect: %d %q", code, errs)
+	}
+}
+
+// configMCPServer is an MCP server on loopback that serves requests carrying
+// the accepted X-Workspace header and answers 401 to the others.
+func configMCPServer(t *testing.T, workspace string) string {
+	t.Helper()
+	s := server.NewMCPServer("config-test", "1.0.0")
+	s.AddTool(mcp.NewTool("search"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	})
+	h := server.NewStreamableHTTPServer(s)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Workspace") != workspace {
+			http.Error(w, "unknown workspace", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// A no-auth-with-config server: the fields are read from stdin like a key,
+// checked against the server, and only accepted values are stored.
+func TestConnectionsConnectConfig(t *testing.T) {
+	dbURL := testdb.URL(t)
+	k1, _ := secret.GenerateKey("k1")
+	t.Setenv("DATABASE_URL", dbURL)
+	t.Setenv("REDIS_URL", "redis://127.0.0.1:6379/5")
+	t.Setenv("GUILDS_ENCRYPTION_KEY", k1)
+	t.Setenv("GUILDS_AUTH_MODE", "token")
+	t.Setenv("GUILDS_OAUTH_ALLOW_PRIVATE", "1") // the test server listens on loopback
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	const cfg = `{"provider":"config","fields":[{"name":"workspace","header":"X-Workspace"},
+		{"name":"region","header":"X-Region","secret":false,"optional":true}]}`
+	if _, err := conn.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, url, auth, config) VALUES ('acme', 'Acme', 'http', $1, 'none', $2)`,
+		configMCPServer(t, "ws-cli-5e2b"), cfg); err != nil {
+		t.Fatal(err)
+	}
+	state := func() string {
+		var s string
+		if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM mcp_connections)::text || ' ' ||
+			(SELECT count(*) FROM connection_credentials)::text`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	for _, c := range []struct{ stdin, want string }{
+		{"", "reading workspace from stdin"},
+		{"ws-wrong-1111\neu\n", "refused the configured values"},
+	} {
+		code, out, errs := runConn(t, connectionsCommand, c.stdin, "connect", "acme")
+		if code != 1 || !strings.Contains(errs, c.want) || strings.Contains(out+errs, "ws-wrong") || state() != "0 0" {
+			t.Fatalf("connect with %q: %d %s %s (logins, credentials: %s)", c.stdin, code, out, errs, state())
+		}
+	}
+	code, out, errs := runConn(t, connectionsCommand, "ws-cli-5e2b\neu-west-1\n", "connect", "acme")
+	if code != 0 || !strings.Contains(out, "connected acme") || !strings.Contains(errs, "1 tools listed") ||
+		strings.Contains(out+errs, "ws-cli") || strings.Contains(out+errs, "eu-west-1") || state() != "1 1" {
+		t.Fatalf("config connect: %d %s %s (logins, credentials: %s)", code, out, errs, state())
+	}
+	var id string
+	if err := conn.QueryRow(ctx, `SELECT id::text FROM mcp_connections`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"status", "test", "refresh"} {
+		code, out, errs = runConn(t, connectionsCommand, "", sub, id)
+		if code != 0 || strings.Contains(out+errs, "ws-cli") {
+			t.Fatalf("%s: %d %s %s", sub, code, out, errs)
+		}
+	}
+	if !strings.Contains(out, "healthy") {
+		t.Fatalf("status after a refresh: %s", out)
 	}
 }
