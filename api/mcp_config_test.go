@@ -205,3 +205,26 @@ func TestValuesOnlyForConfigServers(t *testing.T) {
 		t.Fatal("a refused connect left a login behind")
 	}
 }
+
+// The catalog editor refuses a config row whose fields the provider would
+// refuse at start-up, naming the problems, and writes nothing.
+func TestCatalogRefusesABrokenConfigRow(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t, apitest.Options{})
+	before := e.Count("mcp_servers")
+	r := e.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "acme", "name": "Acme", "transport": "http", "auth": "none",
+		"url": "https://mcp.acme.test/mcp", "config": map[string]any{"provider": "config",
+			"fields": []map[string]any{{"name": "workspace"}, {"name": "path", "env": "PATH"}}}})
+	if r.Status != 422 || !strings.Contains(string(r.Body), `"field":"config"`) || !strings.Contains(string(r.Body), "workspace") {
+		t.Fatalf("broken row: %d %s", r.Status, r.Body)
+	}
+	if n := e.Count("mcp_servers"); n != before {
+		t.Fatalf("mcp_servers went from %d to %d", before, n)
+	}
+	r = e.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "acme", "name": "Acme", "transport": "http", "auth": "none",
+		"url": "https://mcp.acme.test/mcp", "config": map[string]any{"provider": "config",
+			"fields": []map[string]any{{"name": "workspace", "header": "X-Workspace"}}}})
+	if r.Status != 201 {
+		t.Fatalf("good row: %d %s", r.Status, r.Body)
+	}
+}

@@ -1,6 +1,7 @@
 package connectors
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -46,4 +47,30 @@ func Registered() []ProviderID {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// CatalogChecker is implemented by plugins that can vet a catalog row's
+// config on its own (no environment, no network), so the catalog editor
+// refuses a row the plugin would refuse at start-up.
+type CatalogChecker interface {
+	CheckCatalog(config json.RawMessage) error
+}
+
+// CheckCatalogConfig runs the CatalogChecker of the plugin a catalog row's
+// config names ("provider"), if it is registered and has one.
+func CheckCatalogConfig(config json.RawMessage) error {
+	var row struct {
+		Provider ProviderID `json:"provider"`
+	}
+	if json.Unmarshal(config, &row) != nil || row.Provider == "" {
+		return nil
+	}
+	p, ok := Lookup(row.Provider)
+	if !ok {
+		return nil
+	}
+	if c, ok := p.(CatalogChecker); ok {
+		return c.CheckCatalog(config)
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
@@ -192,7 +193,13 @@ func checkServer(in ServerInput, create bool, checkURL URLCheck) error {
 	}
 	if len(in.Config) > 0 {
 		var m map[string]any
-		p.Check(json.Unmarshal(in.Config, &m) == nil && m != nil, "config", "must be a JSON object")
+		isObject := json.Unmarshal(in.Config, &m) == nil && m != nil
+		p.Check(isObject, "config", "must be a JSON object")
+		if isObject {
+			if err := connectors.CheckCatalogConfig(in.Config); err != nil {
+				p.Add("config", "%v", err)
+			}
+		}
 	}
 	for field, v := range map[string]*string{"description": in.Description, "limitations": in.Limitations, "setup_hint": in.SetupHint} {
 		if v != nil {

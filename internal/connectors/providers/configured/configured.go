@@ -70,6 +70,13 @@ type plugin struct{}
 
 func (plugin) ID() connectors.ProviderID { return ID }
 
+// CheckCatalog lets the catalog editor refuse a row whose fields Configure
+// would refuse.
+func (plugin) CheckCatalog(config json.RawMessage) error {
+	_, err := Parse(config)
+	return err
+}
+
 // Configure reads and checks the row's fields.
 func (plugin) Configure(pc connectors.ProviderConfig) (connectors.Provider, error) {
 	fields, err := Parse(pc.Config)
