@@ -205,19 +205,14 @@ func (s *Server) connectKey(ctx context.Context, conn grants.Connection, srv mcp
 	case errors.Is(err, mcppool.ErrKeyRejected):
 		return mcpConnectReply{}, keyRejected(srv.Slug)
 	case errors.Is(err, mcppool.ErrAddressRefused):
-		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "address_refused",
-			Message: srv.Slug + ": " + err.Error()}
+		return mcpConnectReply{}, addressRefused(srv.Slug, err)
 	case errors.Is(err, mcppool.ErrKeyUnchecked):
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
 			Message: srv.Slug + " could not be reached to check the key; try again"}
 	case err != nil:
 		return mcpConnectReply{}, err
 	}
-	fresh, err := grants.LoadConnection(ctx, s.DB, conn.ID)
-	if err != nil {
-		return mcpConnectReply{}, err
-	}
-	return mcpConnectReply{Connection: fresh, Tools: len(listed)}, nil
+	return s.connectedReply(ctx, conn.ID, len(listed))
 }
 
 // connectConfig connects a no-auth server whose provider takes configured
@@ -245,19 +240,27 @@ func (s *Server) connectConfig(ctx context.Context, conn grants.Connection, srv 
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "config_rejected",
 			Message: srv.Slug + " refused the configured values: check them and connect again"}
 	case errors.Is(err, mcppool.ErrAddressRefused):
-		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "address_refused",
-			Message: srv.Slug + ": " + err.Error()}
+		return mcpConnectReply{}, addressRefused(srv.Slug, err)
 	case errors.Is(err, mcppool.ErrConfigUnchecked):
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
 			Message: srv.Slug + " could not be reached to check the values; try again"}
 	case err != nil:
 		return mcpConnectReply{}, err
 	}
-	fresh, err := grants.LoadConnection(ctx, s.DB, conn.ID)
+	return s.connectedReply(ctx, conn.ID, len(listed))
+}
+
+// connectedReply answers a connect that listed the server's tools.
+func (s *Server) connectedReply(ctx context.Context, connectionID string, tools int) (mcpConnectReply, error) {
+	fresh, err := grants.LoadConnection(ctx, s.DB, connectionID)
 	if err != nil {
 		return mcpConnectReply{}, err
 	}
-	return mcpConnectReply{Connection: fresh, Tools: len(listed)}, nil
+	return mcpConnectReply{Connection: fresh, Tools: tools}, nil
+}
+
+func addressRefused(slug string, err error) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Code: "address_refused", Message: slug + ": " + err.Error()}
 }
 
 // callbackURL is where the provider sends the browser back with the code.
