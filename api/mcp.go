@@ -17,6 +17,7 @@ import (
 
 	acts "github.com/guilds/guilds/activities/connect"
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
@@ -201,7 +202,11 @@ func (s *Server) connectKey(ctx context.Context, conn grants.Connection, srv mcp
 	}
 	login := mcppool.KeyLogin{DB: s.DB, Engine: s.MCP.Engine, Pool: s.MCP.Pool, HTTP: s.MCP.KeyHTTP, Log: s.Log}
 	listed, err := login.Connect(ctx, conn.ID, key)
+	var notBuilt *adapters.ErrNotBuiltIn
 	switch {
+	case errors.As(err, &notBuilt):
+		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "adapter_unavailable",
+			Message: srv.Slug + ": " + err.Error()}
 	case errors.Is(err, mcppool.ErrKeyRejected):
 		return mcpConnectReply{}, keyRejected(srv.Slug)
 	case errors.Is(err, mcppool.ErrAddressRefused):

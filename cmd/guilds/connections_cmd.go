@@ -356,8 +356,9 @@ func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c
 	if err != nil {
 		return err
 	}
-	if kind == "remote" {
-		// The same check as the API's: the key or values must list the server's tools.
+	if kind == "remote" || kind == "adapter" {
+		// The same check as the API's: the key or values must list the
+		// server's tools (an adapter asks its service instead).
 		login := mcppool.KeyLogin{DB: db, Engine: eng, HTTP: mcpoauth.PolicyFromEnv(os.Getenv).Client(0)}
 		var listed []mcppool.Tool
 		if c.Auth == connectors.AuthNone {

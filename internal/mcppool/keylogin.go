@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
@@ -47,6 +48,9 @@ func (k KeyLogin) Connect(ctx context.Context, connectionID, key string) ([]Tool
 	info, err := (&Pool{o: Options{DB: k.DB}}).load(ctx, connectionID)
 	if err != nil {
 		return nil, err
+	}
+	if info.Kind == "adapter" {
+		return k.connectAdapter(ctx, connectionID, info, key)
 	}
 	listed, err := ListWith(ctx, k.HTTP, info, Headers(info, connectors.Credential{AccessToken: key}))
 	if errors.Is(err, ErrKeyRejected) {
@@ -174,4 +178,43 @@ func AcceptedListing(slug string, listed []Tool) bool {
 		return false
 	}
 	return true
+}
+
+// connectAdapter checks a local adapter's key with the service itself (its
+// ping), then stores it with the adapter's curated tools.
+func (k KeyLogin) connectAdapter(ctx context.Context, connectionID string, info ServerInfo, key string) ([]Tool, error) {
+	a, err := adapters.Get(info.Adapter)
+	if err != nil {
+		return nil, err
+	}
+	actx, cancel := context.WithTimeout(ctx, AdapterTimeout)
+	defer cancel()
+	hint, err := a.Check(actx, adapters.Conn{HTTP: k.HTTP, BaseURL: info.URL, Cred: connectors.Credential{AccessToken: key}})
+	var he *adapters.HTTPError
+	switch {
+	case errors.Is(err, adapters.ErrRejected) || (errors.As(err, &he) && he.Refused()):
+		return nil, ErrKeyRejected
+	case errors.Is(err, mcpoauth.ErrBlockedEndpoint):
+		return nil, ErrAddressRefused
+	case err != nil:
+		k.log().Warn("adapter connect: key check failed", "server", info.Slug,
+			"err", strings.ReplaceAll(oneLine(err), key, "[REDACTED]"))
+		return nil, ErrKeyUnchecked
+	}
+	listed, err := adapterTools(ctx, k.DB, connectionID, info.Slug)
+	if err != nil {
+		return nil, err
+	}
+	id, err := uuid.Parse(connectionID)
+	if err != nil {
+		return nil, store.ErrNotFound
+	}
+	kv, err := k.Engine.ConnectKey(ctx, id, map[string]string{"token": key})
+	if err != nil {
+		return nil, err
+	}
+	if hint != "" {
+		kv.AccountHint = hint
+	}
+	return k.finish(ctx, id, info, kv, listed)
 }

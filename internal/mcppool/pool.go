@@ -124,6 +124,12 @@ func ModelName(slug, remote string) string { return grants.ModelName(slug, remot
 // as an error comes back as "ERROR: …" text with a nil error, since it is
 // the tool's answer; transport and credential failures are errors.
 func (p *Pool) Call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) (string, error) {
+	if info, ok, err := p.adapterInfo(ctx, connectionID); err != nil || ok {
+		if err != nil {
+			return "", err
+		}
+		return p.callAdapter(ctx, connectionID, info, remoteName, args)
+	}
 	var arguments any
 	if len(args) > 0 && string(args) != "null" {
 		arguments = args
@@ -156,6 +162,12 @@ func (p *Pool) Call(ctx context.Context, connectionID, remoteName string, args j
 
 // List runs tools/list on the connection's session (every page).
 func (p *Pool) List(ctx context.Context, connectionID string) ([]Tool, error) {
+	if info, ok, err := p.adapterInfo(ctx, connectionID); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		return adapterTools(ctx, p.o.DB, connectionID, info.Slug)
+	}
 	var tools []Tool
 	err := p.do(ctx, connectionID, p.o.ListTimeout, func(ctx context.Context, s *session) error {
 		t, err := listAll(ctx, s.c, s.info.Slug)

@@ -34,9 +34,14 @@ type ServerInfo struct {
 	// Command and Args start a stdio server the platform runs itself.
 	Command string
 	Args    []string
+	// Kind is the catalog row's kind; for "adapter", Adapter names the local
+	// adapter (internal/adapters) that serves the connection instead of an
+	// MCP session.
+	Kind, Adapter string
 }
 
 type serverConfig struct {
+	Adapter string   `json:"adapter"`
 	Header  string   `json:"header"`
 	Scheme  string   `json:"scheme"`
 	Command string   `json:"command"`
@@ -47,16 +52,19 @@ func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error
 	var info ServerInfo
 	var cfg []byte
 	err := p.o.DB.QueryRow(ctx, `
-SELECT s.slug, s.transport, s.url, s.auth, s.config, c.status,
+SELECT s.slug, s.kind, s.transport, s.url, s.auth, s.config, c.status,
        s.auth = 'none' AND EXISTS (SELECT 1 FROM connection_credentials cr WHERE cr.connection_id = c.id)
 FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE c.id = $1`, connectionID).
-		Scan(&info.Slug, &info.Transport, &info.URL, &info.Auth, &cfg, &info.Status, &info.Configured)
+		Scan(&info.Slug, &info.Kind, &info.Transport, &info.URL, &info.Auth, &cfg, &info.Status, &info.Configured)
 	if err != nil {
 		return info, store.Map(err)
 	}
 	var sc serverConfig
 	_ = json.Unmarshal(cfg, &sc)
 	info.Header, info.Scheme, info.Command, info.Args = sc.Header, sc.Scheme, sc.Command, sc.Args
+	if info.Kind == "adapter" {
+		info.Adapter = sc.Adapter
+	}
 	return info, nil
 }
 

@@ -1,0 +1,87 @@
+package mcppool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// AdapterTimeout bounds one adapter call's HTTP work (the design card's 30 s).
+const AdapterTimeout = 30 * time.Second
+
+// adapterInfo reports whether the connection is served by a local adapter.
+// A connection with an open MCP session is not, and costs no query.
+func (p *Pool) adapterInfo(ctx context.Context, connectionID string) (ServerInfo, bool, error) {
+	p.mu.Lock()
+	s := p.sessions[connectionID]
+	p.mu.Unlock()
+	if s != nil {
+		return ServerInfo{}, false, nil
+	}
+	info, err := p.load(ctx, connectionID)
+	if err != nil {
+		return info, false, err
+	}
+	return info, info.Kind == "adapter", nil
+}
+
+// callAdapter runs a tool of a local adapter with the login's stored values,
+// resolved now; no MCP session is involved.
+func (p *Pool) callAdapter(ctx context.Context, connectionID string, info ServerInfo, tool string, args json.RawMessage) (string, error) {
+	a, err := adapters.Get(info.Adapter)
+	if err != nil {
+		return "", err
+	}
+	id, err := uuid.Parse(connectionID)
+	if err != nil {
+		return "", store.ErrNotFound
+	}
+	if info.Status == "disconnected" {
+		return "", &connectors.ErrReconnectRequired{ConnectionID: id, Server: info.Slug, Code: "disconnected"}
+	}
+	cred, err := p.o.Credentials.Token(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	timeout := AdapterTimeout
+	if p.o.CallTimeout > 0 && p.o.CallTimeout < timeout {
+		timeout = p.o.CallTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := a.Call(ctx, adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred}, tool, args)
+	var he *adapters.HTTPError
+	if errors.As(err, &he) && he.Refused() {
+		return "", fmt.Errorf("%s refused the stored key (HTTP %d): connect the login again with a valid key", info.Slug, he.Status)
+	}
+	return out, err
+}
+
+// adapterTools is an adapter connection's tool list: the curated copy the
+// catalog publishes for its server.
+func adapterTools(ctx context.Context, db store.DB, connectionID, slug string) ([]Tool, error) {
+	rows, err := db.Query(ctx, `SELECT ct.name, ct.description, ct.input_schema FROM mcp_catalog_tools ct
+		JOIN mcp_connections c ON c.server_id = ct.server_id WHERE c.id = $1 ORDER BY ct.position, ct.name`, connectionID)
+	if err != nil {
+		return nil, store.Map(err)
+	}
+	defer rows.Close()
+	var out []Tool
+	for rows.Next() {
+		var t Tool
+		if err := rows.Scan(&t.RemoteName, &t.Description, &t.Schema); err != nil {
+			return nil, err
+		}
+		t.Name = ModelName(slug, t.RemoteName)
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}

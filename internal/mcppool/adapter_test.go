@@ -1,0 +1,143 @@
+package mcppool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/testdb"
+)
+
+// quoteAdapter is a small adapter over a REST service that wants its key in
+// X-Quote-Key: /ping checks it, /quote?symbol= answers a price.
+type quoteAdapter struct{}
+
+func (quoteAdapter) Name() string { return "test_quotes" }
+
+func (quoteAdapter) Check(ctx context.Context, c adapters.Conn) (string, error) {
+	var out struct{ Plan string }
+	err := c.GetJSON(ctx, "/ping", nil, http.Header{"X-Quote-Key": {c.Cred.AccessToken}}, &out)
+	var he *adapters.HTTPError
+	if errors.As(err, &he) && he.Refused() {
+		return "", adapters.ErrRejected
+	}
+	return "plan " + out.Plan, err
+}
+
+func (quoteAdapter) Call(ctx context.Context, c adapters.Conn, tool string, args json.RawMessage) (string, error) {
+	var in struct{ Symbol string }
+	if err := json.Unmarshal(args, &in); err != nil {
+		return "", err
+	}
+	var out struct{ Price float64 }
+	if err := c.GetJSON(ctx, "/quote", map[string][]string{"symbol": {in.Symbol}}, http.Header{"X-Quote-Key": {c.Cred.AccessToken}}, &out); err != nil {
+		return "", err
+	}
+	t := adapters.NewTable("symbol", "price")
+	t.Add(in.Symbol, out.Price)
+	return t.String(), nil
+}
+
+func init() { adapters.Register(quoteAdapter{}) }
+
+func quoteService(t *testing.T, key string, revoked *atomic.Bool) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if revoked.Load() {
+			http.Error(w, "revoked", http.StatusForbidden)
+			return
+		}
+		if r.Header.Get("X-Quote-Key") != key {
+			http.Error(w, `{"error":"invalid key"}`, http.StatusUnauthorized)
+			return
+		}
+		switch r.URL.Path {
+		case "/ping":
+			w.Write([]byte(`{"plan":"pro"}`))
+		case "/quote":
+			w.Write([]byte(`{"price":101.5}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// An adapter login is checked by the service itself, gets the catalog's
+// curated tools, and its calls go to the adapter with the stored key; no MCP
+// session is opened.
+func TestAdapterConnectAndCall(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	var revoked atomic.Bool
+	svc := quoteService(t, "qk-good-123", &revoked)
+	id := pendingConnection(t, db, "quotes", "http", svc.URL, `{"adapter":"test_quotes"}`)
+	if _, err := db.Exec(ctx, `UPDATE mcp_servers SET kind = 'adapter', auth = 'token' WHERE slug = 'quotes'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, `INSERT INTO mcp_catalog_tools (server_id, name, description, input_schema, position)
+		SELECT id, 'quote', 'A price', '{"type":"object","properties":{"symbol":{"type":"string"}},"required":["symbol"]}', 0
+		FROM mcp_servers WHERE slug = 'quotes'`); err != nil {
+		t.Fatal(err)
+	}
+	eng := newEngine(t, db, "quotes")
+	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver()})
+	t.Cleanup(pool.Close)
+	login := mcppool.KeyLogin{DB: db, Engine: eng, Pool: pool}
+
+	if _, err := login.Connect(ctx, id, "qk-bad"); !errors.Is(err, mcppool.ErrKeyRejected) {
+		t.Fatalf("bad key: %v", err)
+	}
+	if n := scalar(t, db, `SELECT count(*)::text FROM connection_credentials`); n != "0" {
+		t.Fatalf("a rejected key was stored (%s rows)", n)
+	}
+	listed, err := login.Connect(ctx, id, "qk-good-123")
+	if err != nil || len(listed) != 1 || listed[0].Name != "quotes_quote" {
+		t.Fatalf("connect: %v %+v", err, listed)
+	}
+	if got := scalar(t, db, `SELECT status || ' ' || account_hint FROM mcp_connections WHERE id = $1`, id); got != "connected plan pro" {
+		t.Fatalf("connection after connect: %q", got)
+	}
+	out, err := pool.Call(ctx, id, "quote", json.RawMessage(`{"symbol":"ETH"}`))
+	if err != nil || out != "symbol\tprice\nETH\t101.5\n" {
+		t.Fatalf("call: %q %v", out, err)
+	}
+	if tools, err := pool.List(ctx, id); err != nil || len(tools) != 1 || tools[0].RemoteName != "quote" {
+		t.Fatalf("list: %v %+v", err, tools)
+	}
+	// A key revoked at the service: the call says to connect again, without the key.
+	revoked.Store(true)
+	_, err = pool.Call(ctx, id, "quote", json.RawMessage(`{"symbol":"ETH"}`))
+	if err == nil || !strings.Contains(err.Error(), "connect the login again") || strings.Contains(err.Error(), "qk-good") {
+		t.Fatalf("revoked key: %v", err)
+	}
+}
+
+// A catalog row naming an adapter this binary lacks is a clear error at
+// Connect, and nothing is stored.
+func TestAdapterNotBuiltIn(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	id := pendingConnection(t, db, "nope", "http", "https://api.nope.test", `{"adapter":"nope"}`)
+	if _, err := db.Exec(ctx, `UPDATE mcp_servers SET kind = 'adapter', auth = 'token' WHERE slug = 'nope'`); err != nil {
+		t.Fatal(err)
+	}
+	eng := newEngine(t, db, "nope")
+	_, err := mcppool.KeyLogin{DB: db, Engine: eng}.Connect(ctx, id, "k")
+	var nb *adapters.ErrNotBuiltIn
+	if !errors.As(err, &nb) || !strings.Contains(err.Error(), "not built into this platform") {
+		t.Fatalf("connect: %v", err)
+	}
+	if n := scalar(t, db, `SELECT count(*)::text FROM connection_credentials`); n != "0" {
+		t.Fatalf("%s credentials stored", n)
+	}
+}
