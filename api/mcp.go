@@ -171,10 +171,12 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 		undo()
 		return mcpConnectReply{}, store.Map(err)
 	}
-	if srv.Kind != "remote" {
+	// Remote MCP servers and local adapters connect here; the GitHub App has
+	// its own install flow.
+	if srv.Kind != "remote" && srv.Kind != "adapter" {
 		undo()
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_remote",
-			Message: srv.Slug + " is not a remote MCP server; connect it with POST /api/mcp/connections"}
+			Message: srv.Slug + " is not connected with a key or an MCP login; create its pending login with POST /api/mcp/connections"}
 	}
 	var out mcpConnectReply
 	switch {
