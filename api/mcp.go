@@ -48,7 +48,7 @@ const CallbackPath = "/api/mcp/oauth/callback"
 func (s *Server) mcpRoutes() []route {
 	return []route{
 		{Method: "POST", Path: "/api/mcp/connect", Tag: "connections",
-			Summary: "Connect a remote MCP server at a scope: a key server, or a server configured with values, is checked and connected now; an OAuth server answers the authorization URL",
+			Summary: "Connect a remote MCP server or a local adapter at a scope: a key (or the values a server is configured with) is checked with the service and connected now; an OAuth server answers the authorization URL",
 			Body:    mcpConnectInput{}, Reply: mcpConnectReply{}, Raw: s.mcpConnect},
 		{Method: "GET", Path: CallbackPath, Tag: "connections", Public: true,
 			Summary: "OAuth callback: completes the login the state names",
