@@ -53,6 +53,12 @@ func TestAdapterConnectAndTestCall(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The catalog says which adapters this build ships.
+	for slug, want := range map[string]bool{"echoer": true, "ghost": false, "notion": true} {
+		if got := me.Admin("GET", "/api/admin/mcp/servers/"+slug, nil).Map()["available"]; got != want {
+			t.Errorf("%s available = %v, want %v", slug, got, want)
+		}
+	}
 	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "echoer", "owner_scope": "organisation", "owner_id": org, "key": "ek-bad"})
 	if r.Status != 422 || r.ErrorCode() != "key_rejected" {
 		t.Fatalf("bad key: %d %s", r.Status, r.Body)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/store"
@@ -48,10 +49,32 @@ type Server struct {
 	Published   bool            `json:"published"`
 	Tools       []CatalogTool   `json:"tools"`
 	// OAuthSetupState and MissingVariables are computed from the box's integrations.
-	OAuthSetupState  string    `json:"oauth_setup_state"`
-	MissingVariables []string  `json:"missing_variables"`
-	CreatedAt        time.Time `json:"created_at"`
-	UpdatedAt        time.Time `json:"updated_at"`
+	OAuthSetupState  string   `json:"oauth_setup_state"`
+	MissingVariables []string `json:"missing_variables"`
+	// Available is false for a local adapter this build does not ship: its
+	// key connect answers adapter_unavailable and the Tools view shows it
+	// as not set up.
+	Available bool      `json:"available"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// shipped reports whether this build can serve a catalog row: every remote
+// server, and a local adapter whose package is compiled in (config.adapter,
+// else the slug).
+func shipped(kind, slug string, config json.RawMessage) bool {
+	if kind != "adapter" {
+		return true
+	}
+	var c struct {
+		Adapter string `json:"adapter"`
+	}
+	_ = json.Unmarshal(config, &c)
+	if c.Adapter == "" {
+		c.Adapter = slug
+	}
+	_, ok := adapters.Lookup(c.Adapter)
+	return ok
 }
 
 // SetupState reports whether the box can connect logins to a server.
@@ -250,6 +273,8 @@ func ListServers(ctx context.Context, db store.DB, integ *integrations.Registry,
 		}
 		s.Tools = []CatalogTool{}
 		s.OAuthSetupState, s.MissingVariables = SetupState(integ, s.Slug, s.Auth, s.Config)
+		s.Available = shipped(s.Kind, s.Slug, s.Config)
+		s.Available = shipped(s.Kind, s.Slug, s.Config)
 		byID[s.ID] = len(out)
 		out = append(out, s)
 	}
@@ -282,6 +307,7 @@ func GetServer(ctx context.Context, db store.DB, integ *integrations.Registry, i
 		return s, store.Map(err)
 	}
 	s.OAuthSetupState, s.MissingVariables = SetupState(integ, s.Slug, s.Auth, s.Config)
+	s.Available = shipped(s.Kind, s.Slug, s.Config)
 	s.Tools = []CatalogTool{}
 	rows, err := db.Query(ctx, `SELECT name, description, input_schema FROM mcp_catalog_tools WHERE server_id = $1 ORDER BY position, name`, s.ID)
 	if err != nil {

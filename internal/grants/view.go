@@ -162,7 +162,7 @@ func (s *Service) View(ctx context.Context, db store.DB, p access.Principal, sco
 	for _, srv := range servers {
 		d := res.Servers[srv.ID]
 		sv := ServerView{ID: srv.ID, Slug: srv.Slug, Name: srv.Name, Kind: srv.Kind, Auth: srv.Auth,
-			OAuthSetupState: srv.OAuthSetupState, SetUp: srv.OAuthSetupState != SetupUnsupported,
+			OAuthSetupState: srv.OAuthSetupState, SetUp: srv.OAuthSetupState != SetupUnsupported && srv.Available,
 			MissingVariables: srv.MissingVariables, HasSwitch: srv.Kind != "github",
 			Switch: switchAt(chain, scope, KindMCP, srv.ID), Enabled: d.Enabled, DecidedBy: d.DecidedBy, Tools: []ServerToolView{}}
 		if l, ok := logins[d.ConnectionID]; ok && d.ConnectionID != "" {
