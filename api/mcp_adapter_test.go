@@ -54,7 +54,7 @@ func TestAdapterConnectAndTestCall(t *testing.T) {
 	}
 
 	// The catalog says which adapters this build ships.
-	for slug, want := range map[string]bool{"echoer": true, "ghost": false, "notion": true} {
+	for slug, want := range map[string]bool{"echoer": true, "ghost": false} {
 		if got := me.Admin("GET", "/api/admin/mcp/servers/"+slug, nil).Map()["available"]; got != want {
 			t.Errorf("%s available = %v, want %v", slug, got, want)
 		}
