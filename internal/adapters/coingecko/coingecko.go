@@ -22,11 +22,10 @@ const keyHeader = "x-cg-pro-api-key"
 
 // CoinGecko's own error codes, found in the body's status.error_code.
 const (
-	codeKeyMissing    = 10002
-	codePlanRestrict  = 10005
-	codeNotProKey     = 10010 // a Pro key sent to the public host
-	codeDemoKeyOnPro  = 10011 // a Demo key sent to the Pro host
-	statusRateLimited = http.StatusTooManyRequests
+	codeKeyMissing   = 10002
+	codePlanRestrict = 10005
+	codeNotProKey    = 10010 // a Pro key sent to the public host
+	codeDemoKeyOnPro = 10011 // a Demo key sent to the Pro host
 )
 
 // Adapter implements adapters.Adapter for CoinGecko Pro.
@@ -146,8 +145,8 @@ func keyRefused(err error) bool {
 }
 
 // explain turns a service error into what the model can act on. A refused
-// key stays an *adapters.HTTPError so the pool tells the operator to connect
-// again.
+// key comes out as an *adapters.HTTPError with status 401, whichever status
+// CoinGecko chose, so the pool tells the operator to connect again.
 func explain(tool string, err error) error {
 	var he *adapters.HTTPError
 	if !errors.As(err, &he) {
@@ -161,7 +160,7 @@ func explain(tool string, err error) error {
 		return &adapters.HTTPError{Status: http.StatusUnauthorized, Body: he.Body}
 	case he.Status == http.StatusNotFound:
 		return fmt.Errorf("CoinGecko found nothing for these arguments of %s (check the coin id with search): %w", tool, err)
-	case he.Status == statusRateLimited:
+	case he.Status == http.StatusTooManyRequests:
 		return fmt.Errorf("CoinGecko's rate limit for this key is reached; try again in a minute: %w", err)
 	}
 	return err

@@ -141,6 +141,14 @@ func TestCoin(t *testing.T) {
 		}
 	}
 
+	// Contract addresses, by platform, up to ten.
+	out, err = call(t, c, "coin", `{"id":"usd-coin"}`)
+	if err != nil || !strings.Contains(out, "\ncontract_chain-00\t0x0000000000000000000000000000000000000000\n") ||
+		!strings.Contains(out, "\ncontract_chain-09\t") || strings.Contains(out, "contract_chain-10") ||
+		!strings.HasSuffix(out, "\ncontracts_not_listed\t2\n") || !strings.Contains(out, "\nprice_usd\t0.999987\n") {
+		t.Fatalf("usd-coin: %v\n%s", err, out)
+	}
+
 	_, err = call(t, c, "coin", `{"id":"no-such-coin"}`)
 	if err == nil || !strings.Contains(err.Error(), "HTTP 404") || !strings.Contains(err.Error(), "search") {
 		t.Fatalf("unknown coin: %v", err)

@@ -102,6 +102,13 @@ func (f *fakeGecko) serve(w http.ResponseWriter, r *http.Request) {
 		f.trending(w)
 	case p == "/coins/rate-limited":
 		geckoError(w, http.StatusTooManyRequests, 429, "You've exceeded the Rate Limit.")
+	case p == "/coins/usd-coin":
+		platforms := map[string]string{}
+		for i := 0; i < 12; i++ {
+			platforms[fmt.Sprintf("chain-%02d", i)] = fmt.Sprintf("0x%040d", i)
+		}
+		writeJSON(w, map[string]any{"id": "usd-coin", "symbol": "usdc", "name": "USDC", "platforms": platforms,
+			"market_cap_rank": 7, "market_data": map[string]any{"current_price": map[string]any{"usd": 0.999987}}})
 	case strings.HasPrefix(p, "/coins/bitcoin"):
 		f.bitcoin(w, strings.TrimPrefix(p, "/coins/bitcoin"), q)
 	case strings.HasPrefix(p, "/coins/"):

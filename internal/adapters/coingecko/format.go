@@ -1,7 +1,6 @@
 package coingecko
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/url"
@@ -67,29 +66,6 @@ func (f flexNum) String() string {
 		return f.raw
 	}
 	return num(f.v)
-}
-
-// point is one [unix ms, value] pair of a chart.
-type point struct {
-	ms    int64
-	value flexNum
-}
-
-func (p *point) UnmarshalJSON(b []byte) error {
-	var pair []json.RawMessage
-	if err := json.Unmarshal(b, &pair); err != nil || len(pair) != 2 {
-		return fmt.Errorf("not a [time, value] pair: %s", b)
-	}
-	var ms float64
-	if err := json.Unmarshal(pair[0], &ms); err != nil {
-		return fmt.Errorf("chart time: %w", err)
-	}
-	p.ms = int64(ms)
-	return json.Unmarshal(pair[1], &p.value)
-}
-
-func msTime(ms int64) string {
-	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04Z")
 }
 
 func unixTime(s int64) string {
