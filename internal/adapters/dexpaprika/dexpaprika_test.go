@@ -24,8 +24,13 @@ type fixture struct {
 func newFixture(t *testing.T) fixture {
 	t.Helper()
 	f := fixture{pub: newService(t, false), pro: newService(t, true)}
-	f.a = &dexpaprika.Adapter{ProURL: f.pro.URL, Now: func() time.Time { return clock }}
+	f.a = newFixtureAdapter()
+	f.a.ProURL = f.pro.URL
 	return f
+}
+
+func newFixtureAdapter() *dexpaprika.Adapter {
+	return &dexpaprika.Adapter{Now: func() time.Time { return clock }}
 }
 
 func (f fixture) conn(key string) adapters.Conn {

@@ -33,7 +33,7 @@ type service struct {
 	requests []*http.Request
 }
 
-func newService(t *testing.T, pro bool) *service {
+func newService(t testing.TB, pro bool) *service {
 	s := &service{pro: pro}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
