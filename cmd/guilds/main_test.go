@@ -213,6 +213,18 @@ func TestDevServesInstanceAndTemporalUI(t *testing.T) {
 	if code := d.call(t, "GET", "/api/instance", nil, &inst); code != 200 || inst["auth_mode"] != "token" {
 		t.Fatalf("/api/instance: %d %v", code, inst)
 	}
+	// The binary ships the adapters it imports, and the catalog says so.
+	var servers []map[string]any
+	d.call(t, "GET", "/api/mcp/servers", nil, &servers)
+	available := map[string]bool{}
+	for _, s := range servers {
+		available[s["slug"].(string)], _ = s["available"].(bool)
+	}
+	for slug, want := range map[string]bool{"coingecko": true, "dexpaprika": true, "twitterapi": true, "notion": true, "wallet": false} {
+		if available[slug] != want {
+			t.Errorf("%s available = %v, want %v", slug, available[slug], want)
+		}
+	}
 	resp, err := http.Get(d.API + "/readyz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("/readyz: %v %v", resp, err)
