@@ -1,0 +1,120 @@
+// Package qonto is the local adapter for Qonto's Business API v2: bank
+// accounts, completed transactions that still lack an invoice, and single
+// transactions, answered as compact TSV.
+//
+// Qonto authenticates a request with the organisation's login and secret key
+// joined by a colon, sent as the whole Authorization header. Connect takes a
+// single key, so the login is stored as that one string, "login:secret_key";
+// Check refuses a key without both halves before asking the service.
+//
+// The login is the organisation's slug, and Qonto builds account and
+// transaction slugs from it; the tables carry the UUIDs instead, so no answer
+// repeats half of the credential.
+package qonto
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/guilds/guilds/internal/adapters"
+)
+
+// Name is the catalog's config.adapter for this service.
+const Name = "qonto"
+
+func init() { adapters.Register(&Adapter{}) }
+
+// Adapter implements adapters.Adapter for Qonto.
+type Adapter struct {
+	// Now is the clock for look-back windows; nil means time.Now.
+	Now func() time.Time
+}
+
+func (*Adapter) Name() string { return Name }
+
+// errKeyShape is the refusal of a key that is not "login:secret_key".
+var errKeyShape = fmt.Errorf("%w: enter it as login:secret_key, the organisation's login and secret key (Qonto, Settings → Integrations → API key) joined by a colon", adapters.ErrRejected)
+
+// Check reads the organisation the login belongs to. Its legal name is the
+// hint; the slug is not, since it is the login itself.
+func (a *Adapter) Check(ctx context.Context, c adapters.Conn) (string, error) {
+	h, err := authHeader(c)
+	if err != nil {
+		return "", err
+	}
+	var org organizationAnswer
+	err = c.GetJSON(ctx, "/v2/organization", nil, h, &org)
+	var he *adapters.HTTPError
+	switch {
+	case errors.As(err, &he) && he.Refused():
+		return "", adapters.ErrRejected
+	case err != nil:
+		return "", err
+	case org.Organization == nil:
+		return "", errors.New("the service's organization answer has no organization")
+	}
+	login, _, _ := strings.Cut(c.Cred.AccessToken, ":")
+	name := strings.TrimSpace(org.Organization.LegalName)
+	if name == "" || strings.Contains(strings.ToLower(name), strings.ToLower(strings.TrimSpace(login))) {
+		return "", nil
+	}
+	return name, nil
+}
+
+type toolFunc func(ctx context.Context, a *Adapter, c adapters.Conn, h http.Header, args json.RawMessage) (string, error)
+
+var tools = map[string]toolFunc{
+	"list_bank_accounts":    listBankAccounts,
+	"list_missing_invoices": listMissingInvoices,
+	"get_transaction":       getTransaction,
+	"upload_invoice":        uploadInvoice,
+}
+
+// Call runs one of the manifest's tools.
+func (a *Adapter) Call(ctx context.Context, c adapters.Conn, tool string, args json.RawMessage) (string, error) {
+	run, ok := tools[tool]
+	if !ok {
+		return "", fmt.Errorf("qonto has no tool %q", tool)
+	}
+	h, err := authHeader(c)
+	if err != nil {
+		return "", errors.New("the stored Qonto key is not login:secret_key: connect the login again")
+	}
+	return run(ctx, a, c, h, args)
+}
+
+func (a *Adapter) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+// authHeader is the Authorization header Qonto wants: "login:secret_key" as
+// is. Both halves must be there, without blanks or control characters.
+func authHeader(c adapters.Conn) (http.Header, error) {
+	login, secret, ok := strings.Cut(strings.TrimSpace(c.Cred.AccessToken), ":")
+	login, secret = strings.TrimSpace(login), strings.TrimSpace(secret)
+	bad := func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
+	if !ok || login == "" || secret == "" || strings.ContainsFunc(login+secret, bad) {
+		return nil, errKeyShape
+	}
+	return http.Header{"Authorization": {login + ":" + secret}}, nil
+}
+
+// decode reads a tool's arguments; none at all is an empty object.
+func decode(tool string, args json.RawMessage, into any) error {
+	if len(args) == 0 || string(args) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(args, into); err != nil {
+		return fmt.Errorf("%s: bad arguments: %w", tool, err)
+	}
+	return nil
+}
