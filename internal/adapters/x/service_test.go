@@ -72,6 +72,9 @@ func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	if !knownFields(w, q) {
+		return
+	}
 	path := strings.TrimPrefix(r.URL.Path, "/2")
 	switch {
 	case path == "/tweets/search/recent":
@@ -129,6 +132,45 @@ func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 404, map[string]any{"errors": []any{map[string]any{"message": "The requested resource could not be found."}},
 			"title": "Not Found Error", "detail": "Sorry, that page does not exist", "type": "about:blank", "status": 404})
 	}
+}
+
+// The field names the service accepts (a subset of its reference).
+var fieldNames = map[string]map[string]bool{
+	"user.fields": set("created_at", "description", "entities", "id", "location", "most_recent_tweet_id", "name",
+		"pinned_tweet_id", "profile_image_url", "protected", "public_metrics", "url", "username", "verified", "verified_type", "withheld"),
+	"tweet.fields": set("attachments", "author_id", "conversation_id", "created_at", "edit_history_tweet_ids", "entities",
+		"id", "in_reply_to_user_id", "lang", "note_tweet", "public_metrics", "referenced_tweets", "text"),
+	"expansions": set("author_id", "attachments.media_keys", "referenced_tweets.id", "in_reply_to_user_id"),
+}
+
+func set(xs ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// knownFields answers the service's 400 for a field name it does not know;
+// it reports whether the request may go on.
+func knownFields(w http.ResponseWriter, q url.Values) bool {
+	for param, names := range fieldNames {
+		v := q.Get(param)
+		if v == "" {
+			continue
+		}
+		for _, f := range strings.Split(v, ",") {
+			if !names[f] {
+				writeJSON(w, 400, map[string]any{
+					"errors": []any{map[string]any{"parameters": map[string]any{param: []string{v}},
+						"message": fmt.Sprintf("The `%s` query parameter value [%s] is not one of the allowed values", param, f)}},
+					"title": "Invalid Request", "detail": "One or more parameters to your request was invalid.",
+					"type": "https://api.twitter.com/2/problems/invalid-request"})
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // pageSize answers the service's 400 when max_results is outside

@@ -104,7 +104,7 @@ func posts(ctx context.Context, c adapters.Conn, in args) (string, error) {
 		return "", fmt.Errorf("posts: %w", err)
 	}
 	if id == "" {
-		u, err := lookupUser(ctx, c, "", name, url.Values{"user.fields": {"id"}})
+		u, err := lookupUser(ctx, c, "", name, nil)
 		if err != nil {
 			return "", err
 		}
