@@ -5,5 +5,7 @@ package main
 import (
 	_ "github.com/guilds/guilds/internal/adapters/coingecko"
 	_ "github.com/guilds/guilds/internal/adapters/dexpaprika"
+	_ "github.com/guilds/guilds/internal/adapters/qonto"
 	_ "github.com/guilds/guilds/internal/adapters/twitterapi"
+	_ "github.com/guilds/guilds/internal/adapters/x"
 )
