@@ -3,6 +3,7 @@ package main
 // The local adapters this binary ships (internal/adapters); each registers
 // itself under the name catalog rows give in config.adapter.
 import (
+	_ "github.com/guilds/guilds/internal/adapters/alchemy"
 	_ "github.com/guilds/guilds/internal/adapters/coingecko"
 	_ "github.com/guilds/guilds/internal/adapters/dexpaprika"
 	_ "github.com/guilds/guilds/internal/adapters/qonto"
