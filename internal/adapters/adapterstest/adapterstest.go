@@ -1,0 +1,112 @@
+// Package adapterstest sets up what an adapter's end-to-end test goes
+// through in production: the adapter's catalog row from the manifests
+// (pointed at a fake service), a pending login to it, the connector engine
+// on a fresh PostgreSQL database, the session pool and a KeyLogin.
+package adapterstest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/secret"
+	"github.com/guilds/guilds/internal/testdb"
+)
+
+// Env is one adapter's login, ready to Connect.
+type Env struct {
+	DB           *pgxpool.Pool
+	ConnectionID string
+	Tools        int // the manifest's tool count for the row
+	Engine       *connectors.Engine
+	Pool         *mcppool.Pool
+	Login        mcppool.KeyLogin
+}
+
+// New builds the environment for the manifest entry slug, its URL replaced by url.
+func New(t testing.TB, slug, url string) *Env {
+	t.Helper()
+	db := testdb.New(t)
+	e := &Env{DB: db}
+	e.ConnectionID, e.Tools = catalogRow(t, db, slug, url)
+	entry, err := secret.GenerateKey("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := secret.ParseKeyring(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Engine, err = connectors.New(context.Background(), connectors.Options{DB: db, Keyring: keys,
+		Connectors: []connectors.Ref{{Provider: connectors.ProviderID(slug)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Engine.Close)
+	e.Pool = mcppool.New(mcppool.Options{DB: db, Credentials: e.Engine.Resolver()})
+	t.Cleanup(e.Pool.Close)
+	e.Login = mcppool.KeyLogin{DB: db, Engine: e.Engine, Pool: e.Pool}
+	return e
+}
+
+// catalogRow inserts the manifest's row for slug (kind adapter) with its
+// curated tools, and a pending organisation login to it.
+func catalogRow(t testing.TB, db *pgxpool.Pool, slug, url string) (connectionID string, tools int) {
+	t.Helper()
+	ms, err := grants.Manifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entry *grants.ServerInput
+	for i := range ms {
+		if *ms[i].Slug == slug {
+			entry = &ms[i]
+		}
+	}
+	if entry == nil {
+		t.Fatalf("adapterstest: no %s entry in the manifests", slug)
+	}
+	ctx := context.Background()
+	if err := db.QueryRow(ctx, `WITH s AS (
+INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config) VALUES ($1, $2, 'adapter', 'http', $3, 'token', $4) RETURNING id),
+o AS (INSERT INTO organisations (name, slug) VALUES ('acme', 'acme') RETURNING id)
+INSERT INTO mcp_connections (server_id, owner_scope, owner_id) SELECT s.id, 'organisation', o.id FROM s, o RETURNING id`,
+		slug, *entry.Name, url, string(entry.Config)).Scan(&connectionID); err != nil {
+		t.Fatal(err)
+	}
+	if entry.Tools == nil {
+		return connectionID, 0
+	}
+	for i, tool := range *entry.Tools {
+		if _, err := db.Exec(ctx, `INSERT INTO mcp_catalog_tools (server_id, name, description, input_schema, position)
+			SELECT id, $2, $3, $4, $5 FROM mcp_servers WHERE slug = $1`,
+			slug, tool.Name, tool.Description, string(tool.InputSchema), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return connectionID, len(*entry.Tools)
+}
+
+// Scalar reads one value (cast it to text in SQL).
+func (e *Env) Scalar(t testing.TB, sql string, args ...any) string {
+	t.Helper()
+	var s string
+	if err := e.DB.QueryRow(context.Background(), sql, args...).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Credentials counts the sealed credentials stored (a refused key stores none).
+func (e *Env) Credentials(t testing.TB) string {
+	return e.Scalar(t, `SELECT count(*)::text FROM connection_credentials`)
+}
+
+// Hint is the login's "status account_hint".
+func (e *Env) Hint(t testing.TB) string {
+	return e.Scalar(t, `SELECT status || ' ' || account_hint FROM mcp_connections WHERE id = $1`, e.ConnectionID)
+}
