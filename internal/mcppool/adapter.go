@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -57,8 +58,21 @@ func (p *Pool) callAdapter(ctx context.Context, connectionID string, info Server
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out, err := a.Call(ctx, adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred}, tool, args)
+	conn := adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred}
+	out, err := a.Call(ctx, conn, tool, args)
 	var he *adapters.HTTPError
+	if info.Auth == "oauth" && errors.As(err, &he) && he.Status == http.StatusUnauthorized {
+		// As for MCP sessions: one silent refresh and one retry; a fresh
+		// token refused again means the login must be reconnected.
+		if conn.Cred, err = p.o.Credentials.Refresh(ctx, id); err != nil {
+			return "", err
+		}
+		p.log.Info("mcppool: token refreshed after a 401", "connection", connectionID)
+		out, err = a.Call(ctx, conn, tool, args)
+		if errors.As(err, &he) && he.Status == http.StatusUnauthorized {
+			return "", p.rejected(context.WithoutCancel(ctx), connectionID, &session{id: id, info: info})
+		}
+	}
 	if errors.As(err, &he) && he.Refused() {
 		return "", fmt.Errorf("%s refused the stored key (HTTP %d): connect the login again with a valid key", info.Slug, he.Status)
 	}

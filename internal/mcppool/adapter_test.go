@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/testdb"
 )
@@ -139,5 +141,62 @@ func TestAdapterNotBuiltIn(t *testing.T) {
 	}
 	if n := scalar(t, db, `SELECT count(*)::text FROM connection_credentials`); n != "0" {
 		t.Fatalf("%s credentials stored", n)
+	}
+}
+
+// bearerAdapter sends the login's OAuth access token to /data.
+type bearerAdapter struct{}
+
+func (bearerAdapter) Name() string { return "test_bearer" }
+
+func (bearerAdapter) Check(context.Context, adapters.Conn) (string, error) { return "", nil }
+
+func (bearerAdapter) Call(ctx context.Context, c adapters.Conn, _ string, _ json.RawMessage) (string, error) {
+	var out struct{ Data string }
+	err := c.GetJSON(ctx, "/data", nil, http.Header{"Authorization": {"Bearer " + c.Cred.AccessToken}}, &out)
+	return out.Data, err
+}
+
+func init() { adapters.Register(bearerAdapter{}) }
+
+// An OAuth adapter login answered 401 gets one silent refresh and one retry,
+// as MCP sessions do; a fresh token refused again disconnects the login.
+func TestOAuthAdapterRefreshesOnceOn401(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer tok-fresh" {
+			http.Error(w, `{"error":"invalid_token"}`, http.StatusUnauthorized)
+			return
+		}
+		w.Write([]byte(`{"data":"inbox"}`))
+	}))
+	t.Cleanup(svc.Close)
+	ok := addConnection(t, db, "mail_ok", svc.URL, "oauth", `{"adapter":"test_bearer"}`)
+	dead := addConnection(t, db, "mail_dead", svc.URL, "oauth", `{"adapter":"test_bearer"}`)
+	if _, err := db.Exec(ctx, `UPDATE mcp_servers SET kind = 'adapter' WHERE slug IN ('mail_ok', 'mail_dead')`); err != nil {
+		t.Fatal(err)
+	}
+	c := &creds{tokens: map[uuid.UUID][]string{
+		uuid.MustParse(ok):   {"tok-stale", "tok-fresh"},
+		uuid.MustParse(dead): {"tok-stale", "tok-also-refused"},
+	}}
+	pool := mcppool.New(mcppool.Options{DB: db, Credentials: c})
+	t.Cleanup(pool.Close)
+
+	if out, err := pool.Call(ctx, ok, "read", nil); err != nil || out != "inbox" {
+		t.Fatalf("after one refresh: %q %v", out, err)
+	}
+	_, err := pool.Call(ctx, dead, "read", nil)
+	var rr *connectors.ErrReconnectRequired
+	if !errors.As(err, &rr) {
+		t.Fatalf("a refused fresh token: %v", err)
+	}
+	if got := scalar(t, db, `SELECT status FROM mcp_connections WHERE id = $1`, dead); got != "disconnected" {
+		t.Fatalf("login after a refused fresh token: %s", got)
+	}
+	if c.refreshes != 2 {
+		t.Fatalf("%d refreshes, want one per login", c.refreshes)
 	}
 }
