@@ -186,9 +186,34 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		if err := eng.Test(ctx, id); err != nil {
 			return fail(err)
 		}
-		fmt.Fprintf(stdout, "ok %s\n", id)
+		line, err := probe(ctx, db, eng, id)
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "ok %s%s\n", id, line)
 	}
 	return 0
+}
+
+// probe asks a remote MCP server or a local adapter whether the stored login
+// works (through the same pool the worker uses); other connections have
+// nothing more to ask than the engine's own test.
+func probe(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, id uuid.UUID) (string, error) {
+	c, err := eng.Get(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	kind, err := serverKind(ctx, db, c.ServerID)
+	if err != nil || (kind != "remote" && kind != "adapter") {
+		return "", err
+	}
+	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver(), HTTPClient: mcpoauth.PolicyFromEnv(os.Getenv).Client(0)})
+	defer pool.Close()
+	line, err := pool.Probe(ctx, id.String())
+	if err != nil || line == "" {
+		return "", err
+	}
+	return ": " + line, nil
 }
 
 // hasConnection reports whether a connection of the server already exists at

@@ -165,6 +165,13 @@ func TestConnectionsLifecycle(t *testing.T) {
 	if !strings.Contains(out, "ok ") {
 		t.Fatalf("test output: %s", out)
 	}
+	// A login whose row names a server is tested by asking it, through the
+	// pool: a tools/list with the stored key.
+	var keyID string
+	conn.QueryRow(ctx, `SELECT c.id::text FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE s.slug = 'cigale'`).Scan(&keyID)
+	if code, out, errs := runConn(t, connectionsCommand, "", "test", keyID); code != 0 || !strings.Contains(out, "tools listed") || strings.Contains(out+errs, "sk-secret") {
+		t.Fatalf("test of the key login: %d %s %s", code, out, errs)
+	}
 
 	// Rotate to a new key, then run with only the new key.
 	k2, _ := secret.GenerateKey("k2")

@@ -99,3 +99,49 @@ func adapterTools(ctx context.Context, db store.DB, connectionID, slug string) (
 	}
 	return out, rows.Err()
 }
+
+// Probe asks the service whether the connection's stored login still works:
+// a local adapter's own check, or a tools/list on an MCP server's session.
+// It answers a line to show the operator ("" when the row names no server).
+func (p *Pool) Probe(ctx context.Context, connectionID string) (string, error) {
+	info, isAdapter, err := p.adapterInfo(ctx, connectionID)
+	if err != nil {
+		return "", err
+	}
+	if !isAdapter {
+		if info.URL == "" && info.Command == "" {
+			return "", nil // no server to ask
+		}
+		tools, err := p.List(ctx, connectionID)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%d tools listed", len(tools)), nil
+	}
+	a, err := adapters.Get(info.Adapter)
+	if err != nil {
+		return "", err
+	}
+	id, err := uuid.Parse(connectionID)
+	if err != nil {
+		return "", store.ErrNotFound
+	}
+	cred, err := p.o.Credentials.Token(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, AdapterTimeout)
+	defer cancel()
+	hint, err := a.Check(ctx, adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred})
+	var he *adapters.HTTPError
+	if errors.Is(err, adapters.ErrRejected) || (errors.As(err, &he) && he.Refused()) {
+		return "", fmt.Errorf("%s refuses the stored key: connect the login again", info.Slug)
+	}
+	if err != nil {
+		return "", err
+	}
+	if hint == "" {
+		return info.Slug + " accepts the stored key", nil
+	}
+	return info.Slug + " accepts the stored key (" + hint + ")", nil
+}

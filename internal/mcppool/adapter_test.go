@@ -115,8 +115,14 @@ func TestAdapterConnectAndCall(t *testing.T) {
 	if tools, err := pool.List(ctx, id); err != nil || len(tools) != 1 || tools[0].RemoteName != "quote" {
 		t.Fatalf("list: %v %+v", err, tools)
 	}
+	if line, err := pool.Probe(ctx, id); err != nil || line != "quotes accepts the stored key (plan pro)" {
+		t.Fatalf("probe: %q %v", line, err)
+	}
 	// A key revoked at the service: the call says to connect again, without the key.
 	revoked.Store(true)
+	if _, err := pool.Probe(ctx, id); err == nil || !strings.Contains(err.Error(), "refuses the stored key") {
+		t.Fatalf("probe of a revoked key: %v", err)
+	}
 	_, err = pool.Call(ctx, id, "quote", json.RawMessage(`{"symbol":"ETH"}`))
 	if err == nil || !strings.Contains(err.Error(), "connect the login again") || strings.Contains(err.Error(), "qk-good") {
 		t.Fatalf("revoked key: %v", err)
