@@ -12,6 +12,7 @@ import (
 
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -134,10 +135,12 @@ func (p *Pool) Probe(ctx context.Context, connectionID string) (string, error) {
 	defer cancel()
 	hint, err := a.Check(ctx, adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred})
 	var he *adapters.HTTPError
-	if errors.Is(err, adapters.ErrRejected) || (errors.As(err, &he) && he.Refused()) {
+	switch {
+	case errors.Is(err, adapters.ErrRejected) || (errors.As(err, &he) && he.Refused()):
 		return "", fmt.Errorf("%s refuses the stored key: connect the login again", info.Slug)
-	}
-	if err != nil {
+	case errors.Is(err, mcpoauth.ErrBlockedEndpoint):
+		return "", fmt.Errorf("%s: %w", info.Slug, ErrAddressRefused)
+	case err != nil:
 		return "", err
 	}
 	if hint == "" {
