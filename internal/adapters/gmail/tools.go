@@ -20,7 +20,7 @@ import (
 const parallelReads = 5
 
 // listHeaders are the headers a metadata read asks for.
-var listHeaders = []string{"From", "To", "Subject"}
+var listHeaders = []string{"From", "Subject"}
 
 func metadataQuery(headers ...string) url.Values {
 	return url.Values{"format": {"metadata"}, "metadataHeaders": headers}

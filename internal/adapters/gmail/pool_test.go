@@ -1,0 +1,95 @@
+package gmail_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/guilds/guilds/internal/adapters/adapterstest"
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/mcppool"
+)
+
+// The adapter behind the session pool on a real Postgres: the manifest's
+// row and tools, the profile check with a refused then a good token, calls.
+func TestThroughPool(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := newService(t)
+	e := adapterstest.New(t, "gmail", svc.api())
+
+	if _, err := e.Login.Connect(ctx, e.ConnectionID, "ya29.revoked"); !errors.Is(err, mcppool.ErrKeyRejected) {
+		t.Fatalf("refused token: %v", err)
+	}
+	if n := e.Credentials(t); n != "0" {
+		t.Fatalf("a refused token was stored (%s rows)", n)
+	}
+	listed, err := e.Login.Connect(ctx, e.ConnectionID, goodToken)
+	if err != nil || len(listed) != e.Tools || e.Tools != 7 || listed[0].Name != "gmail_search_threads" {
+		t.Fatalf("connect: %v %+v", err, listed)
+	}
+	if hint := e.Hint(t); hint != "connected ada@example.com" {
+		t.Fatalf("status and hint %q", hint)
+	}
+
+	out, err := e.Pool.Call(ctx, e.ConnectionID, "search_threads", json.RawMessage(`{"query":"label:inbox","limit":2}`))
+	if err != nil || strings.Count(out, "\n") != 3 || !strings.HasPrefix(out, "thread\t") || strings.Contains(out, goodToken) {
+		t.Fatalf("search_threads: %q %v", out, err)
+	}
+	out, err = e.Pool.Call(ctx, e.ConnectionID, "get_message", json.RawMessage(`{"id":"`+messageID(4, 0)+`"}`))
+	if err != nil || !strings.Contains(out, "\tHello Ada, the figures for 4 are in.\n") {
+		t.Fatalf("get_message: %q %v", out, err)
+	}
+	_, err = e.Pool.Call(ctx, e.ConnectionID, "search_threads", json.RawMessage(`{"query":"ratelimited"}`))
+	if err == nil || !strings.Contains(err.Error(), "429") || strings.Contains(err.Error(), goodToken) {
+		t.Fatalf("service error through the pool: %v", err)
+	}
+}
+
+// fixedToken stands for the OAuth resolver: the access token a Google
+// callback stored.
+type fixedToken string
+
+func (f fixedToken) Token(context.Context, uuid.UUID) (connectors.Credential, error) {
+	return connectors.Credential{AccessToken: string(f), TokenType: "Bearer"}, nil
+}
+
+func (f fixedToken) Refresh(ctx context.Context, id uuid.UUID) (connectors.Credential, error) {
+	return f.Token(ctx, id)
+}
+
+// The row as the catalog really has it: OAuth, Google provider, connected by
+// the callback; calls get the access token from the credentials source.
+func TestThroughPoolOAuthRow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := newService(t)
+	e := adapterstest.New(t, "gmail", svc.api())
+	if _, err := e.DB.Exec(ctx, `UPDATE mcp_servers SET auth = 'oauth' WHERE slug = 'gmail'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.DB.Exec(ctx, `UPDATE mcp_connections SET status = 'connected' WHERE id = $1`, e.ConnectionID); err != nil {
+		t.Fatal(err)
+	}
+	pool := mcppool.New(mcppool.Options{DB: e.DB, Credentials: fixedToken(goodToken)})
+	t.Cleanup(pool.Close)
+
+	out, err := pool.Call(ctx, e.ConnectionID, "list_labels", json.RawMessage(`{"limit":2}`))
+	if err != nil || out != "id\tname\ttype\nLabel_15\tclients/Acme\tuser\nLabel_14\tReceipts\tuser\n" {
+		t.Fatalf("list_labels: %q %v", out, err)
+	}
+	out, err = pool.Call(ctx, e.ConnectionID, "create_draft",
+		json.RawMessage(`{"to":["bob@example.org"],"subject":"Minutes","body":"Attached below."}`))
+	if err != nil || out != "draft\tmessage\tthread\nr-777\t18c9000000000002\t18c9000000000001\n" {
+		t.Fatalf("create_draft: %q %v", out, err)
+	}
+	for _, r := range svc.find("") {
+		if r.Header.Get("Authorization") != "Bearer "+goodToken {
+			t.Fatalf("%s sent %q", r.URL.Path, r.Header.Get("Authorization"))
+		}
+	}
+}
