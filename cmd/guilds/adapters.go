@@ -6,6 +6,7 @@ import (
 	_ "github.com/guilds/guilds/internal/adapters/alchemy"
 	_ "github.com/guilds/guilds/internal/adapters/coingecko"
 	_ "github.com/guilds/guilds/internal/adapters/dexpaprika"
+	_ "github.com/guilds/guilds/internal/adapters/gmail"
 	_ "github.com/guilds/guilds/internal/adapters/qonto"
 	_ "github.com/guilds/guilds/internal/adapters/twitterapi"
 	_ "github.com/guilds/guilds/internal/adapters/x"

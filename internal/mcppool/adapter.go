@@ -74,7 +74,9 @@ func (p *Pool) callAdapter(ctx context.Context, connectionID string, info Server
 			return "", p.rejected(context.WithoutCancel(ctx), connectionID, &session{id: id, info: info})
 		}
 	}
-	if errors.As(err, &he) && he.Refused() {
+	// A key refused with 401 or 403 is dead. An OAuth service also answers
+	// 403 for a missing scope or a quota, which its own message explains.
+	if errors.As(err, &he) && he.Refused() && info.Auth != "oauth" {
 		return "", fmt.Errorf("%s refused the stored key (HTTP %d): connect the login again with a valid key", info.Slug, he.Status)
 	}
 	return out, err
