@@ -85,3 +85,20 @@ func TestClassifyOAuthErrorCodesAreSafe(t *testing.T) {
 }
 
 var timeZero = func() (t time.Time) { return }()
+
+// Each part of a two-part key joins the redaction set, beside the whole key.
+func TestCompositeKeyPartsAreSecrets(t *testing.T) {
+	got := Credential{AccessToken: "acme-sas-4821:sk_live_0123456789"}.values()
+	want := map[string]bool{"acme-sas-4821:sk_live_0123456789": true, "acme-sas-4821": true, "sk_live_0123456789": true}
+	if len(got) != len(want) {
+		t.Fatalf("values = %q", got)
+	}
+	for _, v := range got {
+		if !want[v] {
+			t.Fatalf("values = %q", got)
+		}
+	}
+	if got := (Credential{AccessToken: "plain-token"}).values(); len(got) != 1 {
+		t.Fatalf("a plain token: %q", got)
+	}
+}

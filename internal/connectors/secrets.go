@@ -2,6 +2,7 @@ package connectors
 
 import (
 	"context"
+	"strings"
 
 	"github.com/google/uuid"
 )
@@ -52,6 +53,15 @@ func (c Credential) values() []string {
 	for _, v := range []string{c.AccessToken, c.RefreshToken} {
 		if v != "" {
 			out = append(out, v)
+		}
+	}
+	// A key made of two parts ("login:secret_key", as Qonto takes it) can
+	// leak one part alone.
+	if login, key, ok := strings.Cut(c.AccessToken, ":"); ok {
+		for _, v := range []string{login, key} {
+			if v != "" {
+				out = append(out, v)
+			}
 		}
 	}
 	for _, v := range c.Extra {
