@@ -18,6 +18,7 @@ import (
 	acts "github.com/guilds/guilds/activities/connect"
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/adapters/pinnedprices"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
@@ -71,6 +72,9 @@ type mcpConnectInput struct {
 	// Values fill the fields a no-auth server's catalog row declares (sent to
 	// it as headers or environment); sealed like a key, never returned.
 	Values map[string]string `json:"values,omitempty"`
+	// Coins are a Pinned prices login's list (1 to 20), checked with
+	// CoinGecko before the login is stored; no other server takes them.
+	Coins []pinnedprices.Coin `json:"coins,omitempty"`
 }
 
 type mcpConnectReply struct {
@@ -178,10 +182,15 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_remote",
 			Message: srv.Slug + " is not connected with a key or an MCP login; create its pending login with POST /api/mcp/connections"}
 	}
+	pinned := srv.Kind == "adapter" && adapterName(srv.Config) == pinnedprices.Name
 	var out mcpConnectReply
 	switch {
 	case srv.Auth != "none" && len(in.Values) > 0:
 		err = &validation.Error{Problems: []validation.Problem{{Field: "values", Message: "are only for servers configured with values; " + srv.Slug + " is not"}}}
+	case in.Coins != nil && !pinned:
+		err = &validation.Error{Problems: []validation.Problem{{Field: "coins", Message: "are only for Pinned prices logins; " + srv.Slug + " is not one"}}}
+	case pinned && srv.Auth == "token":
+		out, err = s.connectPinned(ctx, conn, srv, in)
 	case srv.Auth == "token":
 		out, err = s.connectKey(ctx, conn, srv, in.Key)
 	case srv.Auth == "oauth":
@@ -220,6 +229,35 @@ func (s *Server) connectKey(ctx context.Context, conn grants.Connection, srv mcp
 		return mcpConnectReply{}, err
 	}
 	return s.connectedReply(ctx, conn.ID, len(listed))
+}
+
+// connectPinned connects a Pinned prices login. Its coins are quoted with
+// the pasted key first (a refused key is key_rejected, an unquoted id a
+// problem of its own), so a refusal stores nothing; then the key is pinged
+// and stored like any adapter key, and the list written.
+func (s *Server) connectPinned(ctx context.Context, conn grants.Connection, srv mcpServerRow, in mcpConnectInput) (mcpConnectReply, error) {
+	key := strings.TrimSpace(in.Key)
+	if key == "" {
+		return mcpConnectReply{}, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: "is required for " + srv.Slug}}}
+	}
+	check := adapters.Conn{HTTP: s.MCP.KeyHTTP, BaseURL: srv.URL, Cred: connectors.Credential{AccessToken: key}}
+	coins, err := s.checkPinnedCoins(ctx, check, in.Coins)
+	if err != nil {
+		return mcpConnectReply{}, err
+	}
+	out, err := s.connectKey(ctx, conn, srv, key)
+	if err != nil {
+		return mcpConnectReply{}, err
+	}
+	err = store.InTx(ctx, s.DB, func(tx pgx.Tx) error { return pinnedprices.ReplaceCoins(ctx, tx, conn.ID, coins) })
+	if err != nil {
+		// The login is stored by now: wipe its key so that undo removes it.
+		if derr := s.MCP.Engine.Disconnect(context.WithoutCancel(ctx), uuid.MustParse(conn.ID)); derr != nil {
+			s.Log.Error("pinned prices: cannot wipe the key of a failed connect", "connection", conn.ID, "err", derr)
+		}
+		return mcpConnectReply{}, err
+	}
+	return out, nil
 }
 
 // connectConfig connects a no-auth server whose provider takes configured

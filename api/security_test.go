@@ -149,6 +149,9 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"POST /api/admin/mcp/servers":        {{"/api/admin/mcp/servers", map[string]any{"slug": "x", "name": "x"}, 403}},
 		"POST /api/users":                    {{"/api/users", map[string]any{"name": "x", "organisation_id": v.org}, 403}},
 		"GET /api/mcp/oauth/callback":        {{"/api/mcp/oauth/callback?state=forged&code=x", nil, 400}},
+		// It searches with the key in the body only and reads no stored data;
+		// without a key it is refused before any call.
+		"POST /api/mcp/pinned-prices/search": {{"/api/mcp/pinned-prices/search", map[string]any{"query": "bitcoin"}, 422}},
 		"GET /api/mcp/connections": {
 			{"/api/mcp/connections?owner_scope=organisation&owner_id=" + v.org, nil, 404},
 			{"/api/mcp/connections?owner_scope=guild&owner_id=" + v.guild, nil, 404},
@@ -194,6 +197,7 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"PUT /api/guilds/{id}/notes/{key}":                map[string]any{"content": "pwned"},
 		"PUT /api/orgs/{id}/notes/{key}":                  map[string]any{"content": "pwned"},
 		"POST /api/mcp/connections/{id}/call":             map[string]any{"tool": "echo", "arguments": map[string]any{"text": "x"}},
+		"PUT /api/mcp/connections/{id}/pinned-prices":     map[string]any{"coins": []map[string]any{{"id": "bitcoin"}}},
 		"PATCH /api/admin/mcp/servers/{id}":               map[string]any{"name": "x"},
 	}
 	idFor := func(path string) string {

@@ -7,6 +7,7 @@ import (
 	_ "github.com/guilds/guilds/internal/adapters/coingecko"
 	_ "github.com/guilds/guilds/internal/adapters/dexpaprika"
 	_ "github.com/guilds/guilds/internal/adapters/gmail"
+	_ "github.com/guilds/guilds/internal/adapters/pinnedprices"
 	_ "github.com/guilds/guilds/internal/adapters/qonto"
 	_ "github.com/guilds/guilds/internal/adapters/twitterapi"
 	_ "github.com/guilds/guilds/internal/adapters/x"

@@ -1,0 +1,243 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/adapters/pinnedprices"
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/mcpoauth"
+	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// The Tools view's coin picker of a Pinned prices login: search CoinGecko
+// (with the key being pasted, or the stored one), read and replace the list.
+func (s *Server) pinnedPricesRoutes() []route {
+	return []route{
+		{Method: "POST", Path: "/api/mcp/pinned-prices/search", Tag: "connections",
+			Summary: "Search CoinGecko coins for a Pinned prices login not connected yet, with the key in the body (used for this search only, never stored)",
+			Body:    pinnedSearchInput{}, Reply: []pinnedprices.Coin{}, Handle: s.pinnedSearchWithKey},
+		{Method: "GET", Path: "/api/mcp/connections/:id/pinned-prices", Tag: "connections",
+			Summary: "The coins a Pinned prices login quotes at run start", Reply: []pinnedprices.Coin{}, Handle: listPinnedCoins},
+		{Method: "GET", Path: "/api/mcp/connections/:id/pinned-prices/search", Tag: "connections",
+			Summary: "Search CoinGecko coins (q) with a connected Pinned prices login's stored key",
+			Reply:   []pinnedprices.Coin{}, Handle: s.pinnedSearchStored},
+		{Method: "PUT", Path: "/api/mcp/connections/:id/pinned-prices", Tag: "connections",
+			Summary: "Replace a Pinned prices login's coins (1 to 20, each quoted by CoinGecko)",
+			Body:    pinnedCoinsInput{}, Reply: []pinnedprices.Coin{}, Handle: s.putPinnedCoins},
+	}
+}
+
+type pinnedSearchInput struct {
+	Key   string `json:"key"`
+	Query string `json:"query"`
+}
+
+type pinnedCoinsInput struct {
+	Coins []pinnedprices.Coin `json:"coins"`
+}
+
+func (s *Server) pinnedSearchWithKey(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+	var in pinnedSearchInput
+	if err := bindJSON(c, &in); err != nil {
+		return 0, nil, err
+	}
+	key := strings.TrimSpace(in.Key)
+	if key == "" {
+		return 0, nil, invalidField("key", "is required: the CoinGecko Pro API key to search with")
+	}
+	if strings.TrimSpace(in.Query) == "" {
+		return 0, nil, invalidField("query", "is required")
+	}
+	var baseURL string
+	err := db.QueryRow(c, `SELECT url FROM mcp_servers WHERE kind = 'adapter' AND config->>'adapter' = $1 AND published
+		ORDER BY slug = $1 DESC, slug LIMIT 1`, pinnedprices.Name).Scan(&baseURL)
+	if errors.Is(store.Map(err), store.ErrNotFound) {
+		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "not_set_up", Message: "the catalog has no Pinned prices server"}
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	conn := adapters.Conn{HTTP: s.MCP.KeyHTTP, BaseURL: baseURL, Cred: connectors.Credential{AccessToken: key}}
+	return s.pinnedSearch(c, conn, in.Query)
+}
+
+func (s *Server) pinnedSearchStored(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	q := strings.TrimSpace(c.Query("q"))
+	login, err := s.pinnedLogin(c, db, p, true)
+	if err != nil {
+		return 0, nil, err
+	}
+	if q == "" {
+		return 0, nil, invalidField("q", "is required")
+	}
+	return s.pinnedSearch(c, login.adapterConn(s), q)
+}
+
+func (s *Server) pinnedSearch(ctx context.Context, conn adapters.Conn, query string) (int, any, error) {
+	actx, cancel := context.WithTimeout(ctx, mcppool.AdapterTimeout)
+	defer cancel()
+	coins, err := pinnedprices.Search(actx, conn, query)
+	if err != nil {
+		return 0, nil, s.coinGeckoFailure(err, conn.Cred.AccessToken)
+	}
+	return http.StatusOK, coins, nil
+}
+
+func listPinnedCoins(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	conn, err := grants.GetConnection(c, db, p, c.Param("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	if _, err := pinnedServerURL(c, db, conn); err != nil {
+		return 0, nil, err
+	}
+	coins, err := pinnedprices.Coins(c, db, conn.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, coins, nil
+}
+
+func (s *Server) putPinnedCoins(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	login, err := s.pinnedLogin(c, db, p, true)
+	if err != nil {
+		return 0, nil, err
+	}
+	var in pinnedCoinsInput
+	if err := bindJSON(c, &in); err != nil {
+		return 0, nil, err
+	}
+	coins, err := s.checkPinnedCoins(c, login.adapterConn(s), in.Coins)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := pinnedprices.ReplaceCoins(c, db, login.conn.ID, coins); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, coins, nil
+}
+
+// checkPinnedCoins validates a list and asks CoinGecko to quote it: every
+// coin it does not quote is a problem of its own.
+func (s *Server) checkPinnedCoins(ctx context.Context, conn adapters.Conn, in []pinnedprices.Coin) ([]pinnedprices.Coin, error) {
+	coins, err := pinnedprices.ValidateCoins("coins", in)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(coins))
+	for i, co := range coins {
+		ids[i] = co.ID
+	}
+	actx, cancel := context.WithTimeout(ctx, mcppool.AdapterTimeout)
+	defer cancel()
+	prices, err := pinnedprices.Quote(actx, conn, ids)
+	if err != nil {
+		return nil, s.coinGeckoFailure(err, conn.Cred.AccessToken)
+	}
+	if err := pinnedprices.Unquoted("coins", coins, prices); err != nil {
+		return nil, err
+	}
+	return coins, nil
+}
+
+// pinnedLoginRef is a visible Pinned prices login with what calling
+// CoinGecko for it takes.
+type pinnedLoginRef struct {
+	conn    grants.Connection
+	baseURL string
+	cred    connectors.Credential
+}
+
+func (l pinnedLoginRef) adapterConn(s *Server) adapters.Conn {
+	return adapters.Conn{HTTP: s.MCP.KeyHTTP, BaseURL: l.baseURL, Cred: l.cred}
+}
+
+// pinnedLogin loads the login of :id, visible to the caller and of the
+// Pinned prices adapter; withKey also resolves its stored key, which only a
+// connected login has, and which a platform login lends to instance admins only.
+func (s *Server) pinnedLogin(c *gin.Context, db store.DB, p access.Principal, withKey bool) (pinnedLoginRef, error) {
+	conn, err := grants.GetConnection(c, db, p, c.Param("id"))
+	if err != nil {
+		return pinnedLoginRef{}, err
+	}
+	base, err := pinnedServerURL(c, db, conn)
+	if err != nil {
+		return pinnedLoginRef{}, err
+	}
+	ref := pinnedLoginRef{conn: conn, baseURL: base}
+	if !withKey {
+		return ref, nil
+	}
+	if conn.OwnerScope == grants.ScopePlatform && !p.Admin {
+		return pinnedLoginRef{}, access.ErrForbidden
+	}
+	if s.MCP.Engine == nil {
+		return pinnedLoginRef{}, notConfigured()
+	}
+	if conn.Status != grants.StatusConnected {
+		return pinnedLoginRef{}, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + conn.Status + "; connect it first"}
+	}
+	ref.cred, err = s.MCP.Engine.Resolver().Token(c, uuid.MustParse(conn.ID))
+	if err != nil {
+		var rr *connectors.ErrReconnectRequired
+		if errors.As(err, &rr) {
+			return pinnedLoginRef{}, &Error{Status: http.StatusConflict, Code: "reconnect_required", Message: rr.Error()}
+		}
+		return pinnedLoginRef{}, err
+	}
+	return ref, nil
+}
+
+// pinnedServerURL is the catalog URL of the login's server, which must be
+// served by the Pinned prices adapter.
+func pinnedServerURL(ctx context.Context, db store.DB, conn grants.Connection) (string, error) {
+	var kind, url string
+	var config []byte
+	if err := db.QueryRow(ctx, `SELECT kind, url, config FROM mcp_servers WHERE id = $1`, conn.ServerID).Scan(&kind, &url, &config); err != nil {
+		return "", store.Map(err)
+	}
+	if kind != "adapter" || adapterName(config) != pinnedprices.Name {
+		return "", &Error{Status: http.StatusUnprocessableEntity, Code: "not_pinned_prices",
+			Message: conn.ServerSlug + " is not a Pinned prices login; only those pin coins"}
+	}
+	return url, nil
+}
+
+func adapterName(config []byte) string {
+	var c struct {
+		Adapter string `json:"adapter"`
+	}
+	if json.Unmarshal(config, &c) != nil {
+		return ""
+	}
+	return c.Adapter
+}
+
+// coinGeckoFailure maps a failed search or quote: a refused key is
+// key_rejected; anything else says CoinGecko could not answer, with the
+// key kept out of the message and the log.
+func (s *Server) coinGeckoFailure(err error, key string) error {
+	if errors.Is(err, adapters.ErrRejected) {
+		return keyRejected(pinnedprices.Name)
+	}
+	if errors.Is(err, mcpoauth.ErrBlockedEndpoint) {
+		return addressRefused(pinnedprices.Name, mcppool.ErrAddressRefused)
+	}
+	msg := err.Error()
+	if key != "" {
+		msg = strings.ReplaceAll(msg, key, "[REDACTED]")
+	}
+	s.Log.Warn("pinned prices: CoinGecko call failed", "err", msg)
+	return &Error{Status: http.StatusBadGateway, Code: "service_failed", Message: "CoinGecko could not answer: " + msg}
+}
