@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -79,6 +80,11 @@ type Deps struct {
 	Secrets SecretSource
 	Models  *models.Resolver
 	Log     *slog.Logger
+	// Credentials and HTTP quote a Pinned prices login's coins at run start
+	// (the connectors resolver, the platform's outbound client); without
+	// Credentials the section says the prices are unavailable.
+	Credentials CredentialSource
+	HTTP        *http.Client
 	// Heartbeat is how often a running tool call heartbeats; 0 means 2 s.
 	Heartbeat time.Duration
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native/memory"
@@ -71,7 +72,7 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 	if err != nil {
 		return ModelOutput{}, fmt.Errorf("load memory: %w", err)
 	}
-	req := models.Request{Messages: conversation(systemPrompt(agent.Prompt, memory.PromptSection(mem, memoryOffered)), history),
+	req := models.Request{Messages: conversation(systemPrompt(agent.Prompt, memory.PromptSection(mem, memoryOffered), snap.StatePrices), history),
 		Tools: tools}
 	resp, err := a.d.Models.Complete(ctx, target, req)
 	if err != nil {
@@ -99,15 +100,16 @@ func modelOutput(m runs.Message) ModelOutput {
 	return ModelOutput{Seq: m.Seq, Text: m.Content, Calls: m.ToolCalls}
 }
 
-// systemPrompt joins the agent's prompt and its memory section.
-func systemPrompt(prompt, memorySection string) string {
-	switch {
-	case memorySection == "":
-		return prompt
-	case prompt == "":
-		return memorySection
+// systemPrompt joins the agent's prompt and its sections (memory, then the
+// prices quoted at run start), leaving out the empty ones.
+func systemPrompt(prompt string, sections ...string) string {
+	parts := make([]string, 0, len(sections)+1)
+	for _, s := range append([]string{prompt}, sections...) {
+		if s != "" {
+			parts = append(parts, s)
+		}
 	}
-	return prompt + "\n\n" + memorySection
+	return strings.Join(parts, "\n\n")
 }
 
 // conversation turns the stored transcript into the provider's messages.

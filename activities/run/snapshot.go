@@ -61,6 +61,7 @@ func (a *Activities) resolve(ctx context.Context, r runs.Run) (runs.Snapshot, er
 		Browser: agent.Config.Browser, Coding: agent.Config.Coding,
 		Scripting: agent.Config.Scripting, Memory: agent.Config.Memory && offer.Memory,
 	}}
+	snap.StatePrices = a.statePrices(ctx, agent)
 	seen := map[string]bool{}
 	for _, t := range offer.Tools {
 		if seen[t.Name] || !tools.ValidName(t.Name) {

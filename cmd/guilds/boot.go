@@ -176,6 +176,7 @@ func (p *platform) registrations() []worker.Registration {
 	var regs []worker.Registration
 	if p.connectors != nil {
 		deps.MCP = p.connectors.Pool
+		deps.Credentials, deps.HTTP = p.connectors.Engine.Resolver(), p.connectors.HTTP
 		deps.Offerer = runact.GrantsOfferer{S: p.grants, Lists: p.connectors.Pool}
 		secrets = append(secrets, p.connectors.Engine)
 		regs = append(regs, p.connectors.Registration())

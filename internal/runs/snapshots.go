@@ -37,6 +37,9 @@ type Snapshot struct {
 	Flags    Flags         `json:"flags"`
 	Tools    []OfferedTool `json:"tools"`
 	Warnings []string      `json:"warnings"`
+	// StatePrices is the prices section quoted at run start ("" when the
+	// agent pins none); every turn of the run shows the same text.
+	StatePrices string `json:"state_prices,omitempty"`
 }
 
 // Tool returns the offered tool named name.
@@ -58,8 +61,8 @@ func SaveSnapshot(ctx context.Context, db store.DB, s Snapshot) (Snapshot, error
 		s.Warnings = []string{}
 	}
 	warnings, _ := json.Marshal(s.Warnings)
-	_, err := db.Exec(ctx, `INSERT INTO run_snapshots (run_id, flags, tools, warnings) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (run_id) DO NOTHING`, s.RunID, flags, tools, warnings)
+	_, err := db.Exec(ctx, `INSERT INTO run_snapshots (run_id, flags, tools, warnings, state_prices) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (run_id) DO NOTHING`, s.RunID, flags, tools, warnings, s.StatePrices)
 	if err != nil {
 		return Snapshot{}, store.Map(err)
 	}
@@ -70,8 +73,8 @@ func SaveSnapshot(ctx context.Context, db store.DB, s Snapshot) (Snapshot, error
 func SnapshotOf(ctx context.Context, db store.DB, runID string) (Snapshot, error) {
 	var s Snapshot
 	var flags, tools, warnings []byte
-	err := db.QueryRow(ctx, `SELECT id, run_id, flags, tools, warnings FROM run_snapshots WHERE run_id = $1`, runID).
-		Scan(&s.ID, &s.RunID, &flags, &tools, &warnings)
+	err := db.QueryRow(ctx, `SELECT id, run_id, flags, tools, warnings, state_prices FROM run_snapshots WHERE run_id = $1`, runID).
+		Scan(&s.ID, &s.RunID, &flags, &tools, &warnings, &s.StatePrices)
 	if err != nil {
 		return Snapshot{}, store.Map(err)
 	}
