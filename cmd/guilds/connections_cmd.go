@@ -339,6 +339,15 @@ func sanitize(s string) string {
 // from stdin (prompting on stderr when stdin is a terminal; secret fields are
 // not echoed). An optional field takes an empty line.
 func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c connectors.Connection, stdin io.Reader, stderr io.Writer) error {
+	// A Pinned prices login is a key plus the coins it quotes; the terminal
+	// form takes one key, so that Connect stays with the API's.
+	var adapter string
+	if err := db.QueryRow(ctx, `SELECT coalesce(config->>'adapter', '') FROM mcp_servers WHERE id = $1`, c.ServerID).Scan(&adapter); err != nil {
+		return store.Map(err)
+	}
+	if adapter == "pinned_prices" {
+		return fmt.Errorf("%s needs its coins with the key: connect it with POST /api/mcp/connect {\"key\", \"coins\": [...]}", c.ServerSlug)
+	}
 	fields, err := eng.KeyFields(ctx, c.ID)
 	if err != nil {
 		return err

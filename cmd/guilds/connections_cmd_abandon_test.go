@@ -108,6 +108,17 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 		t.Fatalf("rejected key: exit %d, %d rows, stderr %q", code, count("cigale"), errs)
 	}
 
+	// Pinned prices needs its coins, which the terminal form does not take:
+	// refused before any key is read, and nothing is left behind.
+	if _, err := conn.Exec(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, auth, config) VALUES
+		('pinned', 'P', 'adapter', 'http', 'token', '{"adapter":"pinned_prices"}')`); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runConn(t, connectionsCommand, "CG-key\n", "connect", "pinned")
+	if code != 1 || count("pinned") != 0 || !strings.Contains(errs, "POST /api/mcp/connect") {
+		t.Fatalf("pinned prices from the terminal: exit %d, %d rows, stderr %q", code, count("pinned"), errs)
+	}
+
 	// An existing login survives a failed reconnect.
 	if code, _, errs := runConn(t, connectionsCommand, "sk-one\n", "connect", "cigale"); code != 0 {
 		t.Fatalf("key connect: %d %s", code, errs)
