@@ -108,3 +108,12 @@ func Downsample[T any](xs []T, n int) []T {
 	}
 	return out
 }
+
+// Clip keeps the first n characters (runes) of s, marking a cut with "…".
+func Clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

@@ -35,7 +35,7 @@ func rpc(ctx context.Context, c adapters.Conn, key, method string, params, out a
 		return explain(err, solana)
 	}
 	if resp.Error != nil {
-		return fmt.Errorf("Alchemy's %s answered error %d: %s", method, resp.Error.Code, clip(resp.Error.Message, 300))
+		return fmt.Errorf("Alchemy's %s answered error %d: %s", method, resp.Error.Code, adapters.Clip(resp.Error.Message, 300))
 	}
 	if len(resp.Result) == 0 || string(resp.Result) == "null" {
 		return fmt.Errorf("Alchemy's %s answered no result", method)
@@ -75,7 +75,7 @@ func solanaHoldings(ctx context.Context, c adapters.Conn, key string, in args, n
 	}
 	t := adapters.NewTable("asset", "interface", "name", "symbol", "collection", "compressed")
 	for _, a := range items {
-		t.Add(a.ID, a.Interface, clip(a.Content.Metadata.Name, maxName), a.Content.Metadata.Symbol, a.collection(), a.Compression.Compressed)
+		t.Add(a.ID, a.Interface, adapters.Clip(a.Content.Metadata.Name, maxName), a.Content.Metadata.Symbol, a.collection(), a.Compression.Compressed)
 	}
 	next := ""
 	if len(res.Items) >= n {
@@ -99,7 +99,7 @@ func solanaAsset(ctx context.Context, c adapters.Conn, key string, in args) (str
 		return "", err
 	}
 	t := adapters.NewTable("asset", "interface", "name", "symbol", "collection", "owner", "compressed", "attributes")
-	t.Add(a.ID, a.Interface, clip(a.Content.Metadata.Name, maxName), a.Content.Metadata.Symbol, a.collection(), a.Ownership.Owner,
+	t.Add(a.ID, a.Interface, adapters.Clip(a.Content.Metadata.Name, maxName), a.Content.Metadata.Symbol, a.collection(), a.Ownership.Owner,
 		a.Compression.Compressed, attributes(a.Content.Metadata.Attributes))
 	return t.String(), nil
 }

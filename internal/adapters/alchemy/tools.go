@@ -73,8 +73,8 @@ func holdings(ctx context.Context, c adapters.Conn, key string, in args) (string
 		items = items[:n]
 	}
 	for _, it := range items {
-		t.Add(it.Contract.Address, it.TokenID, it.TokenType, it.Balance, clip(it.Name, maxName),
-			clip(it.Contract.collectionName(), maxName), it.Contract.OpenSea.FloorPrice, it.AcquiredAt.BlockTimestamp, it.Contract.spam())
+		t.Add(it.Contract.Address, it.TokenID, it.TokenType, it.Balance, adapters.Clip(it.Name, maxName),
+			adapters.Clip(it.Contract.collectionName(), maxName), it.Contract.OpenSea.FloorPrice, it.AcquiredAt.BlockTimestamp, it.Contract.spam())
 	}
 	return t.String() + footer(page.TotalCount, page.PageKey), nil
 }
@@ -116,7 +116,7 @@ func nft(ctx context.Context, c adapters.Conn, key string, in args) (string, err
 		return "", notFound(err)
 	}
 	t := adapters.NewTable("contract", "token_id", "type", "name", "collection", "symbol", "floor", "total_supply", "minted", "updated", "attributes")
-	t.Add(it.Contract.Address, it.TokenID, it.TokenType, clip(it.Name, maxName), clip(it.Contract.collectionName(), maxName),
+	t.Add(it.Contract.Address, it.TokenID, it.TokenType, adapters.Clip(it.Name, maxName), adapters.Clip(it.Contract.collectionName(), maxName),
 		it.Contract.Symbol, it.Contract.OpenSea.FloorPrice, it.Contract.TotalSupply, it.Mint.Timestamp, it.TimeLastUpdated,
 		attributes(it.Raw.Metadata.Attributes))
 	return t.String(), nil
@@ -143,7 +143,7 @@ func collection(ctx context.Context, c adapters.Conn, key string, in args) (stri
 	if ct.DeployedBlockNumber != nil {
 		block = *ct.DeployedBlockNumber
 	}
-	t.Add(ct.Address, clip(ct.Name, maxName), clip(ct.OpenSea.CollectionName, maxName), ct.OpenSea.CollectionSlug, ct.Symbol, ct.TokenType,
+	t.Add(ct.Address, adapters.Clip(ct.Name, maxName), adapters.Clip(ct.OpenSea.CollectionName, maxName), ct.OpenSea.CollectionSlug, ct.Symbol, ct.TokenType,
 		ct.TotalSupply, ct.OpenSea.FloorPrice, ct.OpenSea.LastIngestedAt, ct.OpenSea.SafelistRequestStatus, ct.ContractDeployer, block)
 	return t.String(), nil
 }

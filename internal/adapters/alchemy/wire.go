@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/guilds/guilds/internal/adapters"
 )
 
 // The shapes below keep only what the tools print: images, descriptions,
@@ -92,7 +94,7 @@ func attributes(raw json.RawMessage) string {
 		}
 		parts = append(parts, fmt.Sprintf("%v=%v", a.TraitType, a.Value))
 	}
-	return clip(strings.Join(parts, "; "), maxAttributes)
+	return adapters.Clip(strings.Join(parts, "; "), maxAttributes)
 }
 
 // The DAS answer of Solana's getAssetsByOwner and getAsset.
@@ -144,11 +146,3 @@ const (
 	maxName       = 100
 	maxAttributes = 600
 )
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}

@@ -164,7 +164,7 @@ func getTransaction(ctx context.Context, _ *Adapter, c adapters.Conn, h http.Hea
 		"type", "category", "vat_amount", "vat_rate", "card", "reference", "attachments", "attachment_required", "attachment_lost", "note")
 	t.Add(tx.ID, tx.Status, tx.Side, minute(tx.SettledAt), minute(tx.EmittedAt), tx.counterparty(), money(tx.AmountCents), tx.Currency,
 		money(tx.LocalAmountCents), tx.LocalCurrency, tx.OperationType, tx.Category, money(tx.VATAmountCents), tx.VATRate,
-		tx.CardLastDigits, tx.Reference, len(tx.AttachmentIDs), tx.AttachmentRequired, tx.AttachmentLost, clip(tx.Note, noteRunes))
+		tx.CardLastDigits, tx.Reference, len(tx.AttachmentIDs), tx.AttachmentRequired, tx.AttachmentLost, adapters.Clip(tx.Note, noteRunes))
 	return t.String(), nil
 }
 
@@ -208,12 +208,4 @@ func uploadInvoice(_ context.Context, _ *Adapter, _ adapters.Conn, _ http.Header
 		return "", errors.New("upload_invoice: path is required")
 	}
 	return "", ErrNoWorkspace
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

@@ -17,7 +17,7 @@ func tweetTable(ts []tweet) string {
 	t := adapters.NewTable("id", "created", "author", "likes", "reposts", "replies", "quotes", "views", "text")
 	for _, tw := range ts {
 		t.Add(string(tw.ID), minute(tw.CreatedAt), tw.Author.UserName, int64(tw.LikeCount), int64(tw.RetweetCount),
-			int64(tw.ReplyCount), int64(tw.QuoteCount), int64(tw.ViewCount), clip(tw.Text, textRunes))
+			int64(tw.ReplyCount), int64(tw.QuoteCount), int64(tw.ViewCount), adapters.Clip(tw.Text, textRunes))
 	}
 	return t.String()
 }
@@ -33,38 +33,14 @@ func accountTable(us []account) string {
 func profileTable(u account) string {
 	t := adapters.NewTable("id", "username", "name", "followers", "following", "posts", "verified", "created", "location", "bio")
 	t.Add(string(u.ID), u.handle(), u.Name, int64(u.followers()), int64(u.following()), int64(u.postCount()),
-		u.isVerified(), u.created(), u.Location, clip(u.Description, textRunes))
+		u.isVerified(), u.created(), u.Location, adapters.Clip(u.Description, textRunes))
 	return t.String()
 }
 
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
-
 var (
-	digits    = regexp.MustCompile(`^[0-9]{1,25}$`)
-	handleRe  = regexp.MustCompile(`^[A-Za-z0-9_]{1,50}$`)
-	statusSeg = regexp.MustCompile(`/status(?:es)?/([0-9]{1,25})`)
+	digits   = regexp.MustCompile(`^[0-9]{1,25}$`)
+	handleRe = regexp.MustCompile(`^[A-Za-z0-9_]{1,50}$`)
 )
-
-// postID accepts a post id or a status URL (x.com, twitter.com, any
-// mirror) and returns the id.
-func postID(s string) (string, error) {
-	s = strings.TrimSpace(s)
-	if digits.MatchString(s) {
-		return s, nil
-	}
-	if u, err := url.Parse(s); err == nil && u.Path != "" {
-		if m := statusSeg.FindStringSubmatch(u.Path); m != nil {
-			return m[1], nil
-		}
-	}
-	return "", fmt.Errorf("%q is neither a post id nor a status URL", s)
-}
 
 // username takes a handle with or without its @.
 func username(s string) (string, error) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/adapters/xpost"
 )
 
 // Name is the catalog's config.adapter for this service.
@@ -167,7 +168,7 @@ func mentions(ctx context.Context, c adapters.Conn, in args) (string, error) {
 }
 
 func replies(ctx context.Context, c adapters.Conn, in args) (string, error) {
-	id, err := postID(in.Post)
+	id, err := xpost.ID(in.Post)
 	if err != nil {
 		return "", fmt.Errorf("replies: %w", err)
 	}
@@ -179,7 +180,7 @@ func replies(ctx context.Context, c adapters.Conn, in args) (string, error) {
 }
 
 func quotes(ctx context.Context, c adapters.Conn, in args) (string, error) {
-	id, err := postID(in.Post)
+	id, err := xpost.ID(in.Post)
 	if err != nil {
 		return "", fmt.Errorf("quotes: %w", err)
 	}
@@ -191,7 +192,7 @@ func quotes(ctx context.Context, c adapters.Conn, in args) (string, error) {
 }
 
 func post(ctx context.Context, c adapters.Conn, in args) (string, error) {
-	id, err := postID(in.Post)
+	id, err := xpost.ID(in.Post)
 	if err != nil {
 		return "", fmt.Errorf("post: %w", err)
 	}

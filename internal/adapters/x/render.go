@@ -3,7 +3,6 @@ package x
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 
@@ -18,7 +17,7 @@ func postTable(ps []apiPost, authors map[string]string) string {
 	for _, p := range ps {
 		m := p.PublicMetrics
 		t.Add(p.ID, minute(p.CreatedAt), first(authors[p.AuthorID], p.AuthorID), m.LikeCount, m.RetweetCount,
-			m.ReplyCount, m.QuoteCount, m.ImpressionCount, clip(p.fullText(), textRunes))
+			m.ReplyCount, m.QuoteCount, m.ImpressionCount, adapters.Clip(p.fullText(), textRunes))
 	}
 	return t.String()
 }
@@ -27,38 +26,14 @@ func profileTable(u apiUser) string {
 	t := adapters.NewTable("id", "username", "name", "followers", "following", "posts", "verified", "protected", "created", "location", "bio")
 	m := u.PublicMetrics
 	t.Add(u.ID, u.Username, u.Name, m.FollowersCount, m.FollowingCount, m.TweetCount, u.verification(), u.Protected,
-		day(u.CreatedAt), u.Location, clip(u.Description, textRunes))
+		day(u.CreatedAt), u.Location, adapters.Clip(u.Description, textRunes))
 	return t.String()
 }
 
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
-
 var (
-	digits    = regexp.MustCompile(`^[0-9]{1,20}$`)
-	handleRe  = regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`)
-	statusSeg = regexp.MustCompile(`/status(?:es)?/([0-9]{1,20})`)
+	digits   = regexp.MustCompile(`^[0-9]{1,20}$`)
+	handleRe = regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`)
 )
-
-// postID accepts a post id or a status URL (x.com, twitter.com, a mirror)
-// and returns the id.
-func postID(s string) (string, error) {
-	s = strings.TrimSpace(s)
-	if digits.MatchString(s) {
-		return s, nil
-	}
-	if u, err := url.Parse(s); err == nil && u.Path != "" {
-		if m := statusSeg.FindStringSubmatch(u.Path); m != nil {
-			return m[1], nil
-		}
-	}
-	return "", fmt.Errorf("%q is neither a post id nor a status URL", s)
-}
 
 // userRef splits a user argument: an all-digit value is a user id, anything
 // else a username (with or without its @).

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/adapters/xpost"
 )
 
 // Name is the catalog's config.adapter for this service.
@@ -121,7 +122,7 @@ func posts(ctx context.Context, c adapters.Conn, in args) (string, error) {
 }
 
 func post(ctx context.Context, c adapters.Conn, in args) (string, error) {
-	id, err := postID(in.Post)
+	id, err := xpost.ID(in.Post)
 	if err != nil {
 		return "", fmt.Errorf("post: %w", err)
 	}
