@@ -207,13 +207,22 @@ func probe(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, id uui
 	if err != nil || (kind != "remote" && kind != "adapter") {
 		return "", err
 	}
-	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver(), HTTPClient: mcpoauth.PolicyFromEnv(os.Getenv).Client(0)})
+	pool := terminalPool(db, eng)
 	defer pool.Close()
 	line, err := pool.Probe(ctx, id.String())
 	if err != nil || line == "" {
 		return "", err
 	}
 	return ": " + line, nil
+}
+
+// outboundClient carries the terminal's calls to MCP servers and adapters
+// under the same outbound policy as the worker's (GUILDS_OAUTH_ALLOW_PRIVATE).
+func outboundClient() *http.Client { return mcpoauth.PolicyFromEnv(os.Getenv).Client(0) }
+
+// terminalPool is a session pool for one command; the caller closes it.
+func terminalPool(db *pgxpool.Pool, eng *connectors.Engine) *mcppool.Pool {
+	return mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver(), HTTPClient: outboundClient()})
 }
 
 // hasConnection reports whether a connection of the server already exists at
@@ -393,7 +402,7 @@ func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c
 	if kind == "remote" || kind == "adapter" {
 		// The same check as the API's: the key or values must list the
 		// server's tools (an adapter asks its service instead).
-		login := mcppool.KeyLogin{DB: db, Engine: eng, HTTP: mcpoauth.PolicyFromEnv(os.Getenv).Client(0)}
+		login := mcppool.KeyLogin{DB: db, Engine: eng, HTTP: outboundClient()}
 		var listed []mcppool.Tool
 		if c.Auth == connectors.AuthNone {
 			listed, err = login.ConnectConfig(ctx, c.ID.String(), values)
@@ -437,7 +446,7 @@ func finishOAuthLogin(ctx context.Context, db *pgxpool.Pool, eng *connectors.Eng
 	if err != nil || kind != "remote" {
 		return err
 	}
-	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver(), HTTPClient: mcpoauth.PolicyFromEnv(os.Getenv).Client(0)})
+	pool := terminalPool(db, eng)
 	defer pool.Close()
 	listed, err := pool.Sync(ctx, id.String())
 	if err != nil {

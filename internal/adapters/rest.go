@@ -3,6 +3,7 @@ package adapters
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,6 +32,13 @@ func (e *HTTPError) Error() string {
 // Refused reports whether the service refused the credential (401 or 403).
 func (e *HTTPError) Refused() bool {
 	return e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden
+}
+
+// Rejected reports whether err means the service refused the login's key:
+// ErrRejected from an adapter's Check, or a 401/403 answer.
+func Rejected(err error) bool {
+	var he *HTTPError
+	return errors.Is(err, ErrRejected) || (errors.As(err, &he) && he.Refused())
 }
 
 // GetJSON sends GET base+path?query with header and decodes a 2xx JSON

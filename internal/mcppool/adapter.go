@@ -79,7 +79,10 @@ func (p *Pool) callAdapter(ctx context.Context, connectionID string, info Server
 	if errors.As(err, &he) && he.Refused() && info.Auth != "oauth" {
 		return "", fmt.Errorf("%s refused the stored key (HTTP %d): connect the login again with a valid key", info.Slug, he.Status)
 	}
-	return out, err
+	if err != nil {
+		return "", p.scrub(context.WithoutCancel(ctx), connectionID, err) // as MCP call errors are
+	}
+	return out, nil
 }
 
 // adapterTools is an adapter connection's tool list: the curated copy the
@@ -136,14 +139,15 @@ func (p *Pool) Probe(ctx context.Context, connectionID string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, AdapterTimeout)
 	defer cancel()
 	hint, err := a.Check(ctx, adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred})
-	var he *adapters.HTTPError
 	switch {
-	case errors.Is(err, adapters.ErrRejected) || (errors.As(err, &he) && he.Refused()):
+	case adapters.Rejected(err):
 		return "", fmt.Errorf("%s refuses the stored key: connect the login again", info.Slug)
 	case errors.Is(err, mcpoauth.ErrBlockedEndpoint):
 		return "", fmt.Errorf("%s: %w", info.Slug, ErrAddressRefused)
 	case err != nil:
-		return "", err
+		// A service may echo the request in its answer; the operator's
+		// terminal gets the reason without the login's values.
+		return "", fmt.Errorf("%s: %w", info.Slug, p.scrub(context.WithoutCancel(ctx), connectionID, err))
 	}
 	if hint == "" {
 		return info.Slug + " accepts the stored key", nil

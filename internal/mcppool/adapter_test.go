@@ -206,3 +206,30 @@ func TestOAuthAdapterRefreshesOnceOn401(t *testing.T) {
 		t.Fatalf("%d refreshes, want one per login", c.refreshes)
 	}
 }
+
+// An adapter error that quotes the key (a service echoing the request) comes
+// back from a call and from a probe without it.
+func TestAdapterErrorsDoNotCarryTheKey(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "upstream failed for key "+r.Header.Get("X-Quote-Key"), http.StatusBadGateway)
+	}))
+	t.Cleanup(svc.Close)
+	id := addConnection(t, db, "echoing", svc.URL, "token", `{"adapter":"test_quotes"}`)
+	if _, err := db.Exec(ctx, `UPDATE mcp_servers SET kind = 'adapter' WHERE slug = 'echoing'`); err != nil {
+		t.Fatal(err)
+	}
+	const key = "qk-echoed-secret-42"
+	pool := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {key}}}})
+	t.Cleanup(pool.Close)
+	_, err := pool.Call(ctx, id, "quote", json.RawMessage(`{"symbol":"ETH"}`))
+	if err == nil || !strings.Contains(err.Error(), "502") || strings.Contains(err.Error(), key) {
+		t.Fatalf("call: %v", err)
+	}
+	_, err = pool.Probe(ctx, id)
+	if err == nil || !strings.Contains(err.Error(), "502") || strings.Contains(err.Error(), key) {
+		t.Fatalf("probe: %v", err)
+	}
+}

@@ -62,7 +62,7 @@ func (k KeyLogin) Connect(ctx context.Context, connectionID, key string) ([]Tool
 	if err != nil {
 		// A server may echo the request in its error text: the key stays out of the log.
 		k.log().Warn("mcp connect: key validation failed", "server", info.Slug,
-			"err", strings.ReplaceAll(oneLine(err), key, "[REDACTED]"))
+			"err", withoutKey(err, key))
 		return nil, ErrKeyUnchecked
 	}
 	if !AcceptedListing(info.Slug, listed) {
@@ -190,15 +190,13 @@ func (k KeyLogin) connectAdapter(ctx context.Context, connectionID string, info 
 	actx, cancel := context.WithTimeout(ctx, AdapterTimeout)
 	defer cancel()
 	hint, err := a.Check(actx, adapters.Conn{HTTP: k.HTTP, BaseURL: info.URL, Cred: connectors.Credential{AccessToken: key}})
-	var he *adapters.HTTPError
 	switch {
-	case errors.Is(err, adapters.ErrRejected) || (errors.As(err, &he) && he.Refused()):
+	case adapters.Rejected(err):
 		return nil, ErrKeyRejected
 	case errors.Is(err, mcpoauth.ErrBlockedEndpoint):
 		return nil, ErrAddressRefused
 	case err != nil:
-		k.log().Warn("adapter connect: key check failed", "server", info.Slug,
-			"err", strings.ReplaceAll(oneLine(err), key, "[REDACTED]"))
+		k.log().Warn("adapter connect: key check failed", "server", info.Slug, "err", withoutKey(err, key))
 		return nil, ErrKeyUnchecked
 	}
 	listed, err := adapterTools(ctx, k.DB, connectionID, info.Slug)

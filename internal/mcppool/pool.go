@@ -355,6 +355,15 @@ func isSessionLost(err error) bool {
 
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
 
+// withoutKey is err on one line with key cut out: a server may echo the
+// request (its key included) in an error answer.
+func withoutKey(err error, key string) string {
+	if key == "" {
+		return oneLine(err)
+	}
+	return strings.ReplaceAll(oneLine(err), key, "[REDACTED]")
+}
+
 func resultText(r *mcp.CallToolResult) string {
 	var b strings.Builder
 	for i, c := range r.Content {
