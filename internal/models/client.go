@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Message is a chat message in the OpenAI wire format.
@@ -111,7 +112,7 @@ func (r *Resolver) Complete(ctx context.Context, t Target, req Request) (Respons
 		return Response{}, &Error{Message: scrub(err.Error(), t.Key)}
 	}
 	if resp.StatusCode/100 != 2 {
-		return Response{}, &Error{Status: resp.StatusCode, Message: scrub(errorMessage(raw), t.Key)}
+		return Response{}, &Error{Status: resp.StatusCode, Message: errorMessage(raw, t.Key)}
 	}
 	var wire struct {
 		Choices []struct {
@@ -131,7 +132,7 @@ func (r *Resolver) Complete(ctx context.Context, t Target, req Request) (Respons
 		return Response{}, &Error{Status: http.StatusBadGateway, Message: "the provider sent a body that is not JSON"}
 	}
 	if wire.Error != nil { // OpenRouter reports some upstream failures in a 200
-		return Response{}, &Error{Status: http.StatusBadGateway, Message: scrub(wire.Error.Message, t.Key)}
+		return Response{}, &Error{Status: http.StatusBadGateway, Message: clip(scrub(wire.Error.Message, t.Key))}
 	}
 	if len(wire.Choices) == 0 {
 		return Response{}, &Error{Status: http.StatusBadGateway, Message: "the provider sent no choice"}
@@ -155,29 +156,38 @@ func (r *Resolver) client() *http.Client {
 	return &http.Client{Timeout: timeout}
 }
 
-func errorMessage(raw []byte) string {
+// errorMessage is the provider's reason from an error body, key scrubbed.
+func errorMessage(raw []byte, key string) string {
 	var e struct {
 		Error struct {
 			Message string `json:"message"`
 		} `json:"error"`
 		Detail string `json:"detail"`
 	}
+	msg := strings.TrimSpace(string(raw))
 	if json.Unmarshal(raw, &e) == nil {
 		if e.Error.Message != "" {
-			return clip(e.Error.Message)
-		}
-		if e.Detail != "" {
-			return clip(e.Detail)
+			msg = e.Error.Message
+		} else if e.Detail != "" {
+			msg = e.Detail
 		}
 	}
-	return clip(strings.TrimSpace(string(raw)))
+	return clip(scrub(msg, key))
 }
 
+// clip shortens a provider's message for the run's error. It runs after
+// scrub: clipping first could cut the key, leaving a start of it that no
+// longer matches.
 func clip(s string) string {
-	if len(s) > 300 {
-		return s[:300] + "…"
+	const limit = 300
+	if len(s) <= limit {
+		return s
 	}
-	return s
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // scrub removes the key from a message, in case a provider or proxy echoes it.

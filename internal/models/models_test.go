@@ -184,3 +184,42 @@ func TestComplete(t *testing.T) {
 		t.Fatalf("unreachable: %v", err)
 	}
 }
+
+// A provider that echoes the key in a long error body: the key is scrubbed
+// before the message is clipped, so no part of it survives even when it
+// straddles the clip point, in an error answer or in a 200 carrying an error.
+func TestCompleteScrubsKeyBeforeClipping(t *testing.T) {
+	t.Parallel()
+	const key = "sk-or-v1-0123456789abcdefSTRADDLE"
+	var status int
+	var body string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	r := &models.Resolver{}
+	tg := models.Target{Provider: models.OpenRouter, Model: "m", BaseURL: srv.URL, Key: key}
+	req := models.Request{Messages: []models.Message{{Role: "user", Content: "hi"}}}
+	for _, at := range []int{290, 295, 299} { // the key starts this many bytes into the message
+		msg := strings.Repeat("x", at) + key + strings.Repeat(" tail", 100)
+		for _, c := range []struct {
+			status int
+			body   string
+		}{
+			{400, `{"error":{"message":"` + msg + `"}}`},
+			{401, `{"detail":"` + msg + `"}`},
+			{500, msg},
+			{200, `{"error":{"message":"` + msg + `","code":502}}`},
+		} {
+			status, body = c.status, c.body
+			_, err := r.Complete(context.Background(), tg, req)
+			if err == nil {
+				t.Fatalf("%d: no error", c.status)
+			}
+			if strings.Contains(err.Error(), key[:6]) || !strings.Contains(err.Error(), "xxxx") || len(err.Error()) > 400 {
+				t.Errorf("%d, key at %d: %q", c.status, at, err)
+			}
+		}
+	}
+}
