@@ -4,6 +4,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"go.temporal.io/sdk/client"
@@ -20,8 +21,12 @@ type Registration func(w sdkworker.Registry)
 // Run starts a worker on TaskQueue with the given registrations and blocks until ctx ends.
 func Run(ctx context.Context, c client.Client, log *slog.Logger, regs ...Registration) error {
 	w := sdkworker.New(c, TaskQueue, sdkworker.Options{})
+	checked := newCheckedRegistry(w)
 	for _, r := range regs {
-		r(w)
+		r(checked)
+	}
+	if checked.err != nil {
+		return fmt.Errorf("worker registration: %w", checked.err)
 	}
 	if len(regs) == 0 {
 		log.Warn("worker has nothing registered; waiting")

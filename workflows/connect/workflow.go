@@ -11,6 +11,7 @@ import (
 	"errors"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -71,12 +72,32 @@ type Result struct {
 // Register adds the workflow and its activities to a worker.
 func Register(w worker.Registry, a *acts.Activities) {
 	w.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
-	w.RegisterActivity(a)
+	for name, fn := range map[string]any{
+		acts.PrepareName: a.Prepare, acts.ExchangeName: a.Exchange, acts.FinishName: a.Finish, acts.AbandonName: a.Abandon,
+	} {
+		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
+}
+
+// activityNames are the names this workflow schedules: the stable ones, or,
+// replaying a history recorded before them, the method names it scheduled.
+// Those are not registered any more: a login in flight across the upgrade
+// fails its next activity, is abandoned, and is started again.
+type activityNames struct{ prepare, exchange, finish, abandon string }
+
+// versionActivityNames gates the switch to stable activity names.
+const versionActivityNames = "stable-activity-names"
+
+func namesFor(ctx workflow.Context) activityNames {
+	if workflow.GetVersion(ctx, versionActivityNames, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return activityNames{acts.LegacyPrepareName, acts.LegacyExchangeName, acts.LegacyFinishName, acts.LegacyAbandonName}
+	}
+	return activityNames{acts.PrepareName, acts.ExchangeName, acts.FinishName, acts.AbandonName}
 }
 
 // Workflow is the connect workflow.
 func Workflow(ctx workflow.Context, in Input) (Result, error) {
-	var a *acts.Activities
+	names := namesFor(ctx)
 	var authURL, setupErr string
 	ready := func() bool { return authURL != "" || setupErr != "" }
 	if err := workflow.SetUpdateHandler(ctx, UpdateAuthorizationURL, func(ctx workflow.Context) (string, error) {
@@ -97,7 +118,7 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 
 	abandon := func(r Result) (Result, error) {
 		actx := workflow.WithActivityOptions(ctx, cleanupOptions)
-		if err := workflow.ExecuteActivity(actx, a.Abandon, in.ConnectionID).Get(ctx, nil); err != nil {
+		if err := workflow.ExecuteActivity(actx, names.abandon, in.ConnectionID).Get(ctx, nil); err != nil {
 			return r, err
 		}
 		_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
@@ -105,7 +126,7 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	}
 
 	pctx := workflow.WithActivityOptions(ctx, prepareOptions)
-	err := workflow.ExecuteActivity(pctx, a.Prepare, acts.PrepareInput{ConnectionID: in.ConnectionID, RedirectURI: in.RedirectURI}).Get(ctx, &authURL)
+	err := workflow.ExecuteActivity(pctx, names.prepare, acts.PrepareInput{ConnectionID: in.ConnectionID, RedirectURI: in.RedirectURI}).Get(ctx, &authURL)
 	if err != nil {
 		setupErr = message(err)
 		return abandon(Result{Status: StatusFailed, Error: setupErr})
@@ -133,12 +154,12 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	}
 
 	xctx := workflow.WithActivityOptions(ctx, exchangeOptions)
-	if err := workflow.ExecuteActivity(xctx, a.Exchange, acts.ExchangeInput{ConnectionID: in.ConnectionID, Sealed: cb.Sealed}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(xctx, names.exchange, acts.ExchangeInput{ConnectionID: in.ConnectionID, Sealed: cb.Sealed}).Get(ctx, nil); err != nil {
 		return abandon(Result{Status: StatusFailed, Error: message(err)})
 	}
 	var fin acts.FinishResult
 	fctx := workflow.WithActivityOptions(ctx, finishOptions)
-	if err := workflow.ExecuteActivity(fctx, a.Finish, in.ConnectionID).Get(ctx, &fin); err != nil {
+	if err := workflow.ExecuteActivity(fctx, names.finish, in.ConnectionID).Get(ctx, &fin); err != nil {
 		return Result{}, err
 	}
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })

@@ -17,7 +17,6 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	acts "github.com/guilds/guilds/activities/connect"
 	"github.com/guilds/guilds/internal/testdb"
@@ -45,8 +44,7 @@ func newWFEnv(t *testing.T, db *pgxpool.Pool) *wfEnv {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	e := &wfEnv{TestWorkflowEnvironment: s.NewTestWorkflowEnvironment(), args: map[string][]any{}}
-	e.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
-	e.RegisterActivity(&acts.Activities{DB: db})
+	Register(e, &acts.Activities{DB: db})
 	e.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -61,9 +59,9 @@ func newWFEnv(t *testing.T, db *pgxpool.Pool) *wfEnv {
 func decodeArgs(t *testing.T, name string, args converter.EncodedValues) any {
 	var v any
 	switch name {
-	case "Prepare":
+	case acts.PrepareName:
 		v = new(acts.PrepareInput)
-	case "Exchange":
+	case acts.ExchangeName:
 		v = new(acts.ExchangeInput)
 	default: // Finish, Abandon: the connection id
 		v = new(string)
@@ -142,14 +140,12 @@ func in() Input {
 	return Input{ConnectionID: testConn, RedirectURI: testRedirect, Deadline: 10 * time.Minute}
 }
 
-var a *acts.Activities
-
 func TestWorkflowConnects(t *testing.T) {
 	e := newWFEnv(t, nil)
 	sealed := []byte("sealed-callback-bytes")
-	e.OnActivity(a.Prepare, mock.Anything, acts.PrepareInput{ConnectionID: testConn, RedirectURI: testRedirect}).Return(testAuthURL, nil).Once()
-	e.OnActivity(a.Exchange, mock.Anything, acts.ExchangeInput{ConnectionID: testConn, Sealed: sealed}).Return(nil).Once()
-	e.OnActivity(a.Finish, mock.Anything, testConn).Return(acts.FinishResult{AccountHint: "acme.test", Tools: 2}, nil).Once()
+	e.OnActivity(acts.PrepareName, mock.Anything, acts.PrepareInput{ConnectionID: testConn, RedirectURI: testRedirect}).Return(testAuthURL, nil).Once()
+	e.OnActivity(acts.ExchangeName, mock.Anything, acts.ExchangeInput{ConnectionID: testConn, Sealed: sealed}).Return(nil).Once()
+	e.OnActivity(acts.FinishName, mock.Anything, testConn).Return(acts.FinishResult{AccountHint: "acme.test", Tools: 2}, nil).Once()
 
 	upd := e.askURL(0)
 	var queried string
@@ -173,7 +169,7 @@ func TestWorkflowConnects(t *testing.T) {
 	if queried != testAuthURL {
 		t.Fatalf("query answered %q", queried)
 	}
-	if got := e.sequence(); !reflect.DeepEqual(got, []string{"Prepare", "Exchange", "Finish"}) {
+	if got := e.sequence(); !reflect.DeepEqual(got, []string{acts.PrepareName, acts.ExchangeName, acts.FinishName}) {
 		t.Fatalf("activities %v", got)
 	}
 	e.AssertExpectations(t)
@@ -211,8 +207,8 @@ func (e *wfEnv) assertOnlyIDsCross(t *testing.T, sealed []byte) {
 // The query answers "" until Prepare returned, and the URL afterwards.
 func TestWorkflowQueryBeforeAndAfterPrepare(t *testing.T) {
 	e := newWFEnv(t, nil)
-	e.OnActivity(a.Prepare, mock.Anything, mock.Anything).After(time.Minute).Return(testAuthURL, nil)
-	e.OnActivity(a.Abandon, mock.Anything, testConn).Return(nil)
+	e.OnActivity(acts.PrepareName, mock.Anything, mock.Anything).After(time.Minute).Return(testAuthURL, nil)
+	e.OnActivity(acts.AbandonName, mock.Anything, testConn).Return(nil)
 	var before, after string
 	e.RegisterDelayedCallback(func() {
 		v, _ := e.QueryWorkflow(QueryAuthorizationURL)
@@ -233,9 +229,9 @@ func TestWorkflowQueryBeforeAndAfterPrepare(t *testing.T) {
 
 func TestWorkflowSetupFailureAnswersTheUpdate(t *testing.T) {
 	e := newWFEnv(t, nil)
-	e.OnActivity(a.Prepare, mock.Anything, mock.Anything).
+	e.OnActivity(acts.PrepareName, mock.Anything, mock.Anything).
 		Return("", temporal.NewNonRetryableApplicationError("OAuth setup failed: no metadata", acts.ErrTypeSetup, nil)).Once()
-	e.OnActivity(a.Abandon, mock.Anything, testConn).Return(nil).Once()
+	e.OnActivity(acts.AbandonName, mock.Anything, testConn).Return(nil).Once()
 	upd := e.askURL(0)
 	e.ExecuteWorkflow(WorkflowName, in())
 
@@ -247,7 +243,7 @@ func TestWorkflowSetupFailureAnswersTheUpdate(t *testing.T) {
 	if !upd.done || !errors.As(upd.err, &ae) || ae.Type() != acts.ErrTypeSetup || ae.Message() != "OAuth setup failed: no metadata" {
 		t.Fatalf("update: %+v", upd)
 	}
-	if e.calls("Prepare") != 1 || e.calls("Exchange") != 0 || e.calls("Abandon") != 1 {
+	if e.calls(acts.PrepareName) != 1 || e.calls(acts.ExchangeName) != 0 || e.calls(acts.AbandonName) != 1 {
 		t.Fatalf("activities %v", e.sequence())
 	}
 }
@@ -271,9 +267,9 @@ func TestWorkflowAbandons(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newWFEnv(t, nil)
-			e.OnActivity(a.Prepare, mock.Anything, mock.Anything).Return(testAuthURL, nil)
-			e.OnActivity(a.Exchange, mock.Anything, mock.Anything).Return(tc.exchange)
-			e.OnActivity(a.Abandon, mock.Anything, testConn).Return(nil).Once()
+			e.OnActivity(acts.PrepareName, mock.Anything, mock.Anything).Return(testAuthURL, nil)
+			e.OnActivity(acts.ExchangeName, mock.Anything, mock.Anything).Return(tc.exchange)
+			e.OnActivity(acts.AbandonName, mock.Anything, testConn).Return(nil).Once()
 			if tc.signal != nil {
 				e.RegisterDelayedCallback(func() { e.SignalWorkflow(SignalCallback, *tc.signal) }, time.Minute)
 			}
@@ -286,7 +282,7 @@ func TestWorkflowAbandons(t *testing.T) {
 			if tc.signal != nil && len(tc.signal.Sealed) > 0 {
 				exchanges = 1
 			}
-			if e.calls("Abandon") != 1 || e.calls("Finish") != 0 || e.calls("Exchange") != exchanges {
+			if e.calls(acts.AbandonName) != 1 || e.calls(acts.FinishName) != 0 || e.calls(acts.ExchangeName) != exchanges {
 				t.Fatalf("activities %v", e.sequence())
 			}
 		})
@@ -309,10 +305,10 @@ func TestWorkflowDeadline(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newWFEnv(t, nil)
-			e.OnActivity(a.Prepare, mock.Anything, mock.Anything).Return(testAuthURL, nil)
-			e.OnActivity(a.Exchange, mock.Anything, mock.Anything).Return(nil)
-			e.OnActivity(a.Finish, mock.Anything, mock.Anything).Return(acts.FinishResult{}, nil)
-			e.OnActivity(a.Abandon, mock.Anything, mock.Anything).Return(nil)
+			e.OnActivity(acts.PrepareName, mock.Anything, mock.Anything).Return(testAuthURL, nil)
+			e.OnActivity(acts.ExchangeName, mock.Anything, mock.Anything).Return(nil)
+			e.OnActivity(acts.FinishName, mock.Anything, mock.Anything).Return(acts.FinishResult{}, nil)
+			e.OnActivity(acts.AbandonName, mock.Anything, mock.Anything).Return(nil)
 			e.RegisterDelayedCallback(func() { e.SignalWorkflow(SignalCallback, Callback{Sealed: []byte("x")}) }, tc.signalAt)
 			e.ExecuteWorkflow(WorkflowName, Input{ConnectionID: testConn, RedirectURI: testRedirect, Deadline: tc.deadline})
 			if r := e.result(t); r.Status != tc.status {
@@ -344,43 +340,43 @@ func TestWorkflowRetries(t *testing.T) {
 
 	t.Run("exchange fails once", func(t *testing.T) {
 		e := newWFEnv(t, nil)
-		e.OnActivity(a.Prepare, mock.Anything, mock.Anything).Return(testAuthURL, nil)
-		e.OnActivity(a.Exchange, mock.Anything, mock.Anything).Return(func(ctx context.Context, _ acts.ExchangeInput) error {
+		e.OnActivity(acts.PrepareName, mock.Anything, mock.Anything).Return(testAuthURL, nil)
+		e.OnActivity(acts.ExchangeName, mock.Anything, mock.Anything).Return(func(ctx context.Context, _ acts.ExchangeInput) error {
 			if info := activity.GetInfo(ctx); info.StartToCloseTimeout != exchangeOptions.StartToCloseTimeout {
 				t.Errorf("exchange timeout %v", info.StartToCloseTimeout)
 			}
 			return errors.New("connection reset by peer")
 		})
-		e.OnActivity(a.Abandon, mock.Anything, mock.Anything).Return(nil)
+		e.OnActivity(acts.AbandonName, mock.Anything, mock.Anything).Return(nil)
 		e.RegisterDelayedCallback(func() { e.SignalWorkflow(SignalCallback, Callback{Sealed: []byte("x")}) }, time.Minute)
 		e.ExecuteWorkflow(WorkflowName, in())
 		if r := e.result(t); r.Status != StatusFailed {
 			t.Fatalf("result %+v", r)
 		}
-		if n := e.calls("Exchange"); n != 1 {
+		if n := e.calls(acts.ExchangeName); n != 1 {
 			t.Fatalf("exchange ran %d times", n)
 		}
 	})
 
 	t.Run("finish and abandon retried", func(t *testing.T) {
 		e := newWFEnv(t, nil)
-		e.OnActivity(a.Prepare, mock.Anything, mock.Anything).Return(testAuthURL, nil)
-		e.OnActivity(a.Exchange, mock.Anything, mock.Anything).Return(nil)
-		e.OnActivity(a.Finish, mock.Anything, mock.Anything).Return(acts.FinishResult{}, errors.New("deadlock detected")).Once()
-		e.OnActivity(a.Finish, mock.Anything, mock.Anything).Return(acts.FinishResult{Tools: -1}, nil).Once()
+		e.OnActivity(acts.PrepareName, mock.Anything, mock.Anything).Return(testAuthURL, nil)
+		e.OnActivity(acts.ExchangeName, mock.Anything, mock.Anything).Return(nil)
+		e.OnActivity(acts.FinishName, mock.Anything, mock.Anything).Return(acts.FinishResult{}, errors.New("deadlock detected")).Once()
+		e.OnActivity(acts.FinishName, mock.Anything, mock.Anything).Return(acts.FinishResult{Tools: -1}, nil).Once()
 		e.RegisterDelayedCallback(func() { e.SignalWorkflow(SignalCallback, Callback{Sealed: []byte("x")}) }, time.Minute)
 		e.ExecuteWorkflow(WorkflowName, in())
-		if r := e.result(t); r.Status != StatusConnected || r.Tools != -1 || e.calls("Finish") != 2 {
-			t.Fatalf("result %+v after %d finishes", r, e.calls("Finish"))
+		if r := e.result(t); r.Status != StatusConnected || r.Tools != -1 || e.calls(acts.FinishName) != 2 {
+			t.Fatalf("result %+v after %d finishes", r, e.calls(acts.FinishName))
 		}
 
 		e = newWFEnv(t, nil)
-		e.OnActivity(a.Prepare, mock.Anything, mock.Anything).Return(testAuthURL, nil)
-		e.OnActivity(a.Abandon, mock.Anything, mock.Anything).Return(errors.New("connection refused")).Twice()
-		e.OnActivity(a.Abandon, mock.Anything, mock.Anything).Return(nil).Once()
+		e.OnActivity(acts.PrepareName, mock.Anything, mock.Anything).Return(testAuthURL, nil)
+		e.OnActivity(acts.AbandonName, mock.Anything, mock.Anything).Return(errors.New("connection refused")).Twice()
+		e.OnActivity(acts.AbandonName, mock.Anything, mock.Anything).Return(nil).Once()
 		e.ExecuteWorkflow(WorkflowName, in())
-		if r := e.result(t); r.Status != StatusExpired || e.calls("Abandon") != 3 {
-			t.Fatalf("result %+v after %d abandons", r, e.calls("Abandon"))
+		if r := e.result(t); r.Status != StatusExpired || e.calls(acts.AbandonName) != 3 {
+			t.Fatalf("result %+v after %d abandons", r, e.calls(acts.AbandonName))
 		}
 	})
 }
@@ -431,13 +427,13 @@ VALUES ('platform', 'mcp', $1, $2, true, $3)`, "notion-"+id, serverID, id); err 
 				t.Fatal(err)
 			}
 			e := newWFEnv(t, db)
-			e.OnActivity(a.Prepare, mock.Anything, mock.Anything).Return(testAuthURL, nil)
+			e.OnActivity(acts.PrepareName, mock.Anything, mock.Anything).Return(testAuthURL, nil)
 			if tc.signal != nil {
 				e.RegisterDelayedCallback(func() { e.SignalWorkflow(SignalCallback, *tc.signal) }, time.Minute)
 			}
 			e.ExecuteWorkflow(WorkflowName, Input{ConnectionID: id, RedirectURI: testRedirect})
 			r := e.result(t)
-			if (tc.signal == nil) != (r.Status == StatusExpired) || e.calls("Abandon") != 1 {
+			if (tc.signal == nil) != (r.Status == StatusExpired) || e.calls(acts.AbandonName) != 1 {
 				t.Fatalf("result %+v, activities %v", r, e.sequence())
 			}
 			if n := count(`SELECT count(*) FROM connection_oauth_pending WHERE connection_id = $1`, id); n != 0 {
