@@ -58,7 +58,7 @@ func (s *Server) mcpRoutes() []route {
 			Summary: "The tools a login listed", Reply: []mcpTool{}, Handle: listMCPTools},
 		{Method: "POST", Path: "/api/mcp/connections/:id/call", Tag: "connections",
 			Summary: "Call a listed tool of a connected login (the Tools view's Test); the result is redacted and byte-capped",
-			Body:    mcpCallInput{}, Reply: mcpCallReply{}, Handle: s.mcpCall},
+			Body:    mcpCallInput{}, Reply: mcpCallReply{}, Handle: s.mcpCall, NoTx: true},
 	}
 }
 
@@ -146,7 +146,7 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 	ctx := c.Request.Context()
 	var conn grants.Connection
 	var created bool
-	err := store.InTx(ctx, s.DB, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		conn, created, err = grants.Connect(ctx, tx, p, s.Integrations,
 			grants.ConnectInput{ServerID: in.ServerID, Slug: in.Slug, OwnerScope: in.OwnerScope, OwnerID: in.OwnerID})
@@ -164,13 +164,13 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 	undo := func() {
 		if created {
 			// A new login that failed leaves nothing behind.
-			if _, err := s.DB.Exec(context.WithoutCancel(ctx), `DELETE FROM mcp_connections WHERE id = $1 AND status <> 'connected'`, conn.ID); err != nil {
+			if _, err := s.db().Exec(context.WithoutCancel(ctx), `DELETE FROM mcp_connections WHERE id = $1 AND status <> 'connected'`, conn.ID); err != nil {
 				s.Log.Error("mcp connect: cannot remove a failed new login", "connection", conn.ID, "err", err)
 			}
 		}
 	}
 	var srv mcpServerRow
-	if err := s.DB.QueryRow(ctx, `SELECT id, slug, kind, transport, url, auth, config FROM mcp_servers WHERE id = $1`, conn.ServerID).
+	if err := s.db().QueryRow(ctx, `SELECT id, slug, kind, transport, url, auth, config FROM mcp_servers WHERE id = $1`, conn.ServerID).
 		Scan(&srv.ID, &srv.Slug, &srv.Kind, &srv.Transport, &srv.URL, &srv.Auth, &srv.Config); err != nil {
 		undo()
 		return mcpConnectReply{}, store.Map(err)
@@ -249,7 +249,7 @@ func (s *Server) connectPinned(ctx context.Context, conn grants.Connection, srv 
 	if err != nil {
 		return mcpConnectReply{}, err
 	}
-	err = store.InTx(ctx, s.DB, func(tx pgx.Tx) error { return pinnedprices.ReplaceCoins(ctx, tx, conn.ID, coins) })
+	err = s.inTx(ctx, func(tx pgx.Tx) error { return pinnedprices.ReplaceCoins(ctx, tx, conn.ID, coins) })
 	if err != nil {
 		// The login is stored by now: wipe its key so that undo removes it.
 		if derr := s.MCP.Engine.Disconnect(context.WithoutCancel(ctx), uuid.MustParse(conn.ID)); derr != nil {
@@ -297,7 +297,7 @@ func (s *Server) connectConfig(ctx context.Context, conn grants.Connection, srv 
 
 // connectedReply answers a connect that listed the server's tools.
 func (s *Server) connectedReply(ctx context.Context, connectionID string, tools int) (mcpConnectReply, error) {
-	fresh, err := grants.LoadConnection(ctx, s.DB, connectionID)
+	fresh, err := grants.LoadConnection(ctx, s.db(), connectionID)
 	if err != nil {
 		return mcpConnectReply{}, err
 	}
@@ -488,13 +488,17 @@ func (s *Server) mcpCall(c *gin.Context, db store.DB, p access.Principal) (int, 
 	// Checked as a run checks them, so the Test does not send what a model's call
 	// could not; a schema the validator cannot compile is left to the server.
 	if compiled, err := tools.CompileSchema(schema); err == nil {
+		prepared, err := compiled.Prepare(args)
 		var argErr *tools.ArgumentError
-		if errors.As(compiled.Validate(args), &argErr) {
+		if errors.As(err, &argErr) {
 			v := &validation.Error{}
 			for _, msg := range argErr.Problems {
 				v.Problems = append(v.Problems, validation.Problem{Field: "arguments", Message: msg})
 			}
 			return 0, nil, v
+		}
+		if err == nil {
+			args = prepared
 		}
 	}
 	ctx := c.Request.Context()

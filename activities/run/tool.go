@@ -112,10 +112,7 @@ func (a *Activities) callMCP(ctx context.Context, r runs.Run, t runs.OfferedTool
 		if err != nil {
 			return tools.ErrorResult("the tool's schema does not compile: " + err.Error())
 		}
-		if err := s.Validate(args); err != nil {
-			return tools.ErrorResult(err.Error())
-		}
-		if args, err = tools.DropOptionalEmptyStrings(t.Schema, args); err != nil {
+		if args, err = s.Prepare(args); err != nil {
 			return tools.ErrorResult(err.Error())
 		}
 	}

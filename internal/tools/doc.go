@@ -8,10 +8,10 @@
 //     for remote (MCP) tools give the model-facing schema of each tool, and a
 //     tool whose schema cannot be offered is left out with a warning.
 //  2. The model answers with a call. A name the run did not offer is refused
-//     with [RefuseUnknown]. Arguments are checked against the original schema
-//     (never the shaped one) and every problem is reported in one result
-//     ([Registry.Invoke], [Schema.Validate]). Before an MCP call the run drops
-//     optional empty strings with [DropOptionalEmptyStrings].
+//     with [RefuseUnknown]. Optional empty strings are dropped, then the
+//     arguments are checked against the original schema (never the shaped
+//     one) and every problem is reported in one result ([Schema.Prepare],
+//     used by [Registry.Invoke] and before every MCP call).
 //  3. The handler returns a raw string, or an error that becomes "ERROR: …"
 //     while the detail goes to the injected logger.
 //  4. [Stamp] turns the raw string into the only string that is stored and

@@ -5,7 +5,24 @@ import (
 	"fmt"
 )
 
-// DropOptionalEmptyStrings prepares the arguments of an MCP call: a key whose
+// Prepare readies a call's arguments for its handler or server: optional
+// empty strings are dropped (DropOptionalEmptyStrings), then what is left is
+// validated. The drop comes first because a model sends "" for an optional
+// key it means to leave out, and a "format" on that key (a date-time "since")
+// would otherwise refuse the call the drop was meant to fix. Arguments that
+// are not a JSON object are validated as they are.
+func (s *Schema) Prepare(args json.RawMessage) (json.RawMessage, error) {
+	args = normalizeArgs(args)
+	if dropped, err := DropOptionalEmptyStrings(s.raw, args); err == nil {
+		args = dropped
+	}
+	if err := s.Validate(args); err != nil {
+		return nil, err
+	}
+	return args, nil
+}
+
+// DropOptionalEmptyStrings prepares the arguments of a call: a key whose
 // value is "" is removed when the schema declares it as an optional property
 // (not in "required"), in the arguments object and in nested objects whose
 // schema declares properties. A required "" is forwarded unchanged, and so is

@@ -140,7 +140,7 @@ func (r *Registry) Offers(names ...string) []Offer {
 
 // Invoke runs one call of a native tool and returns its raw result, not yet
 // stamped: the handler's string, or "ERROR: …" when the tool is unknown, the
-// arguments break the schema (every problem listed), the handler fails, or
+// arguments break the schema once optional empty strings are dropped (every problem listed), the handler fails, or
 // the handler panics. Failure detail (with the stack for a panic) goes to the
 // registry's logger, never into the result.
 func (r *Registry) Invoke(ctx context.Context, call Call) string {
@@ -150,10 +150,11 @@ func (r *Registry) Invoke(ctx context.Context, call Call) string {
 	if !ok {
 		return RefuseUnknown(call.Name)
 	}
-	call.Args = normalizeArgs(call.Args)
-	if err := e.schema.Validate(call.Args); err != nil {
+	args, err := e.schema.Prepare(call.Args)
+	if err != nil {
 		return ErrorResult(err.Error())
 	}
+	call.Args = args
 	out, err := r.run(ctx, e.tool, call)
 	if err != nil {
 		return ErrorResult(err.Error())
