@@ -46,6 +46,7 @@ type Server struct {
 	revoked  bool
 	counts   map[string]int
 	lastAuth url.Values
+	issued   []string // every access and refresh token handed out
 }
 
 type client struct {
@@ -97,6 +98,14 @@ func (s *Server) Valid(token string) bool {
 	defer s.mu.Unlock()
 	exp, ok := s.access[token]
 	return ok && time.Now().Before(exp)
+}
+
+// Issued returns every access and refresh token the server has handed out,
+// for tests that check none of them surfaced anywhere.
+func (s *Server) Issued() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.issued...)
 }
 
 // ExpireAccess makes every issued access token invalid (the resource answers 401).
@@ -281,6 +290,7 @@ func (s *Server) issue(w http.ResponseWriter, clientID string) {
 	s.mu.Lock()
 	s.access[at] = time.Now().Add(ttl)
 	s.refresh[rt] = clientID
+	s.issued = append(s.issued, at, rt)
 	s.mu.Unlock()
 	out := map[string]any{"access_token": at, "refresh_token": rt, "token_type": "Bearer", "expires_in": int(ttl.Seconds())}
 	if s.EmailDomain != "" {
