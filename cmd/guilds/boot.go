@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
@@ -187,5 +189,29 @@ func (p *platform) registrations() []worker.Registration {
 
 // seed writes the rows the platform needs at boot; it is idempotent.
 func (p *platform) seed(ctx context.Context) error {
-	return grants.Seed(ctx, p.db)
+	return seed(ctx, p.db)
+}
+
+// seedLock serialises seeding between processes starting at once (migrate up,
+// serve and worker replicas): one transaction at a time rewrites the catalog.
+const seedLock = 7165
+
+// seed writes the connector catalog and the platform bindings of the native
+// tools in one transaction, so that a replica never sees half a catalog and
+// two replicas never interleave the delete-then-insert of a server's tools.
+func seed(ctx context.Context, db *pgxpool.Pool) error {
+	err := store.InTx(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", seedLock); err != nil {
+			return err
+		}
+		return grants.Seed(ctx, tx)
+	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+		return errors.New("the database is not migrated: run `guilds migrate up` first")
+	}
+	if err != nil {
+		return fmt.Errorf("seed the catalog and the native tools: %w", err)
+	}
+	return nil
 }

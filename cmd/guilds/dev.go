@@ -93,7 +93,7 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return 1
 	}
 	if err := p.seed(ctx); err != nil {
-		fmt.Fprintln(stderr, "guilds: seed:", err)
+		fmt.Fprintln(stderr, "guilds:", err)
 		return 1
 	}
 	if err := p.startConnectors(ctx); err != nil {

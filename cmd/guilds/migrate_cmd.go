@@ -56,6 +56,10 @@ func migrateCommand(ctx context.Context, args []string, _ io.Reader, stdout, std
 			return 1
 		}
 		fmt.Fprintf(stdout, "applied %d migration(s) %v\n", len(applied), applied)
+		if err := seed(ctx, pool); err != nil {
+			fmt.Fprintln(stderr, "guilds:", err)
+			return 1
+		}
 	case "down":
 		reverted, err := migrate.Down(ctx, pool, steps)
 		if err != nil {

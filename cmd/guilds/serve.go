@@ -56,6 +56,12 @@ func runService(ctx context.Context, name string, args []string, stderr io.Write
 		return 1
 	}
 	defer p.close()
+	// Also here, not only in `migrate up`: a binary upgraded without
+	// re-running migrate still brings its new catalog rows and native tools.
+	if err := p.seed(ctx); err != nil {
+		fmt.Fprintln(stderr, "guilds:", err)
+		return 1
+	}
 	if err := p.startConnectors(ctx); err != nil {
 		fmt.Fprintln(stderr, "guilds:", err)
 		return 1
