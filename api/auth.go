@@ -12,12 +12,12 @@ import (
 func (s *Server) authenticate(c *gin.Context) (access.Principal, error) {
 	ctx := c.Request.Context()
 	if s.AuthMode == "local" {
-		return access.Load(ctx, s.DB, s.LocalUserID)
+		return access.Load(ctx, s.db(), s.LocalUserID)
 	}
 	h := c.GetHeader("Authorization")
 	token, ok := strings.CutPrefix(h, "Bearer ")
 	if !ok || token == "" {
 		return access.Principal{}, access.ErrUnauthenticated
 	}
-	return access.Authenticate(ctx, s.DB, strings.TrimSpace(token))
+	return access.Authenticate(ctx, s.db(), strings.TrimSpace(token))
 }

@@ -8,12 +8,35 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 )
 
 // maxBody bounds every JSON request body.
 const maxBody = 4 << 20
+
+// readBody reads a request's whole body (at most limit bytes, maxBody when
+// zero) into memory and then lifts the connection's read deadline: the
+// server's ReadTimeout bounds receiving the request, not the handler's work.
+func readBody(c *gin.Context, limit int64) error {
+	if limit <= 0 {
+		limit = maxBody
+	}
+	if c.Request.Body != nil && c.Request.Body != http.NoBody {
+		body, err := io.ReadAll(io.LimitReader(c.Request.Body, limit+1))
+		if err != nil {
+			return badRequest("could not read the request body")
+		}
+		if int64(len(body)) > limit {
+			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
+				Message: fmt.Sprintf("request body is larger than %d bytes", limit)}
+		}
+		c.Request.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Time{})
+	return nil
+}
 
 // bindJSON decodes the request body into dst, refusing unknown fields; its errors
 // are 400s that name the offending field or position.

@@ -58,6 +58,8 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_reference", Message: referenceMessage(store.Constraint(err))}
 	case errors.Is(err, access.ErrUnauthenticated):
 		return &Error{Status: http.StatusUnauthorized, Code: "unauthenticated", Message: err.Error()}
+	case errors.Is(err, store.ErrBusy):
+		return &Error{Status: http.StatusServiceUnavailable, Code: "busy", Message: err.Error()}
 	case errors.Is(err, access.ErrForbidden):
 		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "you may not do this"}
 	}
@@ -66,6 +68,9 @@ func toAPIError(err error) *Error {
 
 func (s *Server) fail(c *gin.Context, err error) {
 	if e := toAPIError(err); e != nil {
+		if e.Code == "busy" {
+			c.Header("Retry-After", "1")
+		}
 		if e.Code == "not_found" && e.Message == "not found" {
 			e = &Error{Status: e.Status, Code: e.Code, Message: notFoundMessage(c.FullPath())}
 		}

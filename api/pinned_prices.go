@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/adapters"
@@ -26,7 +27,7 @@ func (s *Server) pinnedPricesRoutes() []route {
 	return []route{
 		{Method: "POST", Path: "/api/mcp/pinned-prices/search", Tag: "connections",
 			Summary: "Search CoinGecko coins for a Pinned prices login not connected yet, with the key in the body (used for this search only, never stored)",
-			Body:    pinnedSearchInput{}, Reply: []pinnedprices.Coin{}, Handle: s.pinnedSearchWithKey},
+			Body:    pinnedSearchInput{}, Reply: []pinnedprices.Coin{}, Handle: s.pinnedSearchWithKey, NoTx: true},
 		{Method: "GET", Path: "/api/mcp/connections/:id/pinned-prices", Tag: "connections",
 			Summary: "The coins a Pinned prices login quotes at run start", Reply: []pinnedprices.Coin{}, Handle: listPinnedCoins},
 		{Method: "GET", Path: "/api/mcp/connections/:id/pinned-prices/search", Tag: "connections",
@@ -34,7 +35,7 @@ func (s *Server) pinnedPricesRoutes() []route {
 			Reply:   []pinnedprices.Coin{}, Handle: s.pinnedSearchStored},
 		{Method: "PUT", Path: "/api/mcp/connections/:id/pinned-prices", Tag: "connections",
 			Summary: "Replace a Pinned prices login's coins (1 to 20, each quoted by CoinGecko)",
-			Body:    pinnedCoinsInput{}, Reply: []pinnedprices.Coin{}, Handle: s.putPinnedCoins},
+			Body:    pinnedCoinsInput{}, Reply: []pinnedprices.Coin{}, Handle: s.putPinnedCoins, NoTx: true},
 	}
 }
 
@@ -122,7 +123,8 @@ func (s *Server) putPinnedCoins(c *gin.Context, db store.DB, p access.Principal)
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := pinnedprices.ReplaceCoins(c, db, login.conn.ID, coins); err != nil {
+	err = s.inTx(c, func(tx pgx.Tx) error { return pinnedprices.ReplaceCoins(c, tx, login.conn.ID, coins) })
+	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, coins, nil

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -28,6 +29,12 @@ type route struct {
 	Status  int  // success status in the document (200 when zero)
 	Handle  handler
 	Raw     gin.HandlerFunc // for streams and redirects, which write the response themselves
+	// NoTx: the handler calls a remote service, so it gets the pool instead of
+	// a transaction and opens its own short ones around its writes (s.inTx):
+	// no transaction is held across a remote call.
+	NoTx bool
+	// MaxBody bounds the request body (maxBody when zero).
+	MaxBody int64
 }
 
 // routeTable lists every route. Each area adds its own slice from its own file.
@@ -62,6 +69,12 @@ func (s *Server) mount(rt route) gin.HandlerFunc {
 			}
 			c.Set(principalKey, p)
 		}
+		// The body is read before anything holds a connection, so a slow
+		// client ties up nothing but its own socket.
+		if err := readBody(c, rt.MaxBody); err != nil {
+			s.fail(c, err)
+			return
+		}
 		if rt.Raw != nil {
 			rt.Raw(c)
 			return
@@ -69,12 +82,12 @@ func (s *Server) mount(rt route) gin.HandlerFunc {
 		var status int
 		var body any
 		var err error
-		switch c.Request.Method {
-		case http.MethodGet, http.MethodHead:
-			status, body, err = rt.Handle(c, s.DB, p)
+		switch {
+		case c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead || rt.NoTx:
+			status, body, err = rt.Handle(c, s.db(), p)
 		default:
 			// One transaction per mutating request: an error anywhere rolls all of it back.
-			err = store.InTx(c.Request.Context(), s.DB, func(tx pgx.Tx) error {
+			err = s.inTx(c.Request.Context(), func(tx pgx.Tx) error {
 				var herr error
 				status, body, herr = rt.Handle(c, tx, p)
 				return herr
@@ -93,3 +106,12 @@ func (s *Server) mount(rt route) gin.HandlerFunc {
 }
 
 const principalKey = "guilds.principal"
+
+// db is the pool as handlers use it: each statement waits a bounded time for
+// a connection and gives it back at once.
+func (s *Server) db() store.Bounded { return store.Bounded{Pool: s.DB} }
+
+// inTx runs fn in one transaction on a bounded-acquired connection.
+func (s *Server) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return s.db().InTx(ctx, fn)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/api/serviceerror"
@@ -29,7 +30,7 @@ func (s *Server) runRoutes() []route {
 		{Method: "GET", Path: "/api/runs/:id/events", Tag: "runs",
 			Summary: "Stream a run's messages and status as server-sent events until it ends", Raw: s.runEvents},
 		{Method: "POST", Path: "/api/runs/:id/cancel", Tag: "runs", Summary: "Cancel a run",
-			Reply: runs.Run{}, Status: 202, Handle: s.cancelRun},
+			Reply: runs.Run{}, Status: 202, Handle: s.cancelRun, NoTx: true},
 
 		{Method: "GET", Path: "/api/orgs/:id/model-keys", Tag: "models", Summary: "List which providers the organisation holds its own key for",
 			Reply: []modelKey{}, Handle: listModelKeys},
@@ -146,7 +147,7 @@ func (s *Server) cancelRun(c *gin.Context, db store.DB, p access.Principal) (int
 // stream ends after the run's final status. ?after=N skips messages up to seq N.
 func (s *Server) runEvents(c *gin.Context) {
 	p := c.MustGet(principalKey).(access.Principal)
-	r, err := runs.Get(c, s.DB, p, c.Param("id"))
+	r, err := runs.Get(c, s.db(), p, c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -164,6 +165,9 @@ func (s *Server) runEvents(c *gin.Context) {
 			return
 		}
 	}
+	// The stream lives as long as the run: it is exempt from the server's
+	// write timeout (the read deadline went with the request's body).
+	_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Time{})
 	w := c.Writer
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

@@ -120,7 +120,7 @@ func (s *Server) ServeOn(ctx context.Context, ln net.Listener) error {
 		defer stop()
 		go s.RunEvents.Run(lctx)
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := s.HTTPServer()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -131,6 +131,23 @@ func (s *Server) ServeOn(ctx context.Context, ln net.Listener) error {
 		defer cancel()
 		return srv.Shutdown(shutdown)
 	}
+}
+
+// Timeouts of the HTTP server. A request has ReadTimeout to arrive whole
+// (headers within ReadHeaderTimeout); its handler then has until WriteTimeout
+// to answer, which covers the slowest one (an OAuth connect waits up to two
+// minutes for the workflow). The run event stream lifts its own write deadline.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = time.Minute
+	WriteTimeout      = 3 * time.Minute
+	IdleTimeout       = 2 * time.Minute
+)
+
+// HTTPServer is the server ServeOn runs: the handler with the timeouts above.
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{Handler: s.Handler(), ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout: ReadTimeout, WriteTimeout: WriteTimeout, IdleTimeout: IdleTimeout}
 }
 
 func (s *Server) recoverer() gin.HandlerFunc {

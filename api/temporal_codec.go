@@ -27,7 +27,7 @@ func (s *Server) codecRoutes() []route {
 		rs = append(rs,
 			route{Method: "POST", Path: CodecPath + "/" + op, Tag: "temporal", Public: true,
 				Summary: "Remote payload codec for the Temporal UI and CLI: " + op + " a batch of payloads (instance admin; no token when the API listens on loopback only)",
-				Body:    codecPayloads{}, Reply: codecPayloads{}, Raw: s.codec(op)},
+				Body:    codecPayloads{}, Reply: codecPayloads{}, Raw: s.codec(op), MaxBody: maxCodecBody},
 			route{Method: "OPTIONS", Path: CodecPath + "/" + op, Tag: "temporal", Public: true,
 				Summary: "CORS preflight of the codec endpoint, answered for loopback origins", Status: http.StatusNoContent,
 				Raw: s.codecPreflight})
