@@ -535,7 +535,8 @@ func openConnectors(ctx context.Context, stderr io.Writer) (*connectors.Engine, 
 		return nil, nil, nil, err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts := connectors.Options{DB: pool, Keyring: keys, Logger: log, Providers: connectors.Registered()}
+	opts := connectors.Options{DB: pool, Keyring: keys, Logger: log, Providers: connectors.Registered(),
+		HTTPClient: mcpoauth.PolicyFromEnv(os.Getenv).Client(30 * time.Second)}
 	if rdb, err := connectors.NewRedisClient(cfg.RedisURL); err == nil {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		if rdb.Ping(pctx).Err() == nil {

@@ -16,6 +16,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/oauth2"
+
+	"github.com/guilds/guilds/internal/mcpoauth"
 )
 
 // PendingTTL is how long an authorization URL stays usable.
@@ -201,6 +203,10 @@ func ClassifyOAuthError(err error) ErrorClass {
 	}
 	var ne net.Error
 	switch {
+	case errors.Is(err, mcpoauth.ErrBlockedEndpoint):
+		// The outbound policy refused the endpoint (or a redirect): not the
+		// provider's verdict on the login, so the stored grant is kept.
+		return ErrorClass{Code: "endpoint_refused"}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return ErrorClass{Code: "timeout"}
 	case errors.As(err, &ne):

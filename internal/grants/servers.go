@@ -222,6 +222,7 @@ func checkServer(in ServerInput, create bool, checkURL URLCheck) error {
 			if err := connectors.CheckCatalogConfig(in.Config); err != nil {
 				p.Add("config", "%v", err)
 			}
+			checkOAuthURLs(&p, in.Config, checkURL)
 		}
 	}
 	for field, v := range map[string]*string{"description": in.Description, "limitations": in.Limitations, "setup_hint": in.SetupHint} {

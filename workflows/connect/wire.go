@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -48,11 +49,15 @@ func NewRuntime(ctx context.Context, db *pgxpool.Pool, rdb *redis.Client, keys *
 	for _, m := range manifests {
 		refs = append(refs, connectors.RefFromConfig(*m.Slug, m.Config))
 	}
-	eng, err := connectors.New(ctx, connectors.Options{DB: db, Redis: rdb, Keyring: keys, Logger: log, Getenv: getenv, Connectors: refs})
+	policy := mcpoauth.PolicyFromEnv(getenv)
+	// Token, refresh, revoke and provider checks go through the same policy as
+	// MCP sessions: every dial and redirect is checked, so an endpoint from
+	// remote metadata or the catalog cannot reach a private or metadata address.
+	eng, err := connectors.New(ctx, connectors.Options{DB: db, Redis: rdb, Keyring: keys, Logger: log, Getenv: getenv,
+		Connectors: refs, HTTPClient: policy.Client(30 * time.Second)})
 	if err != nil {
 		return nil, err
 	}
-	policy := mcpoauth.PolicyFromEnv(getenv)
 	hc := policy.Client(0) // no global timeout: each MCP request carries its own deadline
 	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver(), Log: log, HTTPClient: hc})
 	return &Runtime{Engine: eng, Pool: pool, HTTP: hc, Keyring: keys, Activities: &acts.Activities{
