@@ -1,0 +1,311 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/guilds/guilds/internal/testdb"
+	"github.com/guilds/guilds/internal/testtemporal"
+)
+
+// binary is the guilds binary built once for the package's tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "guilds-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "guilds")
+	build := exec.Command("go", "build", "-o", binary, "github.com/guilds/guilds/cmd/guilds")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building guilds:", err)
+		os.Exit(1)
+	}
+	code := testtemporal.Main(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// logBuffer collects a process's stderr (its JSON log lines).
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// deployment is the platform as production runs it: `guilds migrate up`,
+// then `guilds serve` and `guilds worker` as separate processes of the same
+// binary, on a database and a Temporal namespace no one has used before.
+type deployment struct {
+	t         *testing.T
+	env       []string
+	API       string // http://127.0.0.1:port
+	Token     string // an instance admin's API token
+	Namespace string
+	Temporal  client.Client // on the deployment's namespace, for reading histories
+	Browser   *http.Client  // the operator's browser: a cookie jar, redirects followed
+	logs      map[string]*logBuffer
+	secrets   []string // values that must never surface: the encryption key…
+}
+
+// deploy starts a deployment with extra environment variables.
+func deploy(t *testing.T, extra map[string]string) *deployment {
+	t.Helper()
+	d := &deployment{t: t, logs: map[string]*logBuffer{}}
+	key := make([]byte, 32)
+	rand.Read(key)
+	encKey := base64.StdEncoding.EncodeToString(key)
+	d.secrets = append(d.secrets, encKey)
+
+	port := freePort(t)
+	d.API = fmt.Sprintf("http://127.0.0.1:%d", port)
+	d.Namespace = freshNamespace(t)
+	vars := map[string]string{
+		"DATABASE_URL":               freshDatabase(t),
+		"TEMPORAL_ADDRESS":           testtemporal.Address(t),
+		"TEMPORAL_NAMESPACE":         d.Namespace,
+		"GUILDS_HTTP_ADDR":           fmt.Sprintf("127.0.0.1:%d", port),
+		"GUILDS_ENCRYPTION_KEY":      "k1:" + encKey,
+		"GUILDS_DATA_DIR":            t.TempDir(),
+		"GUILDS_OAUTH_ALLOW_PRIVATE": "1", // the fake peers listen on loopback
+	}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, set := vars[name]; !set && !strings.HasPrefix(name, "GUILDS_") && name != "TEMPORAL_ADDRESS" {
+			d.env = append(d.env, kv)
+		}
+	}
+	for k, v := range vars {
+		d.env = append(d.env, k+"="+v)
+	}
+
+	if out, err := d.command("migrate", "up").CombinedOutput(); err != nil {
+		t.Fatalf("guilds migrate up: %v\n%s", err, out)
+	}
+	out, err := d.command("tokens", "create", "--admin", "--name", "e2e").Output()
+	if err != nil {
+		t.Fatalf("guilds tokens create: %v", err)
+	}
+	d.Token = strings.TrimSpace(string(out))
+	d.start("serve")
+	d.start("worker")
+	d.waitReady()
+
+	c, err := client.Dial(client.Options{HostPort: testtemporal.Address(t), Namespace: d.Namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	d.Temporal = c
+	jar, _ := cookiejar.New(nil)
+	d.Browser = &http.Client{Jar: jar, Timeout: time.Minute}
+	return d
+}
+
+func (d *deployment) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(binary, args...)
+	cmd.Env = d.env
+	return cmd
+}
+
+// start runs a long-lived subcommand until the test ends, then stops it with
+// SIGTERM and checks that it exited cleanly.
+func (d *deployment) start(name string) {
+	t := d.t
+	logs := &logBuffer{}
+	d.logs[name] = logs
+	cmd := d.command(name)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("guilds %s: %v", name, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("guilds %s stopped with %v:\n%s", name, err, logs)
+			}
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			t.Errorf("guilds %s did not stop on SIGINT", name)
+		}
+	})
+}
+
+// waitReady polls /readyz until the API answers 200 (both processes up).
+func (d *deployment) waitReady() {
+	t := d.t
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(d.API + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 && strings.Contains(d.logs["worker"].String(), "worker started") {
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("the deployment did not become ready\nserve:\n%s\nworker:\n%s", d.logs["serve"], d.logs["worker"])
+}
+
+// reply is an API answer.
+type reply struct {
+	Status int
+	Body   []byte
+}
+
+func (r reply) Map() map[string]any {
+	var m map[string]any
+	_ = json.Unmarshal(r.Body, &m)
+	return m
+}
+
+// Call sends a request with the admin token through the operator's browser
+// (so cookies the API sets come back on later requests).
+func (d *deployment) Call(method, path string, body any) reply {
+	d.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, d.API+path, rd)
+	req.Header.Set("Authorization", "Bearer "+d.Token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := d.Browser.Do(req)
+	if err != nil {
+		d.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return reply{resp.StatusCode, raw}
+}
+
+// must is Call that fails the test unless the status is one of want.
+func (d *deployment) must(want int, method, path string, body any) map[string]any {
+	d.t.Helper()
+	r := d.Call(method, path, body)
+	if r.Status != want {
+		d.t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
+	}
+	return r.Map()
+}
+
+// Logs is everything serve and worker wrote.
+func (d *deployment) Logs() string {
+	var b strings.Builder
+	for name, l := range d.logs {
+		b.WriteString("== " + name + "\n" + l.String())
+	}
+	return b.String()
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// freshDatabase names a database that does not exist yet: `guilds migrate up`
+// creates it, as on a new install. It is dropped when the test ends.
+func freshDatabase(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("guilds_e2e_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	u, err := url.Parse(testdb.ServerURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if c, err := pgx.Connect(ctx, testdb.ServerURL()); err == nil {
+			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") //nolint:errcheck
+			c.Close(ctx)
+		}
+	})
+	return u.String()
+}
+
+// freshNamespace registers a namespace on the test Temporal server, without
+// the platform's search attributes, and waits until it answers.
+func freshNamespace(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("e2e-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	nc, err := client.NewNamespaceClient(client.Options{HostPort: testtemporal.Address(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := nc.Register(ctx, &workflowservice.RegisterNamespaceRequest{
+		Namespace: name, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := nc.Describe(ctx, name); err == nil {
+			return name
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("namespace %s never became usable", name)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func readAll(resp *http.Response) string {
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return string(raw)
+}
