@@ -23,7 +23,9 @@ import (
 
 // Timing holds the engine's durations; zero fields take the defaults.
 type Timing struct {
-	// Skew: a token this close to its expiry is never served (default 15s).
+	// Skew: a token this close to its expiry is never served (default 15s),
+	// capped at a quarter of the token's lifetime when its issue time is
+	// known, so a short-lived token is not refreshed on every lookup.
 	Skew time.Duration
 	// RefreshAhead: a token in use is refreshed in the background this long
 	// before it expires (default 2m; negative disables).

@@ -265,12 +265,15 @@ func (e *env) connect(t testing.TB, eng *connectors.Engine, id uuid.UUID) {
 func (e *env) connectExpired(t testing.TB, eng *connectors.Engine, id uuid.UUID) {
 	t.Helper()
 	e.ts.mu.Lock()
-	e.ts.expiresIn = 1 // inside the default 15s skew: stale at once
+	e.ts.expiresIn = 1
 	e.ts.mu.Unlock()
 	e.connect(t, eng, id)
 	e.ts.mu.Lock()
 	e.ts.expiresIn = 3600
 	e.ts.mu.Unlock()
+	// The skew of a 1 s token is a quarter of its life, so it is stale only
+	// once that life has (nearly) passed.
+	time.Sleep(time.Second)
 }
 
 // syncBuffer is a goroutine-safe log sink.

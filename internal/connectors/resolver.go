@@ -28,7 +28,8 @@ const clockTick = 20 * time.Millisecond
 type entry struct {
 	cred    Credential
 	inj     Injection
-	err     error // non-nil: the verdict served until hardAt
+	err     error    // non-nil: the verdict served until hardAt
+	secrets []string // cred's values to redact (binding.secrets)
 	version int64
 	softAt  int64 // from here on, serve and reload in the background
 	hardAt  int64 // from here on, callers wait for a reload
@@ -142,6 +143,7 @@ func (r *Resolver) Token(ctx context.Context, id uuid.UUID) (Credential, error) 
 	// Small enough to be inlined into the caller: the fresh case costs one
 	// copy of the credential and no call beyond fast.
 	if e := r.fast(id); e != nil && e.err == nil {
+		noteUsed(ctx, e)
 		return e.cred, nil
 	}
 	return r.tokenSlow(ctx, id)
@@ -155,6 +157,7 @@ func (r *Resolver) tokenSlow(ctx context.Context, id uuid.UUID) (Credential, err
 	if err != nil {
 		return Credential{}, err
 	}
+	noteUsed(ctx, e)
 	return e.cred, nil
 }
 
@@ -163,6 +166,7 @@ func (r *Resolver) tokenSlow(ctx context.Context, id uuid.UUID) (Credential, err
 // and must not be modified.
 func (r *Resolver) Injection(ctx context.Context, id uuid.UUID) (Injection, error) {
 	if e := r.fast(id); e != nil && e.err == nil {
+		noteUsed(ctx, e)
 		return e.inj, nil
 	}
 	return r.injectionSlow(ctx, id)
@@ -176,6 +180,7 @@ func (r *Resolver) injectionSlow(ctx context.Context, id uuid.UUID) (Injection, 
 	if err != nil {
 		return Injection{}, err
 	}
+	noteUsed(ctx, e)
 	return e.inj, nil
 }
 
@@ -284,6 +289,9 @@ func (r *Resolver) Refresh(ctx context.Context, id uuid.UUID) (Credential, error
 		return Credential{}, res.Err
 	}
 	e := res.Val.(*entry)
+	if e.err == nil {
+		noteUsed(ctx, e)
+	}
 	return e.cred, e.err
 }
 
@@ -351,12 +359,35 @@ func issuedAt(h Health, now time.Time) time.Time {
 	return h.LastSuccessAt
 }
 
+// skew is how close to its expiry a token stops being served: Timing.Skew,
+// but at most a quarter of the token's lifetime, so that a token issued for
+// 20 s is not stale from birth (and refreshed on every lookup). An unknown
+// issue time gets the full skew.
+func (r *Resolver) skew(expiry, issued time.Time) time.Duration {
+	if issued.IsZero() {
+		return r.t.Skew
+	}
+	if life := expiry.Sub(issued); life > 0 && life/4 < r.t.Skew {
+		return life / 4
+	}
+	return r.t.Skew
+}
+
+// knownIssued is the stored token's issue time when the record says it (the
+// last successful connect or refresh), else zero.
+func knownIssued(h Health, now time.Time) time.Time {
+	if h.LastSuccessAt.After(now) {
+		return time.Time{}
+	}
+	return h.LastSuccessAt
+}
+
 func (r *Resolver) credEntry(b *binding, cred Credential, version int64, h Health, now time.Time) *entry {
-	e := &entry{cred: cred, inj: b.inject(cred), version: version}
+	e := &entry{cred: cred, inj: b.inject(cred), secrets: b.secrets(cred), version: version}
 	n := now.UnixNano()
 	e.softAt, e.hardAt = n+int64(r.t.Recheck), math.MaxInt64
 	if !cred.Expiry.IsZero() {
-		e.hardAt = cred.Expiry.Add(-r.t.Skew).UnixNano()
+		e.hardAt = cred.Expiry.Add(-r.skew(cred.Expiry, knownIssued(h, now))).UnixNano()
 		if b.oauth != nil && cred.RefreshToken != "" {
 			e.softAt = min(e.softAt, r.refreshAt(cred.Expiry, issuedAt(h, now)))
 		}
@@ -461,7 +492,7 @@ func (r *Resolver) evaluate(rec *record, b *binding, mode loadMode) (e *entry, c
 		}
 		return r.credEntry(b, cred, rec.version, h, now), cred, false
 	}
-	stale := !now.Before(cred.Expiry.Add(-r.t.Skew))
+	stale := !now.Before(cred.Expiry.Add(-r.skew(cred.Expiry, knownIssued(h, now))))
 	want := stale || mode == loadForce || (mode == loadAhead && now.UnixNano() >= r.refreshAt(cred.Expiry, issuedAt(h, now)))
 	if !want {
 		return r.credEntry(b, cred, rec.version, h, now), cred, false
@@ -584,10 +615,10 @@ func (r *Resolver) refresh(ctx context.Context, s *slot, id uuid.UUID, rec *reco
 		lk.keepLease = true
 		r.log.Error("connectors: refreshed credential could not be stored", "connection", id, "server", slug, "err", err)
 		now := r.tick()
-		return r.install(s, r.credEntry(b, fresh, cur.version, Health{State: HealthHealthy}, now)), nil
+		return r.install(s, r.credEntry(b, fresh, cur.version, Health{State: HealthHealthy, LastSuccessAt: now}, now)), nil
 	}
 	now := r.tick()
-	e = r.install(s, r.credEntry(b, fresh, version, Health{State: HealthHealthy}, now))
+	e = r.install(s, r.credEntry(b, fresh, version, Health{State: HealthHealthy, LastSuccessAt: now}, now))
 	r.cachePut(ctx, id, version, fresh.Expiry, ct)
 	r.publish(ctx, id, version)
 	r.log.Info("connectors: token refreshed", "connection", id, "server", slug, "version", version)
@@ -632,7 +663,7 @@ func (r *Resolver) refreshFailed(ctx context.Context, s *slot, id uuid.UUID, cur
 	if class.Permanent {
 		return r.install(s, r.errEntry(&ErrReconnectRequired{ConnectionID: id, Server: slug, Code: class.Code}, version, now, time.Time{})), nil
 	}
-	if now.Before(cred.Expiry.Add(-r.t.Skew)) {
+	if now.Before(cred.Expiry.Add(-r.skew(cred.Expiry, knownIssued(cur.conn.Health, now)))) {
 		// Refreshing ahead of expiry: the current token still works.
 		return r.install(s, r.credEntry(b, cred, version, h, now)), nil
 	}

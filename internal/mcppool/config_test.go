@@ -125,8 +125,10 @@ func TestConfiguredHeadersOnEveryRequest(t *testing.T) {
 	if err != nil || len(tools) != 4 {
 		t.Fatalf("Sync = %d tools, %v", len(tools), err)
 	}
+	// The server got the secret value (it echoes it); the call's answer
+	// does not show it (docs/adr/0204-redact-what-the-call-used.md).
 	out, err := p.Call(ctx, id, "headers", nil)
-	if err != nil || out != "workspace=ws-secret-1 region=eu-west-1" {
+	if err != nil || out != "workspace=[REDACTED] region=eu-west-1" {
 		t.Fatalf("call = %q, %v", out, err)
 	}
 	// New values reach the same session's next request.
@@ -134,7 +136,7 @@ func TestConfiguredHeadersOnEveryRequest(t *testing.T) {
 	if _, err := eng.ConnectKey(ctx, uuid.MustParse(id), map[string]string{"workspace": "ws-secret-2"}); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := p.Call(ctx, id, "headers", nil); err != nil || out != "workspace=ws-secret-2 region=" {
+	if out, err := p.Call(ctx, id, "headers", nil); err != nil || out != "workspace=[REDACTED] region=" {
 		t.Fatalf("after new values: %q, %v", out, err)
 	}
 	p.Close()
@@ -239,7 +241,7 @@ func TestConfiguredEnvReachesStdioServer(t *testing.T) {
 
 	p := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver()})
 	t.Cleanup(p.Close)
-	for name, want := range map[string]string{"ACME_WORKSPACE": "ws-stdio-secret", "ACME_API_BASE": "https://api.acme.test", platformSecretEnv: ""} {
+	for name, want := range map[string]string{"ACME_WORKSPACE": "[REDACTED]", "ACME_API_BASE": "https://api.acme.test", platformSecretEnv: ""} {
 		out, err := p.Call(ctx, id, "getenv", json.RawMessage(`{"name":"`+name+`"}`))
 		if err != nil || out != want {
 			t.Errorf("%s = %q, %v; want %q", name, out, err, want)

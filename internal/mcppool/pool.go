@@ -20,6 +20,7 @@ import (
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/tools"
 )
 
 // Timeouts of remote MCP requests.
@@ -123,7 +124,33 @@ func ModelName(slug, remote string) string { return grants.ModelName(slug, remot
 // text (text parts joined; other parts as JSON). A result the server flags
 // as an error comes back as "ERROR: …" text with a nil error, since it is
 // the tool's answer; transport and credential failures are errors.
+//
+// The result and the error are redacted against every credential value the
+// call injected, a token refreshed on the way included: a redaction set
+// built before the call cannot know that one.
 func (p *Pool) Call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) (string, error) {
+	ctx, used := connectors.WithUsed(ctx)
+	out, err := p.call(ctx, connectionID, remoteName, args)
+	return p.redactUsed(used, out, err)
+}
+
+// redactUsed removes from a call's answer the credential values it used.
+func (p *Pool) redactUsed(used *connectors.Used, out string, err error) (string, error) {
+	vals := used.Values()
+	if len(vals) == 0 {
+		return out, err
+	}
+	red := tools.NewRedactor(vals, p.log)
+	out = red.Redact(out)
+	if err != nil {
+		if msg := red.Redact(err.Error()); msg != err.Error() {
+			err = &scrubbedError{msg: msg, err: err}
+		}
+	}
+	return out, err
+}
+
+func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) (string, error) {
 	if info, ok, err := p.adapterInfo(ctx, connectionID); err != nil || ok {
 		if err != nil {
 			return "", err
