@@ -97,6 +97,10 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 			return nil, fmt.Errorf("Temporal at %s is not reachable (set TEMPORAL_ADDRESS): %w", cfg.TemporalAddress, err)
 		}
 		p.temporal = c
+		if err := ensureSearchAttributes(ctx, c, cfg.TemporalNS); err != nil {
+			p.close()
+			return nil, err
+		}
 	}
 	p.models = models.FromEnv(p.integrations, p.keyring, os.Getenv)
 	p.tools = native.Registry(db, log)

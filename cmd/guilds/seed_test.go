@@ -49,34 +49,10 @@ func TestMigrateUpSeedsWhatServeOffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.close()
-	srv, err := p.apiServer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
-	call := func(method, path string, body, out any) {
-		t.Helper()
-		raw, _ := json.Marshal(body)
-		req, _ := http.NewRequest(method, hs.URL+path, bytes.NewReader(raw))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode >= 300 || json.Unmarshal(b, out) != nil {
-			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
-		}
-	}
-	var org, guild, agent map[string]any
-	call("POST", "/api/orgs", map[string]any{"name": "Acme"}, &org)
-	call("POST", "/api/orgs/"+org["id"].(string)+"/guilds", map[string]any{"name": "Ops"}, &guild)
-	call("POST", "/api/guilds/"+guild["id"].(string)+"/agents", map[string]any{"name": "Scribe"}, &agent)
+	call := serveAPI(t, p, token)
+	agentID := newAgent(call)
 	var offered any
-	call("GET", "/api/agents/"+agent["id"].(string)+"/offered-tools", nil, &offered)
+	call("GET", "/api/agents/"+agentID+"/offered-tools", nil, &offered)
 	got, _ := json.Marshal(offered)
 	for _, want := range []string{"note_write", "record_search", "memory_write"} {
 		if !strings.Contains(string(got), `"`+want+`"`) {
@@ -142,4 +118,48 @@ func TestServeOnUnmigratedDatabaseSaysMigrate(t *testing.T) {
 	if err := p.seed(context.Background()); err == nil || !strings.Contains(err.Error(), "guilds migrate up") {
 		t.Fatalf("seed on an unmigrated database: %v", err)
 	}
+}
+
+// apiCall sends a request to the API with a token, fails the test on a
+// status of 300 or more, and decodes the reply into out.
+type apiCall func(method, path string, body, out any)
+
+// serveAPI serves the platform's API as `guilds serve` builds it.
+func serveAPI(t *testing.T, p *platform, token string) apiCall {
+	t.Helper()
+	srv, err := p.apiServer(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return func(method, path string, body, out any) {
+		t.Helper()
+		var rd io.Reader
+		if body != nil {
+			raw, _ := json.Marshal(body)
+			rd = bytes.NewReader(raw)
+		}
+		req, _ := http.NewRequest(method, hs.URL+path, rd)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode >= 300 || json.Unmarshal(b, out) != nil {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+		}
+	}
+}
+
+// newAgent creates an organisation, a guild and an agent and returns the agent's id.
+func newAgent(call apiCall) string {
+	var org, guild, agent map[string]any
+	call("POST", "/api/orgs", map[string]any{"name": "Acme"}, &org)
+	call("POST", "/api/orgs/"+org["id"].(string)+"/guilds", map[string]any{"name": "Ops"}, &guild)
+	call("POST", "/api/guilds/"+guild["id"].(string)+"/agents", map[string]any{"name": "Scribe"}, &agent)
+	return agent["id"].(string)
 }
