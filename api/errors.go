@@ -45,6 +45,7 @@ func invalidField(field, msg string) *Error {
 func toAPIError(err error) *Error {
 	var apiErr *Error
 	var invalid *validation.Error
+	var authErr *access.AuthError
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr
@@ -56,6 +57,8 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: "conflict", Message: conflictMessage(store.Constraint(err))}
 	case errors.Is(err, store.ErrInvalidReference):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_reference", Message: referenceMessage(store.Constraint(err))}
+	case errors.As(err, &authErr):
+		return &Error{Status: http.StatusUnauthorized, Code: authErr.Code, Message: authErr.Message}
 	case errors.Is(err, access.ErrUnauthenticated):
 		return &Error{Status: http.StatusUnauthorized, Code: "unauthenticated", Message: err.Error()}
 	case errors.Is(err, store.ErrBusy):
@@ -90,7 +93,7 @@ var resourceNouns = map[string]string{
 	"orgs": "organisation", "guilds": "guild", "agents": "agent", "runs": "run",
 	"collections": "collection", "records": "record", "grants": "grant", "members": "member",
 	"model-keys": "model key", "connections": "connection", "servers": "catalog server",
-	"issues": "issue", "notes": "note",
+	"issues": "issue", "notes": "note", "tokens": "API token", "users": "user",
 }
 
 // notFoundMessage names what a route could not find from the ids in its path,

@@ -50,6 +50,7 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.pinnedPricesRoutes()...)
 	all = append(all, s.connectionHealthRoutes()...)
 	all = append(all, s.codecRoutes()...)
+	all = append(all, s.tokenRoutes()...)
 	return all
 }
 

@@ -26,7 +26,7 @@ func commands() map[string]command {
 		"serve":   {"run the HTTP API", serveCommand},
 		"worker":  {"run the Temporal worker", workerCommand},
 		"migrate": {"apply or roll back database migrations: up | down [N|all] | status", migrateCommand},
-		"tokens":  {"mint an API token: tokens create --admin | --org ID [--name NAME]", tokensCommand},
+		"tokens":  {"API tokens and users: tokens create | list | revoke ID | disable-user ID | enable-user ID", tokensCommand},
 		"tools": {"schema shaping and result stamping: tools shape-schema [FILE] | tools stamp --remaining N", func(_ context.Context, args []string, in io.Reader, out, errw io.Writer) int {
 			return toolsCommand(args, in, out, errw)
 		}},

@@ -4,11 +4,7 @@ package access
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
-	"strings"
 
 	"github.com/guilds/guilds/internal/store"
 )
@@ -69,39 +65,6 @@ func LocalUser(ctx context.Context, db store.DB) (User, error) {
 	err := db.QueryRow(ctx, `INSERT INTO users (name, email, instance_admin) VALUES ($1, $2, true)
 		ON CONFLICT (email) DO UPDATE SET instance_admin = true RETURNING id`, u.Name, u.Email).Scan(&u.ID)
 	return u, store.Map(err)
-}
-
-// MintToken creates an API token for a user and returns its plain value, which is never stored.
-func MintToken(ctx context.Context, db store.DB, userID, name string) (string, error) {
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return "", err
-	}
-	token := TokenPrefix + base64.RawURLEncoding.EncodeToString(raw)
-	sum := sha256.Sum256([]byte(token))
-	_, err := db.Exec(ctx, `INSERT INTO api_tokens (user_id, name, token_hash) VALUES ($1, $2, $3)`, userID, name, sum[:])
-	if err != nil {
-		return "", store.Map(err)
-	}
-	return token, nil
-}
-
-// Authenticate finds the principal behind a plain API token.
-func Authenticate(ctx context.Context, db store.DB, token string) (Principal, error) {
-	if !strings.HasPrefix(token, TokenPrefix) {
-		return Principal{}, ErrUnauthenticated
-	}
-	sum := sha256.Sum256([]byte(token))
-	var userID string
-	err := db.QueryRow(ctx, `UPDATE api_tokens SET last_used_at = now()
-		WHERE token_hash = $1 AND revoked_at IS NULL RETURNING user_id`, sum[:]).Scan(&userID)
-	if err != nil {
-		if errors.Is(store.Map(err), store.ErrNotFound) {
-			return Principal{}, ErrUnauthenticated
-		}
-		return Principal{}, err
-	}
-	return Load(ctx, db, userID)
 }
 
 // Load builds the principal of a user id.
