@@ -95,7 +95,9 @@ func TestConnectionsLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// OAuth connect: the test plays the browser.
+	// OAuth connect: the test plays the browser. The token endpoint listens
+	// on loopback, which the outbound policy allows only when told to.
+	t.Setenv("GUILDS_OAUTH_ALLOW_PRIVATE", "1")
 	pr, pw := io.Pipe()
 	var stderr bytes.Buffer
 	done := make(chan int, 1)
@@ -137,6 +139,7 @@ func TestConnectionsLifecycle(t *testing.T) {
 
 	// The MCP server listens on loopback, which the outbound policy refuses
 	// unless the operator allows private addresses; no key is stored then.
+	t.Setenv("GUILDS_OAUTH_ALLOW_PRIVATE", "")
 	code, out, errs := runConn(t, connectionsCommand, "sk-secret-key\n", "connect", "cigale")
 	if code == 0 || !strings.Contains(errs, "GUILDS_OAUTH_ALLOW_PRIVATE=1") {
 		t.Fatalf("key connect to a loopback server by default: %d %s %s", code, out, errs)
