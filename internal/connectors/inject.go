@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/google/uuid"
 )
@@ -28,6 +29,11 @@ type authTransport struct {
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if LeftOriginalHost(req) {
+		// A redirect to another host gets no credential: the login is the
+		// server's, not whoever it points at.
+		return t.base.RoundTrip(req)
+	}
 	inj, err := t.r.Injection(req.Context(), t.id)
 	if err != nil {
 		if req.Body != nil {
@@ -79,4 +85,15 @@ func (r *Resolver) Env(ctx context.Context, id uuid.UUID) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// LeftOriginalHost reports whether req is a redirect (http.Client sets
+// req.Response while following one) whose host differs from the host of the
+// request that started the chain.
+func LeftOriginalHost(req *http.Request) bool {
+	first := req
+	for first.Response != nil && first.Response.Request != nil {
+		first = first.Response.Request
+	}
+	return first != req && !strings.EqualFold(first.URL.Host, req.URL.Host)
 }

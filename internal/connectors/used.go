@@ -29,6 +29,12 @@ func WithUsed(ctx context.Context) (context.Context, *Used) {
 	return context.WithValue(ctx, usedKey{}, u), u
 }
 
+// UsedFrom returns the collector ctx carries, or nil.
+func UsedFrom(ctx context.Context) *Used {
+	u, _ := ctx.Value(usedKey{}).(*Used)
+	return u
+}
+
 // Values returns the secret values served so far (a copy).
 func (u *Used) Values() []string {
 	if u == nil {

@@ -110,6 +110,7 @@ func adapterTools(ctx context.Context, db store.DB, connectionID, slug string) (
 // a local adapter's own check, or a tools/list on an MCP server's session.
 // It answers a line to show the operator ("" when the row names no server).
 func (p *Pool) Probe(ctx context.Context, connectionID string) (string, error) {
+	ctx, _ = connectors.WithUsed(ctx) // the redirect guard drops what was injected
 	info, isAdapter, err := p.adapterInfo(ctx, connectionID)
 	if err != nil {
 		return "", err

@@ -76,6 +76,7 @@ func New(o Options) *Pool {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
+	o.HTTPClient = guardRedirects(o.HTTPClient)
 	if o.CallTimeout == 0 {
 		o.CallTimeout = CallTimeout
 	}
@@ -238,6 +239,7 @@ func (p *Pool) Refresh(ctx context.Context, connectionID string, maxAge time.Dur
 // do runs fn on the connection's session with the timeout, handling a 401
 // (one forced refresh, one retry) and a lost session (one re-initialisation).
 func (p *Pool) do(ctx context.Context, connectionID string, timeout time.Duration, fn func(context.Context, *session) error) error {
+	ctx, _ = connectors.WithUsed(ctx) // the redirect guard drops what was injected
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	refreshed, reinit := false, false

@@ -127,6 +127,9 @@ func (p *Pool) headerFunc(s *session) func(context.Context) map[string]string {
 		if err != nil {
 			return nil
 		}
+		// Noted for the call's redaction and its redirect guard, whatever
+		// the credential source.
+		connectors.UsedFrom(ctx).Add(cred.AccessToken)
 		if h := s.hdr.Load(); h != nil && h.token == cred.AccessToken {
 			return h.m
 		}
