@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
 )
@@ -61,6 +62,10 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusUnauthorized, Code: authErr.Code, Message: authErr.Message}
 	case errors.Is(err, access.ErrUnauthenticated):
 		return &Error{Status: http.StatusUnauthorized, Code: "unauthenticated", Message: err.Error()}
+	case errors.Is(err, secret.ErrUnknownKey):
+		// A value sealed under a key dropped from GUILDS_ENCRYPTION_KEY: the
+		// operator's to fix (the message names the key id, never material).
+		return &Error{Status: http.StatusServiceUnavailable, Code: "key_unavailable", Message: err.Error()}
 	case errors.Is(err, store.ErrBusy):
 		return &Error{Status: http.StatusServiceUnavailable, Code: "busy", Message: err.Error()}
 	case errors.Is(err, access.ErrForbidden):

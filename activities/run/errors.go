@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/guilds/guilds/internal/models"
+	"github.com/guilds/guilds/internal/secret"
 )
 
 // Types of the non-retryable application errors these activities return.
@@ -27,7 +28,7 @@ func modelError(err error) error {
 	if errors.As(err, &me) && !me.Retryable() {
 		return nonRetryable(ErrTypeModelRejected, err)
 	}
-	if errors.Is(err, models.ErrNoKey) {
+	if errors.Is(err, models.ErrNoKey) || errors.Is(err, secret.ErrUnknownKey) {
 		return nonRetryable(ErrTypeNoModelKey, err)
 	}
 	return err

@@ -468,46 +468,6 @@ func isTerminal(r io.Reader) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// keysCommand implements `guilds keys rotate [-batch N]`: re-encrypt every
-// stored credential under the active key of GUILDS_ENCRYPTION_KEY.
-func keysCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	const usage = "usage: guilds keys rotate [-batch N]"
-	if len(args) == 0 || args[0] != "rotate" {
-		fmt.Fprintln(stderr, usage)
-		return 2
-	}
-	fs := flag.NewFlagSet("rotate", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	batch := fs.Int("batch", 100, "rows per transaction")
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 || *batch <= 0 {
-		fmt.Fprintln(stderr, usage)
-		return 2
-	}
-	cfg, err := config.Load(nil)
-	if err != nil {
-		fmt.Fprintln(stderr, "guilds keys:", err)
-		return 1
-	}
-	keys, err := loadKeyring(cfg)
-	if err != nil {
-		fmt.Fprintln(stderr, "guilds keys:", err)
-		return 1
-	}
-	pool, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		fmt.Fprintln(stderr, "guilds keys:", err)
-		return 1
-	}
-	defer pool.Close()
-	st, err := connectors.RotateKeys(ctx, pool, keys, *batch, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		fmt.Fprintf(stderr, "guilds keys rotate: %v (after %d credentials)\n", err, st.Credentials)
-		return 1
-	}
-	fmt.Fprintf(stdout, "re-encrypted %d credentials and %d pending logins under key %s\n", st.Credentials, st.Pending, keys.ActiveKeyID())
-	return 0
-}
-
 // loadKeyring reads GUILDS_ENCRYPTION_KEY, or the development key that
 // `guilds dev` keeps under GUILDS_DATA_DIR when the variable is unset.
 func loadKeyring(cfg config.Config) (*secret.Keyring, error) {

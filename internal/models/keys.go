@@ -3,10 +3,12 @@ package models
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/internal/validation"
 )
 
@@ -19,12 +21,22 @@ func aad(orgID, providerName string) []byte {
 	return []byte("organisation_model_keys:" + orgID + ":" + providerName)
 }
 
+// OrgKeyAAD is the additional data a stored organisation key is sealed with,
+// for `guilds keys rotate` (connectors.RotateKeys).
+func OrgKeyAAD(orgID, providerName string) []byte { return aad(orgID, providerName) }
+
 // SetOrgKey stores (or replaces) an organisation's key for a provider.
 func SetOrgKey(ctx context.Context, db store.DB, kr *secret.Keyring, orgID, providerName, key string) error {
 	key = strings.TrimSpace(key)
 	var probs validation.Problems
 	probs.Check(Known(providerName), "provider", "must be one of %s", strings.Join(Names(), ", "))
 	probs.Check(key != "", "key", "is required")
+	if key != "" {
+		// A shorter key would be left out of the runs' redaction set.
+		if err := tools.CheckRedactable(key); err != nil {
+			probs.Add("key", "%s", err.Error())
+		}
+	}
 	probs.Check(len(key) <= 4096, "key", "must be at most 4096 characters")
 	if err := probs.Err(); err != nil {
 		return err
@@ -88,7 +100,8 @@ func OrgKey(ctx context.Context, db store.DB, kr *secret.Keyring, orgID, provide
 	}
 	pt, err := kr.Open(ct, aad(orgID, providerName))
 	if err != nil {
-		return "", err
+		// secret.ErrUnknownKey stays matchable: the API answers 503, a run fails with the remedy.
+		return "", fmt.Errorf("the organisation's %s model key: %w", providerName, err)
 	}
 	return string(pt), nil
 }

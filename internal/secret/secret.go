@@ -57,6 +57,23 @@ var (
 	ErrDecrypt = errors.New("secret: cannot decrypt (corrupt ciphertext or wrong record)")
 )
 
+// UnknownKeyError is what Open returns for a ciphertext sealed under a key
+// id the keyring lacks (the old key was dropped before `guilds keys rotate`
+// finished). It matches ErrUnknownKey with errors.Is; its message names the
+// key id and the remedy, never key material.
+type UnknownKeyError struct{ KeyID string }
+
+func (e *UnknownKeyError) Error() string {
+	return fmt.Sprintf("a stored secret is sealed with key id %q, which GUILDS_ENCRYPTION_KEY does not hold: "+
+		"add that key back as a non-active entry and run `guilds keys rotate`", e.KeyID)
+}
+
+// Is makes errors.Is(err, ErrUnknownKey) hold.
+func (e *UnknownKeyError) Is(target error) bool { return target == ErrUnknownKey }
+
+// Has reports whether the keyring holds a key id.
+func (kr *Keyring) Has(id string) bool { return kr.byID[id] != nil }
+
 type key struct {
 	id   string
 	aead cipher.AEAD
@@ -183,7 +200,7 @@ func (kr *Keyring) Open(ciphertext, aad []byte) ([]byte, error) {
 	}
 	k := kr.byID[id]
 	if k == nil {
-		return nil, fmt.Errorf("%w (kid %q)", ErrUnknownKey, id)
+		return nil, &UnknownKeyError{KeyID: id}
 	}
 	if len(body) < nonceSize+k.aead.Overhead() {
 		return nil, ErrDecrypt

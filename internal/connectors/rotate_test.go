@@ -1,0 +1,140 @@
+package connectors_test
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"testing"
+
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/models"
+	"github.com/guilds/guilds/internal/secret"
+)
+
+// Rotation re-seals every sealed table, organisation model keys included:
+// after it, every value opens with only the new key, and the old key's id is
+// no longer found in the database.
+func TestRotationThenOnlyTheNewKey(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	eng := e.engine(t, engineOpts{redisURL: "-"})
+	e.addServer(t, "r1")
+	id := e.addConnection(t, "r1")
+	e.connect(t, eng, id)
+	want, err := eng.Resolver().Token(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.addServer(t, "r2")
+	pid := e.addConnection(t, "r2")
+	authURL, err := eng.BeginOAuth(ctx, pid, "http://127.0.0.1:1/callback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var org string
+	if err := e.pool.QueryRow(ctx, `INSERT INTO organisations (name, slug) VALUES ('Acme', 'acme') RETURNING id`).Scan(&org); err != nil {
+		t.Fatal(err)
+	}
+	if err := models.SetOrgKey(ctx, e.pool, e.keyring(t), org, "openrouter", "sk-or-org-key"); err != nil {
+		t.Fatal(err)
+	}
+
+	k2, _ := secret.GenerateKey("k2")
+	both, _ := secret.ParseKeyring(k2 + "," + e.keys)
+	st, err := connectors.RotateKeys(ctx, e.pool, both, 1, nil)
+	if err != nil || !st.Complete() {
+		t.Fatalf("RotateKeys = %+v, %v", st, err)
+	}
+	resealed := map[string]int{}
+	for _, tr := range st.Tables {
+		resealed[tr.Table] = tr.Resealed
+	}
+	if resealed["organisation_model_keys"] != 1 || resealed["connection_credentials"] != 1 || resealed["connection_oauth_pending"] != 1 {
+		t.Fatalf("re-sealed per table = %v", resealed)
+	}
+	again, err := connectors.RotateKeys(ctx, e.pool, both, 1, nil)
+	if err != nil || !again.Complete() || again.Tables[2].Resealed != 0 || again.Tables[2].Current != 1 {
+		t.Fatalf("second RotateKeys = %+v, %v", again, err)
+	}
+
+	only, _ := secret.ParseKeyring(k2)
+	if u, err := connectors.UnknownKeyIDs(ctx, e.pool, only); err != nil || len(u) != 0 {
+		t.Fatalf("UnknownKeyIDs after rotation = %v, %v", u, err)
+	}
+	if k, err := models.OrgKey(ctx, e.pool, only, org, "openrouter"); err != nil || k != "sk-or-org-key" {
+		t.Fatalf("org model key with only the new key: %v", err)
+	}
+	e.keys = k2
+	eng2 := e.engine(t, engineOpts{redisURL: "-"})
+	if c, err := eng2.Resolver().Token(ctx, id); err != nil || c.AccessToken != want.AccessToken {
+		t.Fatalf("credential with only the new key: %v", err)
+	}
+	// The pending login's verifier opens too: the code exchange completes.
+	u, _ := url.Parse(authURL)
+	e.ts.mu.Lock()
+	e.ts.challenges["code-r2"] = u.Query().Get("code_challenge")
+	e.ts.mu.Unlock()
+	if _, err := eng2.CompleteOAuth(ctx, u.Query().Get("state"), "code-r2"); err != nil {
+		t.Fatalf("pending login with only the new key: %v", err)
+	}
+}
+
+// A key dropped too early: rotation refuses to call itself complete, names
+// the missing key, and opening the value is a typed error with the remedy.
+func TestRotationReportsUnknownKeys(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var org string
+	if err := e.pool.QueryRow(ctx, `INSERT INTO organisations (name, slug) VALUES ('Acme', 'acme') RETURNING id`).Scan(&org); err != nil {
+		t.Fatal(err)
+	}
+	if err := models.SetOrgKey(ctx, e.pool, e.keyring(t), org, "openrouter", "sk-or-org-key"); err != nil {
+		t.Fatal(err)
+	}
+	k2, _ := secret.GenerateKey("k2")
+	only, _ := secret.ParseKeyring(k2)
+	st, err := connectors.RotateKeys(ctx, e.pool, only, 10, nil)
+	if err != nil || st.Complete() {
+		t.Fatalf("RotateKeys with the old key missing = %+v, %v; want incomplete", st, err)
+	}
+	u, err := connectors.UnknownKeyIDs(ctx, e.pool, only)
+	if err != nil || len(u) != 1 || u[0] != (connectors.KeyUse{Table: "organisation_model_keys", KeyID: "k1", Rows: 1}) {
+		t.Fatalf("UnknownKeyIDs = %v, %v", u, err)
+	}
+	_, err = models.OrgKey(ctx, e.pool, only, org, "openrouter")
+	var uk *secret.UnknownKeyError
+	if !errors.Is(err, secret.ErrUnknownKey) || !errors.As(err, &uk) || uk.KeyID != "k1" {
+		t.Fatalf("OrgKey under a dropped key = %v, want an UnknownKeyError for k1", err)
+	}
+}
+
+// Every table with a key_id column holds sealed values: rotation must cover
+// it (a new sealed table is added to sealedTables in rotate.go).
+func TestRotationCoversEverySealedTable(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	rows, err := e.pool.Query(ctx, `SELECT table_name FROM information_schema.columns
+WHERE column_name = 'key_id' AND table_schema = current_schema() ORDER BY table_name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		want[n] = true
+	}
+	rows.Close()
+	st, err := connectors.RotateKeys(ctx, e.pool, e.keyring(t), 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range st.Tables {
+		delete(want, tr.Table)
+	}
+	if len(want) != 0 {
+		t.Fatalf("tables with sealed values that rotation skips: %v", want)
+	}
+}
