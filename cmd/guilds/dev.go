@@ -74,8 +74,17 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 			opts.UICodecEndpoint = "http://" + cfg.HTTPAddr + api.CodecPath
 		}
 		temporal, err = devserver.Start(ctx, opts)
+		var inUse *devserver.PortInUseError
+		if errors.As(err, &inUse) {
+			variable := "GUILDS_DEV_TEMPORAL_PORT"
+			if inUse.UI {
+				variable = "GUILDS_DEV_TEMPORAL_UI_PORT"
+			}
+			fmt.Fprintf(stderr, "guilds: %v: set %s to another port, or TEMPORAL_ADDRESS to use that server\n", err, variable)
+			return 1
+		}
 		if err != nil {
-			fmt.Fprintln(stderr, "guilds:", err)
+			fmt.Fprintf(stderr, "guilds: %v (its log: %s)\n", err, logFile.Name())
 			return 1
 		}
 		defer temporal.Stop()

@@ -42,7 +42,24 @@ type Server struct {
 	Address string
 	UIURL   string
 	cmd     *exec.Cmd
-	done    chan error
+	exited  chan struct{} // closed once the child has exited; then exitErr is set
+	exitErr error
+	tail    *tailWriter // the end of the server's own output, for a start-up failure
+}
+
+// PortInUseError says a port the dev server was to listen on is taken, most
+// often by another Temporal server: the caller names the setting that moves it.
+type PortInUseError struct {
+	Port int
+	UI   bool // the Web UI's port rather than the frontend's
+}
+
+func (e *PortInUseError) Error() string {
+	what := "frontend"
+	if e.UI {
+		what = "Web UI"
+	}
+	return fmt.Sprintf("port %d (Temporal dev server %s) is already in use, perhaps by another Temporal server", e.Port, what)
 }
 
 // FindBinary looks for the Temporal CLI: $TEMPORAL_CLI, then .bin/temporal above the
@@ -88,6 +105,16 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if o.Namespace == "" {
 		o.Namespace = "default"
 	}
+	// Checked first: a server already on the port would answer our readiness
+	// probe, and we would run against a server we did not start.
+	if err := checkFree(o.Port); err != nil {
+		return nil, &PortInUseError{Port: o.Port}
+	}
+	if o.UIPort != 0 {
+		if err := checkFree(o.UIPort); err != nil {
+			return nil, &PortInUseError{Port: o.UIPort, UI: true}
+		}
+	}
 	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", fmt.Sprint(o.Port),
 		"--namespace", o.Namespace, "--log-level", "warn"}
 	if o.DBFile != "" {
@@ -112,33 +139,45 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if out == nil {
 		out = io.Discard
 	}
-	cmd.Stdout, cmd.Stderr = out, out
+	tail := &tailWriter{}
+	cmd.Stdout = io.MultiWriter(out, tail)
+	cmd.Stderr = cmd.Stdout
 	// Its own process group, so a Ctrl-C aimed at us is handled by us and we stop it in order.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start temporal dev server: %w", err)
 	}
-	s := &Server{Address: fmt.Sprintf("127.0.0.1:%d", o.Port), cmd: cmd, done: make(chan error, 1)}
+	s := &Server{Address: fmt.Sprintf("127.0.0.1:%d", o.Port), cmd: cmd, exited: make(chan struct{}), tail: tail}
 	if o.UIPort != 0 {
 		s.UIURL = fmt.Sprintf("http://127.0.0.1:%d", o.UIPort)
 	}
-	go func() { s.done <- cmd.Wait() }()
-	if err := s.waitReady(ctx, o.Namespace); err != nil {
+	go func() {
+		s.exitErr = cmd.Wait()
+		close(s.exited)
+	}()
+	if err := s.waitReady(ctx, o.Namespace, o.Port); err != nil {
 		s.Stop()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Server) waitReady(ctx context.Context, namespace string) error {
+func (s *Server) waitReady(ctx context.Context, namespace string, port int) error {
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-s.done:
-			return fmt.Errorf("temporal dev server exited during start-up: %v", err)
+		case <-s.exited:
+			return s.exitedEarly()
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(250 * time.Millisecond):
+		}
+		// Only our child's own listener counts: another process that took
+		// the port after our check must never be mistaken for our server.
+		if owned, err := listensOn(s.cmd.Process.Pid, port); err != nil {
+			return err
+		} else if !owned {
+			continue
 		}
 		c, err := client.Dial(client.Options{HostPort: s.Address, Namespace: namespace, Logger: quietLogger{}})
 		if err != nil {
@@ -153,18 +192,42 @@ func (s *Server) waitReady(ctx context.Context, namespace string) error {
 	return errors.New("temporal dev server did not become ready within 90s")
 }
 
-// Stop ends the server: SIGTERM, then SIGKILL after a grace period.
+// exitedEarly describes a child that exited before it was ready.
+func (s *Server) exitedEarly() error {
+	msg := fmt.Sprintf("temporal dev server exited during start-up (%v)", s.exitErr)
+	if last := s.tail.lastLine(); last != "" {
+		msg += ": " + last
+	}
+	return errors.New(msg)
+}
+
+// Stop ends the server: SIGTERM, then SIGKILL after a grace period. It
+// returns at once when the server has already exited.
 func (s *Server) Stop() {
 	if s == nil || s.cmd.Process == nil {
 		return
 	}
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-s.done:
+	case <-s.exited:
 	case <-time.After(10 * time.Second):
 		_ = s.cmd.Process.Kill()
-		<-s.done
+		<-s.exited
 	}
+}
+
+// checkFree reports an error when a loopback TCP port cannot be bound.
+func checkFree(port int) error {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return err
+	}
+	return l.Close()
 }
 
 // FreePort asks the kernel for a free loopback TCP port.
