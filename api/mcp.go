@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,8 +51,11 @@ func (s *Server) mcpRoutes() []route {
 			Summary: "Connect a remote MCP server or a local adapter at a scope: a key (or the values a server is configured with) is checked with the service and connected now; an OAuth server answers the authorization URL",
 			Body:    mcpConnectInput{}, Reply: mcpConnectReply{}, Raw: s.mcpConnect},
 		{Method: "GET", Path: CallbackPath, Tag: "connections", Public: true,
-			Summary: "OAuth callback: completes the login the state names",
+			Summary: "OAuth callback: completes the login the state names, in the browser that started it (its cookie); an iss must name the login's authorization server",
 			Reply:   mcpCallbackReply{}, Handle: s.mcpCallback},
+		{Method: "POST", Path: CallbackPath, Tag: "connections",
+			Summary: "OAuth callback posted by the operator app: code and state, with the token of the user who started the login",
+			Body:    mcpCallbackInput{}, Reply: mcpCallbackReply{}, Handle: s.mcpCallbackPost, NoTx: true},
 		{Method: "GET", Path: "/api/mcp/connections/:id/tools", Tag: "connections",
 			Summary: "The tools a login listed", Reply: []mcpTool{}, Handle: listMCPTools},
 		{Method: "POST", Path: "/api/mcp/connections/:id/call", Tag: "connections",
@@ -194,7 +196,7 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 	case srv.Auth == "token":
 		out, err = s.connectKey(ctx, conn, srv, in.Key)
 	case srv.Auth == "oauth":
-		out, err = s.connectOAuth(c, conn)
+		out, err = s.connectOAuth(c, conn, p)
 	default:
 		out, err = s.connectConfig(ctx, conn, srv, in)
 	}
@@ -349,13 +351,17 @@ func (s *Server) taskQueue() string {
 	return worker.TaskQueue
 }
 
-func (s *Server) connectOAuth(c *gin.Context, conn grants.Connection) (mcpConnectReply, error) {
+func (s *Server) connectOAuth(c *gin.Context, conn grants.Connection, p access.Principal) (mcpConnectReply, error) {
 	if s.Temporal == nil {
 		return mcpConnectReply{}, &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the workflow service is not reachable"}
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Minute)
 	defer cancel()
 	redirect, err := s.callbackURL(c)
+	if err != nil {
+		return mcpConnectReply{}, err
+	}
+	nonce, err := s.bindOAuthStart(ctx, conn.ID, p.UserID)
 	if err != nil {
 		return mcpConnectReply{}, err
 	}
@@ -367,30 +373,57 @@ func (s *Server) connectOAuth(c *gin.Context, conn grants.Connection) (mcpConnec
 	if err != nil {
 		return mcpConnectReply{}, err
 	}
+	s.setOAuthCookie(c, conn.ID, nonce)
 	return mcpConnectReply{Connection: conn, AuthorizationURL: u}, nil
 }
 
-// mcpCallback finds the login by its state, hands the sealed code to the
-// login's workflow and answers with the outcome.
+// mcpCallback is the browser's return from the provider: the login its
+// state names is completed only with the starting browser's cookie.
 func (s *Server) mcpCallback(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
-	state := c.Query("state")
-	if state == "" || s.MCP.Keyring == nil || s.Temporal == nil {
-		return 0, nil, &Error{Status: http.StatusBadRequest, Code: "invalid_state", Message: "unknown or expired login"}
+	in := mcpCallbackInput{State: c.Query("state"), Code: c.Query("code"), Error: c.Query("error"), Iss: c.Query("iss")}
+	return s.completeCallback(c, db, in, func(pl pendingLogin) error { return pl.checkBrowser(c) })
+}
+
+// mcpCallbackPost is the operator app's alternative: it posts the code and
+// state back with the API token of the user who started the login.
+func (s *Server) mcpCallbackPost(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	var in mcpCallbackInput
+	if err := bindJSON(c, &in); err != nil {
+		return 0, nil, err
 	}
-	sum := sha256.Sum256([]byte(state))
-	var connID string
-	err := db.QueryRow(c, `SELECT connection_id FROM connection_oauth_pending WHERE state_hash = $1 AND expires_at > now()`, sum[:]).Scan(&connID)
-	if errors.Is(store.Map(err), store.ErrNotFound) {
-		return 0, nil, &Error{Status: http.StatusBadRequest, Code: "invalid_state", Message: "unknown or expired login"}
+	return s.completeCallback(c, db, in, func(pl pendingLogin) error { return pl.checkUser(p) })
+}
+
+type mcpCallbackInput struct {
+	State string `json:"state"`
+	Code  string `json:"code,omitempty"`
+	Error string `json:"error,omitempty"`
+	Iss   string `json:"iss,omitempty"`
+}
+
+// completeCallback finds the login by its state, checks who completes it and
+// the issuer before touching it, hands the sealed code to the login's
+// workflow and answers with the outcome.
+func (s *Server) completeCallback(c *gin.Context, db store.DB, in mcpCallbackInput, starter func(pendingLogin) error) (int, any, error) {
+	if in.State == "" || s.MCP.Keyring == nil || s.Temporal == nil {
+		return 0, nil, errUnknownState
 	}
+	pl, err := findPending(c, db, in.State)
 	if err != nil {
 		return 0, nil, err
 	}
+	if err := starter(pl); err != nil {
+		return 0, nil, err
+	}
+	if err := pl.checkIssuer(in.Iss); err != nil {
+		return 0, nil, err
+	}
+	connID := pl.ConnectionID
 	cb := connect.Callback{}
-	if e := c.Query("error"); e != "" || c.Query("code") == "" {
-		cb.Error = oauthCode(e)
+	if in.Error != "" || in.Code == "" {
+		cb.Error = oauthCode(in.Error)
 	} else {
-		cb.Sealed, err = acts.Seal(s.MCP.Keyring, connID, acts.CallbackParams{State: state, Code: c.Query("code")})
+		cb.Sealed, err = acts.Seal(s.MCP.Keyring, connID, acts.CallbackParams{State: in.State, Code: in.Code})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -399,10 +432,11 @@ func (s *Server) mcpCallback(c *gin.Context, db store.DB, _ access.Principal) (i
 	defer cancel()
 	if err := connect.Deliver(ctx, s.Temporal, connID, cb); err != nil {
 		if errors.Is(err, connect.ErrNoLogin) {
-			return 0, nil, &Error{Status: http.StatusBadRequest, Code: "invalid_state", Message: "unknown or expired login"}
+			return 0, nil, errUnknownState
 		}
 		return 0, nil, err
 	}
+	s.clearOAuthCookie(c, connID)
 	res, err := connect.Wait(ctx, s.Temporal, connID)
 	if err != nil {
 		return 0, nil, err

@@ -2,11 +2,14 @@ package api_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -57,6 +60,41 @@ type mcpEnv struct {
 	Activities *acts.Activities
 	queue      string
 	worker     sdkworker.Worker
+	// browser is the operator's browser: its cookie jar carries the OAuth
+	// binding cookie from Connect to the callback.
+	browser *http.Client
+}
+
+// newBrowser is a client with its own cookie jar that does not follow redirects.
+func newBrowser() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// doIn sends a request from a browser (its cookies), with a token when not "".
+func (me *mcpEnv) doIn(t *testing.T, browser *http.Client, token, method, path string, body string) apitest.Response {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, me.HTTP.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return apitest.Response{Status: resp.StatusCode, Body: raw}
 }
 
 func newMCPEnv(t *testing.T, withTemporal bool, tweak func(*api.MCPDeps)) *mcpEnv {
@@ -67,7 +105,7 @@ func newMCPEnv(t *testing.T, withTemporal bool, tweak func(*api.MCPDeps)) *mcpEn
 // newMCPEnvLog is newMCPEnv with the API's logger (nil: discarded).
 func newMCPEnvLog(t *testing.T, withTemporal bool, tweak func(*api.MCPDeps), log *slog.Logger) *mcpEnv {
 	t.Helper()
-	me := &mcpEnv{}
+	me := &mcpEnv{browser: newBrowser()}
 	k, _ := secret.GenerateKey("k1")
 	kr, err := secret.ParseKeyring(k)
 	if err != nil {
@@ -145,14 +183,21 @@ func follow(t *testing.T, authURL string) string {
 	return resp.Header.Get("Location")
 }
 
-// callback sends the browser's return to the API.
+// callback sends the browser's return to the API, from the browser that
+// clicked Connect.
 func (me *mcpEnv) callback(t *testing.T, location string) apitest.Response {
+	t.Helper()
+	return me.callbackIn(t, me.browser, location)
+}
+
+// callbackIn sends the browser's return from a given browser.
+func (me *mcpEnv) callbackIn(t *testing.T, browser *http.Client, location string) apitest.Response {
 	t.Helper()
 	u, err := url.Parse(location)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return me.Do("", "GET", u.RequestURI(), nil)
+	return me.doIn(t, browser, "", "GET", u.RequestURI(), "")
 }
 
 func newHTTPServer(t *testing.T, h http.Handler) string {

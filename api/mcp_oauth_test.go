@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 	"slices"
 	"strings"
@@ -28,7 +29,8 @@ func oauthFixture(t *testing.T, me *mcpEnv) *oauthtest.Server {
 
 func (me *mcpEnv) connectOAuth(t *testing.T, scope, owner string) (connID, authURL string) {
 	t.Helper()
-	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "notion", "owner_scope": scope, "owner_id": owner})
+	body, _ := json.Marshal(map[string]any{"slug": "notion", "owner_scope": scope, "owner_id": owner})
+	r := me.doIn(t, me.browser, me.AdminToken, "POST", "/api/mcp/connect", string(body))
 	if r.Status != 200 {
 		t.Fatalf("connect: %d %s", r.Status, r.Body)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/api"
+	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/apitest"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native/issues"
@@ -149,6 +150,10 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"POST /api/admin/mcp/servers":        {{"/api/admin/mcp/servers", map[string]any{"slug": "x", "name": "x"}, 403}},
 		"POST /api/users":                    {{"/api/users", map[string]any{"name": "x", "organisation_id": v.org}, 403}},
 		"GET /api/mcp/oauth/callback":        {{"/api/mcp/oauth/callback?state=forged&code=x", nil, 400}},
+		"POST /api/mcp/oauth/callback":       {{"/api/mcp/oauth/callback", map[string]any{"state": "forged", "code": "x"}, 400}},
+		// An operator's own tokens only: another user's are refused.
+		"GET /api/tokens":  {{"/api/tokens?user_id=" + v.user, nil, 403}},
+		"POST /api/tokens": {{"/api/tokens", map[string]any{"name": "x", "user_id": v.user}, 403}},
 		// It searches with the key in the body only and reads no stored data;
 		// without a key it is refused before any call.
 		"POST /api/mcp/pinned-prices/search": {{"/api/mcp/pinned-prices/search", map[string]any{"query": "bitcoin"}, 422}},
@@ -200,8 +205,14 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"PUT /api/mcp/connections/{id}/pinned-prices":     map[string]any{"coins": []map[string]any{{"id": "bitcoin"}}},
 		"PATCH /api/admin/mcp/servers/{id}":               map[string]any{"name": "x"},
 	}
+	victimToken, _, err := access.MintExpiring(context.Background(), me.DB, v.user, "victim", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	idFor := func(path string) string {
 		switch {
+		case strings.HasPrefix(path, "/api/tokens/"):
+			return victimToken.ID
 		case strings.HasPrefix(path, "/api/orgs/"):
 			return v.org
 		case strings.HasPrefix(path, "/api/guilds/"):
@@ -241,13 +252,16 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 			probes = list
 		} else {
 			id := idFor(path)
-			admin := strings.HasPrefix(path, "/api/admin/") || strings.Contains(path, "/members/{user_id}")
+			admin := strings.HasPrefix(path, "/api/admin/") || strings.HasPrefix(path, "/api/users/") || strings.Contains(path, "/members/{user_id}")
 			if id == "" && !admin {
 				t.Errorf("%s: no victim id for this path; add one", opName)
 				continue
 			}
 			if admin {
 				id = v.org
+				if strings.HasPrefix(path, "/api/users/") {
+					id = v.user
+				}
 			}
 			concrete := strings.NewReplacer("{id}", id, "{record_id}", v.record, "{subject_id}", v.guild,
 				"{key}", "plan.md", "{provider}", "openrouter", "{user_id}", v.user).Replace(path)
