@@ -450,6 +450,9 @@ func SeedCatalog(ctx context.Context, db store.DB) error {
 		if err != nil {
 			return fmt.Errorf("grants: seed server %s: %w", *m.Slug, err)
 		}
+		if listingPublished()[*m.Slug] {
+			continue // its copy is what connected sessions listed (publish.go)
+		}
 		if err := replaceCatalogTools(ctx, db, id, *m.Tools); err != nil {
 			return fmt.Errorf("grants: seed tools of %s: %w", *m.Slug, err)
 		}

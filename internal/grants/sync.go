@@ -96,6 +96,9 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 			input_schema = EXCLUDED.input_schema, listed_at = now()`, c.ID, remote, names, descs, schemas); err != nil {
 		return store.Map(err)
 	}
+	if err := publishListing(ctx, db, c.ServerSlug, c.ServerID, list); err != nil {
+		return err
+	}
 	if len(off) == 0 {
 		return nil
 	}
