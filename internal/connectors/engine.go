@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"os"
 	"strings"
@@ -514,7 +513,7 @@ func (e *Engine) Disconnect(ctx context.Context, id uuid.UUID) error {
 // deleted (mcp_connections rows cascade to their credential).
 func (e *Engine) Forget(ctx context.Context, id uuid.UUID) {
 	if e.inUse {
-		e.changed(ctx, id, math.MaxInt64/2)
+		e.changed(ctx, id, goneVersion)
 	}
 }
 

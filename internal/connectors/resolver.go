@@ -81,6 +81,7 @@ type Resolver struct {
 	now     atomic.Int64 // coarse clock, unix ns
 	sf      singleflight.Group
 
+	gone           goneHooks
 	redisDownUntil atomic.Int64
 	bg             context.Context
 	stop           context.CancelFunc
@@ -298,6 +299,9 @@ func (r *Resolver) Refresh(ctx context.Context, id uuid.UUID) (Credential, error
 // Forget drops what the resolver holds for a connection and tells the other
 // replicas to do the same.
 func (r *Resolver) invalidate(id uuid.UUID, version int64) {
+	if version >= goneVersion {
+		r.tellGone(id) // Forget: the login was deleted here or on another replica
+	}
 	s := r.slots.Load().get(id)
 	if s == nil {
 		return
@@ -440,6 +444,9 @@ func (r *Resolver) load(ctx context.Context, s *slot, id uuid.UUID, mode loadMod
 		}
 	}
 	rec, err := readRecord(ctx, r.db, id)
+	if errors.Is(err, ErrUnknownConnection) {
+		return r.goneEntry(s, id), nil
+	}
 	if err != nil {
 		return nil, r.storeError(id, err)
 	}

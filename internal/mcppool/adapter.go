@@ -29,6 +29,9 @@ func (p *Pool) adapterInfo(ctx context.Context, connectionID string) (ServerInfo
 		return ServerInfo{}, false, nil
 	}
 	info, err := p.load(ctx, connectionID)
+	if id, perr := uuid.Parse(connectionID); perr == nil && errors.Is(err, store.ErrNotFound) {
+		return info, false, p.gone(id)
+	}
 	if err != nil {
 		return info, false, err
 	}

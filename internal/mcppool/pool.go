@@ -83,7 +83,9 @@ func New(o Options) *Pool {
 	if o.ListTimeout == 0 {
 		o.ListTimeout = ListTimeout
 	}
-	return &Pool{o: o, log: o.Log, sessions: map[string]*session{}, opening: map[string]*inflight{}}
+	p := &Pool{o: o, log: o.Log, sessions: map[string]*session{}, opening: map[string]*inflight{}}
+	p.listenGone()
+	return p
 }
 
 // Close ends every session.
@@ -242,6 +244,9 @@ func (p *Pool) do(ctx context.Context, connectionID string, timeout time.Duratio
 	ctx, _ = connectors.WithUsed(ctx) // the redirect guard drops what was injected
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if err := p.present(ctx, connectionID); err != nil {
+		return err
+	}
 	refreshed, reinit := false, false
 	for {
 		s, err := p.session(ctx, connectionID)

@@ -19,8 +19,9 @@ import (
 // headerRecorder is a real MCP server that records every request's headers.
 type headerRecorder struct {
 	*httptest.Server
-	mu   sync.Mutex
-	seen []http.Header
+	mu      sync.Mutex
+	seen    []http.Header
+	methods []string
 }
 
 func newHeaderRecorder(t *testing.T) *headerRecorder {
@@ -29,6 +30,7 @@ func newHeaderRecorder(t *testing.T) *headerRecorder {
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.mu.Lock()
 		r.seen = append(r.seen, req.Header.Clone())
+		r.methods = append(r.methods, req.Method)
 		r.mu.Unlock()
 		h.ServeHTTP(w, req)
 	}))
@@ -81,4 +83,17 @@ func TestCredentialHeadersDoNotFollowACrossHostRedirect(t *testing.T) {
 			}
 		})
 	}
+}
+
+// calls counts the requests other than a session's closing DELETE.
+func (r *headerRecorder) calls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, m := range r.methods {
+		if m != http.MethodDelete {
+			n++
+		}
+	}
+	return n
 }

@@ -1,0 +1,62 @@
+package mcppool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// goneSource is the resolver's side of a deleted login: a verdict to record
+// and a way to hear of deletes done elsewhere (connectors.Resolver).
+type goneSource interface {
+	Gone(id uuid.UUID)
+	OnGone(fn func(uuid.UUID))
+}
+
+// listenGone closes the sessions of every login the resolver learns was
+// deleted, on this replica or another.
+func (p *Pool) listenGone() {
+	if g, ok := p.o.Credentials.(goneSource); ok {
+		g.OnGone(func(id uuid.UUID) { p.Drop(id.String()) })
+	}
+}
+
+// present checks, at call time and against Postgres, that the login still
+// exists and is not disconnected: a replica that missed an invalidation
+// message must not serve a deleted login from its session and cache. A login
+// found gone has its session closed and the resolver's copy dropped.
+func (p *Pool) present(ctx context.Context, connectionID string) error {
+	id, err := uuid.Parse(connectionID)
+	if err != nil {
+		return store.ErrNotFound
+	}
+	var status, slug string
+	err = p.o.DB.QueryRow(ctx, `SELECT c.status, s.slug FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id
+		WHERE c.id = $1`, id).Scan(&status, &slug)
+	if errors.Is(store.Map(err), store.ErrNotFound) {
+		return p.gone(id)
+	}
+	if err != nil {
+		return store.Map(err)
+	}
+	if status == "disconnected" {
+		p.Drop(connectionID)
+		return &connectors.ErrReconnectRequired{ConnectionID: id, Server: slug, Code: "disconnected"}
+	}
+	return nil
+}
+
+// gone closes a deleted login's session, has the resolver drop its copy, and
+// is the error its callers get.
+func (p *Pool) gone(id uuid.UUID) error {
+	p.Drop(id.String())
+	if g, ok := p.o.Credentials.(goneSource); ok {
+		g.Gone(id)
+	}
+	return fmt.Errorf("the login %s was deleted: %w", id, connectors.ErrUnknownConnection)
+}

@@ -1,0 +1,107 @@
+package mcppool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/secret"
+	"github.com/guilds/guilds/internal/testdb"
+)
+
+// replica is one process's engine and pool on the shared Postgres (and,
+// unless rdb is nil, the shared Redis).
+type replica struct {
+	eng  *connectors.Engine
+	pool *mcppool.Pool
+}
+
+func newReplica(t *testing.T, db *pgxpool.Pool, keys *secret.Keyring, slug string, rdb *redis.Client) replica {
+	t.Helper()
+	eng, err := connectors.New(context.Background(), connectors.Options{DB: db, Keyring: keys, Redis: rdb,
+		Connectors: []connectors.Ref{{Provider: connectors.ProviderID(slug)}}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Close)
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver()})
+	t.Cleanup(p.Close)
+	return replica{eng: eng, pool: p}
+}
+
+// A login deleted through one replica is refused by the others at their next
+// call, with no call reaching the server: one that hears the invalidation
+// and one without Redis, which never hears it. Deleting the catalog row
+// (which cascades to its logins) is refused alike.
+func TestDeletedLoginIsRefusedEverywhere(t *testing.T) {
+	for _, how := range []string{"login", "server"} {
+		t.Run(how, func(t *testing.T) {
+			ctx := context.Background()
+			db := testdb.New(t)
+			srv := newHeaderRecorder(t)
+			slug := "gone" + how
+			id := addConnection(t, db, slug, srv.URL, "token", `{}`)
+			entry, _ := secret.GenerateKey("k1")
+			keys, err := secret.ParseKeyring(entry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rdb, err := connectors.NewRedisClient("redis://127.0.0.1:6379/5")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { rdb.Close() })
+			a := newReplica(t, db, keys, slug, rdb)
+			b := newReplica(t, db, keys, slug, rdb)
+			c := newReplica(t, db, keys, slug, nil) // misses every invalidation
+			if _, err := a.eng.ConnectKey(ctx, uuid.MustParse(id), map[string]string{"token": "key-gone-0123456789"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range []replica{b, c} {
+				if _, err := r.pool.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
+					t.Fatalf("call before the delete: %v", err)
+				}
+			}
+
+			// Delete as the API does: the row (in its transaction), then a's
+			// session and every replica's cached credential.
+			switch how {
+			case "login":
+				if err := grants.DeleteConnection(ctx, db, access.Principal{Admin: true}, id); err != nil {
+					t.Fatal(err)
+				}
+			case "server":
+				if _, err := db.Exec(ctx, `DELETE FROM mcp_servers WHERE slug = $1`, slug); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a.pool.Drop(id)
+			a.eng.Forget(ctx, uuid.MustParse(id))
+
+			// A closed session's DELETE may reach it; no call may.
+			before := srv.calls()
+			for name, r := range map[string]replica{"with redis": b, "without redis": c} {
+				_, err := r.pool.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`))
+				if !errors.Is(err, connectors.ErrUnknownConnection) {
+					t.Fatalf("%s: call after the delete: %v", name, err)
+				}
+				if _, err := r.eng.Resolver().Token(ctx, uuid.MustParse(id)); !errors.Is(err, connectors.ErrUnknownConnection) {
+					t.Fatalf("%s: the resolver still serves the deleted login: %v", name, err)
+				}
+			}
+			if after := srv.calls(); after != before {
+				t.Fatalf("%d requests reached the server after the delete", after-before)
+			}
+		})
+	}
+}
