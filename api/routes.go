@@ -57,6 +57,12 @@ func (s *Server) routeTable() []route {
 func (s *Server) mount(rt route) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		var p access.Principal
+		if s.AuthMode == "local" && !rt.Public {
+			if e := checkLoopbackRequest(c, false); e != nil {
+				writeError(c, e)
+				return
+			}
+		}
 		if !rt.Public {
 			var err error
 			p, err = s.authenticate(c)

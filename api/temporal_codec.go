@@ -45,6 +45,12 @@ type codecPayloads struct {
 
 func (s *Server) codec(op string) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		if s.CodecWithoutToken {
+			if e := checkLoopbackRequest(c, true); e != nil {
+				writeError(c, e)
+				return
+			}
+		}
 		s.allowLoopbackOrigin(c)
 		if s.Codec == nil {
 			writeError(c, &Error{Status: http.StatusNotFound, Code: "codec_off",
@@ -96,6 +102,12 @@ func (s *Server) codec(op string) gin.HandlerFunc {
 }
 
 func (s *Server) codecPreflight(c *gin.Context) {
+	if s.CodecWithoutToken {
+		if e := checkLoopbackRequest(c, true); e != nil {
+			writeError(c, e)
+			return
+		}
+	}
 	s.allowLoopbackOrigin(c)
 	c.Status(http.StatusNoContent)
 }
