@@ -97,6 +97,9 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 		return raw, outcomeOf(raw), t.Filter, meta
 	case "mcp":
 		meta["server"] = offered.ServerSlug
+		if why := a.remoteRefusal(ctx, r, offered); why != "" {
+			return tools.ErrorResult(why), runs.OutcomeRefused, nil, meta
+		}
 		raw = a.callMCP(ctx, r, offered, args)
 		return raw, outcomeOf(raw), nil, meta
 	}

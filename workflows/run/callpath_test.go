@@ -167,3 +167,57 @@ func TestRunRedactsATokenRefreshedDuringTheCall(t *testing.T) {
 		t.Fatal("the workflow history holds the token")
 	}
 }
+
+// A remote tool switched off while a run is going (a binding turned off on
+// the tool, or on its whole server) refuses the run's next call, with no
+// request reaching the server.
+func TestRunStopsCallingARemoteToolTurnedOff(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{grants.KindMCPTool, grants.KindMCP} {
+		t.Run(kind, func(t *testing.T) {
+			e := newEnv(t, envOptions{noWorker: true})
+			o := newOAuthRemote(t, e, "echoauth")
+			o.startWorker(t, e)
+			ctx := context.Background()
+			catalogID := "echoauth_whoami"
+			if kind == grants.KindMCP {
+				catalogID = "echoauth"
+			}
+			var atOff int64
+			off := false
+			call := turn{Calls: []call{{"echoauth_whoami", `{}`}}}
+			e.model.script = []turn{call}
+			e.model.repeat = func(n int) turn {
+				if n == 1 {
+					// Between the two calls, as an operator would: PUT the binding off.
+					if _, err := grants.PutBinding(ctx, e.db, platformAdmin, grants.BindingInput{Scope: grants.ScopeGuild, ScopeID: e.guild,
+						CatalogKind: kind, CatalogID: catalogID, Enabled: &off}); err != nil {
+						t.Errorf("turn the tool off: %v", err)
+					}
+					atOff = o.requests.Load()
+					return call
+				}
+				return turn{Text: "done"}
+			}
+			id := e.start("who am I, twice?", 5)
+			res, err := e.wait(id, 2*time.Minute)
+			if err != nil || res.Status != runs.StatusCompleted {
+				t.Fatalf("run: %+v %v", res, err)
+			}
+			tr := transcript(t, e, id)
+			if len(tr.ToolCalls) != 2 {
+				t.Fatalf("tool calls = %+v", tr.ToolCalls)
+			}
+			first, second := tr.ToolCalls[0], tr.ToolCalls[1]
+			if first.Outcome != runs.OutcomeOK {
+				t.Fatalf("first call = %s %q", first.Outcome, first.Result)
+			}
+			if second.Outcome != runs.OutcomeRefused || !strings.HasPrefix(second.Result, "ERROR: echoauth_whoami was turned off") {
+				t.Fatalf("second call = %s %q", second.Outcome, second.Result)
+			}
+			if n := o.requests.Load(); n != atOff {
+				t.Fatalf("%d requests reached the server after the tool was turned off", n-atOff)
+			}
+		})
+	}
+}
