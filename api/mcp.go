@@ -536,7 +536,11 @@ func (s *Server) mcpCall(c *gin.Context, db store.DB, p access.Principal) (int, 
 		}
 	}
 	ctx := c.Request.Context()
-	red := tools.NewRedactor(s.secretsOf(ctx, conn.ID), s.Log)
+	secrets, err := s.secretsOf(ctx, conn.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	red := tools.NewRedactor(secrets, s.Log)
 	raw, err := s.MCP.Pool.Call(ctx, conn.ID, remote, args)
 	if err != nil {
 		var rr *connectors.ErrReconnectRequired
@@ -550,13 +554,22 @@ func (s *Server) mcpCall(c *gin.Context, db store.DB, p access.Principal) (int, 
 }
 
 // secretsOf is the login's redaction set: its credential values, less the
-// configured values its provider declares non-secret.
-func (s *Server) secretsOf(ctx context.Context, connectionID string) []string {
+// configured values its provider declares non-secret. Without it nothing is
+// called: a result could carry the credential in clear (runs fail closed too).
+func (s *Server) secretsOf(ctx context.Context, connectionID string) ([]string, error) {
 	out, err := s.MCP.Engine.Secrets(ctx, uuid.MustParse(connectionID))
-	if err != nil {
-		return nil
+	var rr *connectors.ErrReconnectRequired
+	switch {
+	case errors.As(err, &rr):
+		return nil, &Error{Status: http.StatusConflict, Code: "reconnect_required", Message: rr.Error()}
+	case errors.Is(err, store.ErrBusy):
+		return nil, err
+	case err != nil:
+		s.Log.Warn("mcp test call: the login's redaction set cannot be loaded; nothing called", "connection", connectionID, "err", err)
+		return nil, &Error{Status: http.StatusServiceUnavailable, Code: "redaction_unavailable",
+			Message: "the login's credential cannot be loaded to redact the result, so nothing was called; check GUILDS_ENCRYPTION_KEY or reconnect the login"}
 	}
-	return out
+	return out, nil
 }
 
 // stampNoTrailer runs the result pipeline and removes the remaining-calls

@@ -51,19 +51,19 @@ func TestResolveKeyPrecedence(t *testing.T) {
 	db := testdb.New(t)
 	kr := keyring(t)
 	acme, other := newOrg(t, db, "acme"), newOrg(t, db, "other")
-	r := &models.Resolver{Integrations: box(map[string]string{"OPENROUTER_API_KEY": "box-or"}), Keyring: kr}
+	r := &models.Resolver{Integrations: box(map[string]string{"OPENROUTER_API_KEY": "box-or-key"}), Keyring: kr}
 
 	tg, err := r.Resolve(ctx, db, acme, "openrouter/anthropic/claude")
-	if err != nil || tg.Key != "box-or" || tg.KeySource != "box" || tg.Model != "anthropic/claude" || tg.Qualified() != "openrouter/anthropic/claude" {
+	if err != nil || tg.Key != "box-or-key" || tg.KeySource != "box" || tg.Model != "anthropic/claude" || tg.Qualified() != "openrouter/anthropic/claude" {
 		t.Fatalf("box key: %+v %v", tg.LogValue(), err)
 	}
-	if err := models.SetOrgKey(ctx, db, kr, acme, models.OpenRouter, "  org-or  "); err != nil {
+	if err := models.SetOrgKey(ctx, db, kr, acme, models.OpenRouter, "  org-or-key  "); err != nil {
 		t.Fatal(err)
 	}
-	if tg, err = r.Resolve(ctx, db, acme, "openrouter/anthropic/claude"); err != nil || tg.Key != "org-or" || tg.KeySource != "organisation" {
+	if tg, err = r.Resolve(ctx, db, acme, "openrouter/anthropic/claude"); err != nil || tg.Key != "org-or-key" || tg.KeySource != "organisation" {
 		t.Fatalf("organisation key does not win: %+v %v", tg.LogValue(), err)
 	}
-	if tg, err = r.Resolve(ctx, db, other, "openrouter/x"); err != nil || tg.Key != "box-or" {
+	if tg, err = r.Resolve(ctx, db, other, "openrouter/x"); err != nil || tg.Key != "box-or-key" {
 		t.Fatalf("another organisation uses acme's key: %+v %v", tg.LogValue(), err)
 	}
 
@@ -77,10 +77,10 @@ func TestResolveKeyPrecedence(t *testing.T) {
 	if tg, err = r.Resolve(ctx, db, other, ""); err != nil || tg.Provider != models.OpenRouter || tg.Model == "" {
 		t.Fatalf("bare model: %+v %v", tg.LogValue(), err)
 	}
-	if err := models.SetOrgKey(ctx, db, kr, other, models.DeepInfra, "org-di"); err != nil {
+	if err := models.SetOrgKey(ctx, db, kr, other, models.DeepInfra, "org-di-key"); err != nil {
 		t.Fatal(err)
 	}
-	if tg, err = r.Resolve(ctx, db, other, "deepinfra/meta-llama/x"); err != nil || tg.Key != "org-di" || tg.Provider != models.DeepInfra {
+	if tg, err = r.Resolve(ctx, db, other, "deepinfra/meta-llama/x"); err != nil || tg.Key != "org-di-key" || tg.Provider != models.DeepInfra {
 		t.Fatalf("deepinfra with the organisation's key: %+v %v", tg.LogValue(), err)
 	}
 
@@ -110,7 +110,7 @@ func TestOrgKeyIsBoundToItsOrganisation(t *testing.T) {
 	db := testdb.New(t)
 	kr := keyring(t)
 	a, b := newOrg(t, db, "a"), newOrg(t, db, "b")
-	if err := models.SetOrgKey(ctx, db, kr, a, models.OpenRouter, "sk-a"); err != nil {
+	if err := models.SetOrgKey(ctx, db, kr, a, models.OpenRouter, "sk-a-key-1"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(ctx, `INSERT INTO organisation_model_keys (organisation_id, provider, key_id, ciphertext)
@@ -120,7 +120,7 @@ func TestOrgKeyIsBoundToItsOrganisation(t *testing.T) {
 	if k, err := models.OrgKey(ctx, db, kr, b, models.OpenRouter); err == nil {
 		t.Fatalf("a copied ciphertext opened as %q", k)
 	}
-	if err := models.SetOrgKey(ctx, db, nil, a, models.OpenRouter, "x"); !errors.Is(err, models.ErrNoKeyring) {
+	if err := models.SetOrgKey(ctx, db, nil, a, models.OpenRouter, "sk-x-key-1"); !errors.Is(err, models.ErrNoKeyring) {
 		t.Fatalf("no keyring: %v", err)
 	}
 }
@@ -221,5 +221,25 @@ func TestCompleteScrubsKeyBeforeClipping(t *testing.T) {
 				t.Errorf("%d, key at %d: %q", c.status, at, err)
 			}
 		}
+	}
+}
+
+// A key too short to be redacted from tool results is refused when stored,
+// so a stored key is always in a run's redaction set.
+func TestSetOrgKeyRefusesAKeyTooShortToRedact(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.New(t)
+	kr := keyring(t)
+	org := newOrg(t, db, "short")
+	err := models.SetOrgKey(ctx, db, kr, org, models.OpenRouter, " sk-1234 ")
+	if err == nil || !strings.Contains(err.Error(), "at least 8 characters") || strings.Contains(err.Error(), "sk-1234") {
+		t.Fatalf("short key: %v", err)
+	}
+	if held, err := models.OrgKeyProviders(ctx, db, org); err != nil || len(held) != 0 {
+		t.Fatalf("a refused key was stored: %v %v", held, err)
+	}
+	if err := models.SetOrgKey(ctx, db, kr, org, models.OpenRouter, "sk-12345"); err != nil {
+		t.Fatalf("an 8-character key: %v", err)
 	}
 }

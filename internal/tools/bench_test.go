@@ -145,3 +145,21 @@ func BenchmarkNewRedactor(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRedactWriter: the same 64 KiB result written in 4 KiB pieces
+// through a Writer (each piece rescans the held-back tail).
+func BenchmarkRedactWriter(b *testing.B) {
+	rng := rand.New(rand.NewSource(100))
+	secrets := randomSecrets(rng, 100)
+	text := []byte(benchResult(rng, secrets, true))
+	red := NewRedactor(secrets, quietLog)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		w := red.Writer(io.Discard)
+		for i := 0; i < len(text); i += 4 << 10 {
+			_, _ = w.Write(text[i:min(i+4<<10, len(text))])
+		}
+		_ = w.Close()
+	}
+}

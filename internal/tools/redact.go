@@ -2,7 +2,9 @@ package tools
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"sort"
@@ -16,7 +18,9 @@ const (
 	// MinSecretLen is the shortest value the redactor replaces. Shorter values
 	// (a PIN, "true", a port number) would turn ordinary words and numbers of
 	// every result into markers and still protect nothing; NewRedactor logs a
-	// warning, without the value, for each one it skips.
+	// warning, without the value, for each one it skips. Every place that
+	// stores a secret refuses a shorter one with CheckRedactable, so a stored
+	// secret is always redacted.
 	MinSecretLen = 8
 
 	// FragmentMin is the shortest start of a secret that is redacted when the
@@ -39,12 +43,14 @@ const window = 8
 // redacts nothing.
 //
 // Each secret is searched for in the forms a tool is likely to print it:
-// as is; URL-encoded (query and path escaping); JSON-escaped (with and
-// without HTML escaping, and with "\/"); base64 in the standard and URL
+// as is; URL-encoded (query and path escaping, with upper- and lowercase hex
+// digits); JSON-escaped (with and without HTML escaping, and with "\/");
+// hexadecimal (lower- and uppercase); base64 in the standard and URL
 // alphabets, padded and raw, including inside a longer base64 text at any of
 // the three byte alignments (only the characters that depend on the secret
 // alone are matched, so at most 4 bits of it stay visible next to a marker).
-// Overlapping and adjacent matches become one marker.
+// Overlapping and adjacent matches become one marker. A text that arrives
+// in pieces is redacted with [Redactor.Writer], never piece by piece.
 //
 // Search cost hardly grows with the number of secrets. Every pattern is at
 // least 8 bytes long, so an occurrence starting at byte i covers the 4-byte
@@ -61,6 +67,7 @@ type Redactor struct {
 	heads    bitset             // first 8 bytes of every pattern
 	cands    map[uint64][]int32 // first 8 bytes -> pattern indexes, longest first
 	secrets  int                // secret values kept
+	longest  int                // bytes of the longest pattern
 }
 
 // hashMul spreads 8 text bytes over the bitset (Fibonacci hashing).
@@ -98,6 +105,9 @@ func NewRedactor(secrets []string, log *slog.Logger) *Redactor {
 	}
 	// Longest first, so the first full match among candidates is the longest.
 	sort.SliceStable(r.patterns, func(i, j int) bool { return len(r.patterns[i]) > len(r.patterns[j]) })
+	if len(r.patterns) > 0 {
+		r.longest = len(r.patterns[0])
+	}
 	r.blocks = newBitset(4 * len(r.patterns))
 	r.heads = newBitset(len(r.patterns))
 	for i, p := range r.patterns {
@@ -283,9 +293,22 @@ func putSpans(s *[]span) {
 	spanPool.Put(s)
 }
 
+// CheckRedactable reports whether a secret can be redacted from tool results:
+// it must be at least MinSecretLen bytes. Every place that stores a value
+// which joins a run's redaction set calls it and refuses the value otherwise,
+// so no stored secret is silently left out of redaction.
+func CheckRedactable(value string) error {
+	if len(value) < MinSecretLen {
+		return fmt.Errorf("must be at least %d characters, so that it can be redacted from tool results", MinSecretLen)
+	}
+	return nil
+}
+
 // encodedForms lists the byte strings that reveal s in a tool result.
 func encodedForms(s string) []string {
-	forms := []string{s, url.QueryEscape(s), url.PathEscape(s)}
+	q, p := url.QueryEscape(s), url.PathEscape(s)
+	forms := []string{s, q, p, lowerEscapes(q), lowerEscapes(p),
+		hex.EncodeToString([]byte(s)), strings.ToUpper(hex.EncodeToString([]byte(s)))}
 	if j, err := json.Marshal(s); err == nil {
 		js := string(j[1 : len(j)-1])
 		forms = append(forms, js, strings.ReplaceAll(js, "/", `\/`))
@@ -315,4 +338,24 @@ func encodedForms(s string) []string {
 		}
 	}
 	return forms
+}
+
+// lowerEscapes writes the hex digits of every %XX escape of s in lowercase,
+// as some encoders do (RFC 3986 lets them).
+func lowerEscapes(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerHex(b[i+1]), lowerHex(b[i+2])
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+func lowerHex(c byte) byte {
+	if 'A' <= c && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
