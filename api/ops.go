@@ -9,6 +9,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/guilds/guilds/internal/config"
 )
 
 var requestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -55,10 +57,19 @@ func (s *Server) readyz(c *gin.Context) {
 	defer cancel()
 	checks := gin.H{}
 	ok := true
+	// The endpoint is public: a failure names no address and, should a
+	// server echo what it was sent, no password.
+	var passwords []string
+	if s.DB != nil {
+		passwords = append(passwords, s.DB.Config().ConnConfig.Password)
+	}
+	if s.Redis != nil {
+		passwords = append(passwords, s.Redis.Options().Password)
+	}
 	check := func(name string, err error) {
 		if err != nil {
 			ok = false
-			checks[name] = err.Error()
+			checks[name] = config.RedactWith(err.Error(), passwords...)
 			return
 		}
 		checks[name] = "ok"

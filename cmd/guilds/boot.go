@@ -71,12 +71,13 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 	opt, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
 		p.close()
-		return nil, fmt.Errorf("REDIS_URL: %w", err)
+		// A parse error quotes the whole URL, password included.
+		return nil, fmt.Errorf("REDIS_URL %s: %s", config.Redact(cfg.RedisURL), config.RedactWith(err.Error(), cfg.RedisURL))
 	}
 	p.redis = redis.NewClient(opt)
 	if err := p.redis.Ping(ctx).Err(); err != nil {
 		p.close()
-		return nil, fmt.Errorf("Redis at %s is not reachable (set REDIS_URL): %w", opt.Addr, err)
+		return nil, fmt.Errorf("Redis at %s is not reachable (set REDIS_URL): %s", config.Redact(cfg.RedisURL), config.RedactWith(err.Error(), opt.Password))
 	}
 	if p.keyring, err = platformKeyring(cfg, dev); err != nil {
 		p.close()

@@ -191,7 +191,7 @@ func firstAdminToken(ctx context.Context, db *pgxpool.Pool) (string, error) {
 // first start; later starts say how to get another one, since it is not stored.
 func printDevBanner(w io.Writer, cfg config.Config, ui, token string) {
 	fmt.Fprintf(w, "guilds dev is up\n  API:         http://%s  (OpenAPI at /api/openapi.json)\n  Temporal:    %s  UI %s\n  PostgreSQL:  %s\n  Redis:       %s\n  Auth mode:   %s\n",
-		cfg.HTTPAddr, cfg.TemporalAddress, ui, store.Redact(cfg.DatabaseURL), cfg.RedisURL, cfg.AuthMode)
+		cfg.HTTPAddr, cfg.TemporalAddress, ui, config.Redact(cfg.DatabaseURL), config.Redact(cfg.RedisURL), cfg.AuthMode)
 	switch {
 	case token != "":
 		fmt.Fprintf(w, "  Admin token (shown once; mint more with `guilds tokens create --admin`):\n    %s\n", token)

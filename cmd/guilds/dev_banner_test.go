@@ -32,3 +32,20 @@ func TestDevBannerAfterTheFirstStart(t *testing.T) {
 		}
 	}
 }
+
+// The banner shows where the database and Redis are, never their passwords,
+// whichever form the address takes.
+func TestDevBannerHidesEveryPasswordForm(t *testing.T) {
+	for _, cfg := range []config.Config{
+		{DatabaseURL: "host=db user=u password=db-s3cret dbname=guilds", RedisURL: "redis://:redis-s3cret@cache:6379/0"},
+		{DatabaseURL: "host=db password='db-s3cret x' dbname=guilds", RedisURL: "rediss://default:redis-s3cret@cache:6380/0"},
+		{DatabaseURL: "postgres://db/guilds?password=db-s3cret", RedisURL: "unix://u:redis-s3cret@/run/redis.sock"},
+	} {
+		cfg.HTTPAddr, cfg.AuthMode = "127.0.0.1:8080", "token"
+		var out bytes.Buffer
+		printDevBanner(&out, cfg, "ui", "")
+		if strings.Contains(out.String(), "s3cret") || strings.Count(out.String(), "***") != 2 {
+			t.Errorf("banner:\n%s", out.String())
+		}
+	}
+}

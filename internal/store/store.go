@@ -6,12 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/guilds/guilds/internal/config"
 )
 
 var (
@@ -34,7 +35,7 @@ type DB interface {
 func Open(ctx context.Context, databaseURL string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		return nil, fmt.Errorf("DATABASE_URL: %s", Redact(err.Error()))
 	}
 	sizePool(cfg, databaseURL)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -53,7 +54,7 @@ func Open(ctx context.Context, databaseURL string) (*pgxpool.Pool, error) {
 func EnsureDatabase(ctx context.Context, databaseURL string) error {
 	cfg, err := pgx.ParseConfig(databaseURL)
 	if err != nil {
-		return fmt.Errorf("DATABASE_URL: %w", err)
+		return fmt.Errorf("DATABASE_URL: %s", Redact(err.Error()))
 	}
 	name := cfg.Database
 	cfg.Database = "postgres"
@@ -123,20 +124,11 @@ func Constraint(err error) string {
 	return ""
 }
 
-// Redact hides the password of a connection URL for messages.
-func Redact(databaseURL string) string {
-	u, err := url.Parse(databaseURL)
-	if err != nil || u.User == nil {
-		return databaseURL
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return strings.Replace(u.String(), "xxxxx", "***", 1)
-}
+// Redact hides the password of a connection URL or key=value DSN for messages.
+func Redact(databaseURL string) string { return config.Redact(databaseURL) }
 
 // unreachable says, on one line, which database could not be reached and what to set.
 func unreachable(databaseURL string, err error) error {
 	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
-	return fmt.Errorf("PostgreSQL at %s is not reachable (set DATABASE_URL): %s", Redact(databaseURL), msg)
+	return fmt.Errorf("PostgreSQL at %s is not reachable (set DATABASE_URL): %s", Redact(databaseURL), Redact(msg))
 }
