@@ -1,7 +1,9 @@
 package api
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -42,7 +44,7 @@ func (s *Server) grantRoutes() []route {
 		{Method: "GET", Path: "/api/bindings", Tag: "bindings", Summary: "List the bindings written at one scope (scope, scope_id)",
 			Reply: []grants.Binding{}, Handle: listBindings},
 		{Method: "PUT", Path: "/api/bindings", Tag: "bindings", Summary: "Turn a catalog item on or off at a scope",
-			Body: grants.BindingInput{}, Reply: grants.Binding{}, Handle: putBinding},
+			Body: grants.BindingInput{}, Reply: grants.Binding{}, Handle: s.putBinding},
 		{Method: "DELETE", Path: "/api/bindings", Tag: "bindings", Summary: "Remove a scope's binding so it inherits again",
 			Body: grants.BindingInput{}, Status: 204, Handle: deleteBinding},
 
@@ -155,13 +157,63 @@ func listBindings(c *gin.Context, db store.DB, p access.Principal) (int, any, er
 	return http.StatusOK, out, err
 }
 
-func putBinding(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func (s *Server) putBinding(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in grants.BindingInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
 	out, err := grants.PutBinding(c, db, p, in)
-	return http.StatusOK, out, err
+	if err != nil {
+		return 0, nil, err
+	}
+	// Checked on the written state, in the request's transaction: a refusal
+	// rolls the binding back.
+	if err := s.checkPlatformCeiling(c, db, p, out); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, out, nil
+}
+
+// checkPlatformCeiling applies ADR 0302: a platform login acts with the
+// box's own credential, which an operator may use only as far as the
+// instance admin switched it on at the platform scope. Where the written
+// binding makes a platform login serve its server, every tool on there must
+// be on at the platform scope too.
+func (s *Server) checkPlatformCeiling(ctx context.Context, db store.DB, p access.Principal, b grants.Binding) error {
+	if p.Admin || !b.Enabled || b.Scope == grants.ScopePlatform {
+		return nil
+	}
+	if b.CatalogKind != grants.KindMCP && b.CatalogKind != grants.KindMCPTool {
+		return nil
+	}
+	here, err := s.grants().View(ctx, db, p, b.Scope, b.ScopeID)
+	if err != nil {
+		return err
+	}
+	platform, err := s.grants().View(ctx, db, p, grants.ScopePlatform, "")
+	if err != nil {
+		return err
+	}
+	for _, sv := range here.Servers {
+		if sv.Slug != b.ServerSlug || !sv.Enabled || sv.Login == nil || sv.Login.OwnerScope != grants.ScopePlatform {
+			continue
+		}
+		granted := map[string]bool{}
+		for _, ps := range platform.Servers {
+			if ps.ID == sv.ID && ps.Enabled {
+				for _, t := range ps.Tools {
+					granted[t.Name] = t.Enabled
+				}
+			}
+		}
+		for _, t := range sv.Tools {
+			if t.Enabled && !granted[t.Name] {
+				return &Error{Status: http.StatusForbidden, Code: "platform_grant",
+					Message: fmt.Sprintf("%s would act with the box's own %s login, which the instance admin has not switched on at the platform scope; connect a login of your own at this scope to use it", t.Name, sv.Slug)}
+			}
+		}
+	}
+	return nil
 }
 
 func deleteBinding(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
