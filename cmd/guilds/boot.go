@@ -37,6 +37,7 @@ import (
 // platform is the dependency graph shared by serve, worker and dev.
 type platform struct {
 	cfg          config.Config
+	env          environment // the environment at start-up; the live one lost its credentials
 	log          *slog.Logger
 	db           *pgxpool.Pool
 	redis        *redis.Client
@@ -62,7 +63,8 @@ func newLogger(w io.Writer) *slog.Logger {
 // builds the services every process shares. dev allows a generated key under
 // the data directory when GUILDS_ENCRYPTION_KEY is unset.
 func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev bool) (*platform, error) {
-	p := &platform{cfg: cfg, log: log, integrations: integrations.New(nil)}
+	env := snapshotEnvironment()
+	p := &platform{cfg: cfg, env: env, log: log, integrations: integrations.New(env.Getenv)}
 	db, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
@@ -83,6 +85,8 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 		p.close()
 		return nil, err
 	}
+	// Read everything it needs: from here on, children never inherit them.
+	forgetCredentials(env)
 	p.codec = payloadcodec.New(p.keyring, cfg.SealPayloads)
 	if cfg.TemporalAddress != "" {
 		dc, fc := p.codec.Converters()
@@ -103,7 +107,7 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 			return nil, err
 		}
 	}
-	p.models = models.FromEnv(p.integrations, p.keyring, os.Getenv)
+	p.models = models.FromEnv(p.integrations, p.keyring, env.Getenv)
 	p.tools = native.Registry(db, log)
 	p.grants = grants.NewService(p.tools, p.integrations, log)
 	return p, nil
@@ -127,7 +131,7 @@ func platformKeyring(cfg config.Config, dev bool) (*secret.Keyring, error) {
 
 // startConnectors starts the connector engine and the MCP pool.
 func (p *platform) startConnectors(ctx context.Context) error {
-	rt, err := connect.NewRuntime(ctx, p.db, p.redis, p.keyring, p.log, nil)
+	rt, err := connect.NewRuntime(ctx, p.db, p.redis, p.keyring, p.log, p.env.Getenv)
 	if err != nil {
 		return err
 	}
@@ -155,7 +159,7 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 	d := api.Deps{
 		DB: p.db, Redis: p.redis, Temporal: p.temporal, Integrations: p.integrations,
 		Log: p.log, AuthMode: p.cfg.AuthMode, PublicBaseURL: p.cfg.PublicBaseURL,
-		Models: p.models, Tools: p.tools, URLPolicy: mcpoauth.PolicyFromEnv(os.Getenv),
+		Models: p.models, Tools: p.tools, URLPolicy: mcpoauth.PolicyFromEnv(p.env.Getenv),
 		Codec: p.codec, CodecWithoutToken: config.Loopback(p.cfg.HTTPAddr),
 		RunEvents: runs.NewListener(p.db.Config().ConnConfig.Copy(), p.log),
 	}

@@ -135,6 +135,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		args = append(args, "--search-attribute", sa)
 	}
 	cmd := exec.Command(o.Binary, args...)
+	cmd.Env = childEnv()
 	out := o.Output
 	if out == nil {
 		out = io.Discard
@@ -219,6 +220,18 @@ func (s *Server) Stop() {
 		_ = s.cmd.Process.Kill()
 		<-s.exited
 	}
+}
+
+// childEnv is the little of our environment the dev server needs: never the
+// encryption key, database URL or model keys that guilds dev was given.
+func childEnv() []string {
+	var env []string
+	for _, name := range []string{"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LC_ALL", "LC_CTYPE"} {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
 }
 
 // checkFree reports an error when a loopback TCP port cannot be bound.

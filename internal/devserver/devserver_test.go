@@ -107,3 +107,24 @@ func TestStartsAndStops(t *testing.T) {
 	s.Stop()
 	s.Stop() // a second Stop returns at once
 }
+
+// TestChildGetsNoCredentials: the dev server runs with a minimal
+// environment, never the encryption key or database URL guilds dev was given.
+func TestChildGetsNoCredentials(t *testing.T) {
+	t.Setenv("GUILDS_ENCRYPTION_KEY", "k1:must-not-reach-the-child")
+	bin := filepath.Join(t.TempDir(), "temporal")
+	out := filepath.Join(t.TempDir(), "env")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nenv > "+out+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := startOrTimeout(t, Options{Binary: bin}); err == nil {
+		t.Fatal("the fake server exits; Start should say so")
+	}
+	env, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(env), "must-not-reach-the-child") || !strings.Contains(string(env), "PATH=") {
+		t.Fatalf("child environment:\n%s", env)
+	}
+}
