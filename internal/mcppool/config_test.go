@@ -221,7 +221,7 @@ func TestConfiguredEnvReachesStdioServer(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv(platformSecretEnv, "postgres://platform:secret@db/guilds")
 	db := testdb.New(t)
-	cfg, _ := json.Marshal(map[string]any{"command": os.Args[0], "args": []string{stdioPeerArg}, "provider": "config",
+	cfg, _ := json.Marshal(map[string]any{"command": peerCommand(t), "args": []string{stdioPeerArg}, "provider": "config",
 		"fields": []map[string]any{
 			{"name": "workspace", "env": "ACME_WORKSPACE"},
 			{"name": "api_base", "env": "ACME_API_BASE", "secret": false},
@@ -235,7 +235,7 @@ func TestConfiguredEnvReachesStdioServer(t *testing.T) {
 		t.Fatal("a missing api_base was accepted")
 	}
 	listed, err := login.ConnectConfig(ctx, id, map[string]string{"workspace": "ws-stdio-secret", "api_base": "https://api.acme.test"})
-	if err != nil || len(listed) != 5 {
+	if err != nil || len(listed) != 6 {
 		t.Fatalf("ConnectConfig = %d tools, %v", len(listed), err)
 	}
 

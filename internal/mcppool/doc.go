@@ -12,6 +12,12 @@
 // key again marks the login reconnect_required. A session the
 // server forgot (404 on its id) or a closed transport is re-initialised.
 //
+// A stdio server runs with a clean environment, in its own process group and,
+// when the orchestrator is root, as another user (docs/adr/0606-stdio-isolation.md).
+// Every call first checks the login's row in Postgres, so a login deleted on
+// any replica is refused; results and errors are redacted with the credential
+// values the call injected (docs/adr/0204-redact-what-the-call-used.md).
+//
 // Listings are persisted per connection (mcp_tools) and refreshed from the
 // remote server only when older than a bound (Refresh), so run starts and
 // views normally read the stored list. See docs/adr/0601-mcp-session-pool.md.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -33,6 +34,9 @@ const stdioPeerArg = "-guilds-stdio-peer"
 const platformSecretEnv = "GUILDS_MCPPOOL_PLATFORM_SECRET"
 
 func TestMain(m *testing.M) {
+	if slices.Contains(os.Args[1:], stdioParentArg) {
+		os.Exit(runStdioParent(os.Args[1:]))
+	}
 	if slices.Contains(os.Args[1:], stdioPeerArg) {
 		if err := server.ServeStdio(stdioPeer()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -40,7 +44,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if peerPath != "" {
+		os.RemoveAll(filepath.Dir(peerPath))
+	}
+	os.Exit(code)
 }
 
 // peerReport is what the stdio peer's whoami tool answers. The token it
@@ -63,6 +71,7 @@ func digest(s string) string {
 
 func stdioPeer() *server.MCPServer {
 	s := newMCP()
+	addSnoopTool(s)
 	s.AddTool(mcp.NewTool("whoami", mcp.WithDescription("Say what this process received")),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			r := peerReport{PID: os.Getpid(), Leaked: os.Getenv(platformSecretEnv), HasPath: os.Getenv("PATH") != "", Args: os.Args[1:]}
@@ -98,7 +107,7 @@ func stdioConnection(t *testing.T, key string) (*mcppool.Pool, string) {
 	t.Helper()
 	t.Setenv(platformSecretEnv, "postgres://platform:secret@db/guilds")
 	db := testdb.New(t)
-	cfg, _ := json.Marshal(map[string]any{"command": os.Args[0], "args": []string{stdioPeerArg}})
+	cfg, _ := json.Marshal(map[string]any{"command": peerCommand(t), "args": []string{stdioPeerArg}})
 	id := addServerConnection(t, db, "localmcp", "stdio", "", "token", string(cfg))
 	eng := newEngine(t, db, "localmcp")
 	connectKey(t, eng, id, key)
@@ -138,7 +147,7 @@ func TestStdioListCallAndTokenChannel(t *testing.T) {
 	for _, tl := range tools {
 		names[tl.Name] = tl.RemoteName
 	}
-	if len(tools) != 5 || names["localmcp_pages_search"] != "pages.search" || names["localmcp_whoami"] != "whoami" {
+	if len(tools) != 6 || names["localmcp_pages_search"] != "pages.search" || names["localmcp_whoami"] != "whoami" {
 		t.Fatalf("listed %v", names)
 	}
 	if out, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"hi"}`)); err != nil || out != "echo: hi" {

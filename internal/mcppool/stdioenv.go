@@ -15,10 +15,16 @@ var stdioBaseEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", 
 
 // stdioCommand builds a stdio server's process with only the allowed platform
 // variables plus the connection's own (env, the values its provider injects),
-// never the whole os.Environ().
+// never the whole os.Environ(), as another user when the orchestrator is root
+// (stdioSysProcAttr).
 func stdioCommand(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 	cmd := exec.CommandContext(ctx, command, args...)
 	cmd.Env = stdioEnviron(os.Getenv, env)
+	cmd.SysProcAttr = stdioSysProcAttr()
+	if cmd.SysProcAttr.Credential != nil {
+		cmd.Dir = "/" // the orchestrator's working directory may be closed to that user
+		cmd.Env = withHome(cmd.Env, stdioHome())
+	}
 	return cmd, nil
 }
 
@@ -43,4 +49,18 @@ func stdioEnviron(getenv func(string) string, env []string) []string {
 // refuses such names; this holds for any provider).
 func platformOwned(name string) bool {
 	return slices.Contains(stdioBaseEnv, name) || strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_")
+}
+
+// withHome replaces HOME (the orchestrator's) with home, or drops it.
+func withHome(env []string, home string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "HOME=") {
+			out = append(out, kv)
+		}
+	}
+	if home != "" {
+		out = append(out, "HOME="+home)
+	}
+	return out
 }
