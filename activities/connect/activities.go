@@ -80,7 +80,13 @@ WHERE c.id = $1`, in.ConnectionID).Scan(&serverID, &mcpURL, &cfg)
 			return "", temporal.NewNonRetryableApplicationError("OAuth setup failed: "+err.Error(), ErrTypeSetup, nil)
 		}
 		if p.Changed {
-			if _, err := a.DB.Exec(ctx, `UPDATE mcp_servers SET config = $2, updated_at = now() WHERE id = $1`, serverID, p.Config); err != nil {
+			// Registrations another login stored meanwhile (another redirect
+			// URI) are kept: this write adds its own, never replaces theirs.
+			if _, err := a.DB.Exec(ctx, `UPDATE mcp_servers SET config = CASE
+    WHEN $2::jsonb->'oauth' ? 'registrations' THEN jsonb_set($2::jsonb, '{oauth,registrations}',
+        coalesce(config->'oauth'->'registrations', '{}'::jsonb) || ($2::jsonb->'oauth'->'registrations'))
+    ELSE $2::jsonb END,
+    updated_at = now() WHERE id = $1`, serverID, p.Config); err != nil {
 				return "", err
 			}
 		}

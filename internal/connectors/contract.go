@@ -102,6 +102,22 @@ type Credential struct {
 	// Extra holds provider-defined fields: API key parts, configured headers
 	// or environment values, provider token response extras.
 	Extra map[string]string
+	// Client is the OAuth client the grant was issued to (nil for API keys
+	// and logins stored before it was kept); read-only.
+	Client *OAuthClient
+}
+
+// OAuthClient is the client an OAuth login was granted to, sealed with the
+// credential: the login refreshes and revokes with it, so a catalog row that
+// later registers another client (another redirect URI) orphans nothing.
+type OAuthClient struct {
+	ClientID     string `json:"id"`
+	ClientSecret string `json:"secret,omitempty"`
+	AuthStyle    string `json:"style,omitempty"` // basic, post, none or "" (auto)
+	TokenURL     string `json:"token_url"`
+	RevokeURL    string `json:"revoke_url,omitempty"`
+	Issuer       string `json:"issuer,omitempty"`
+	RedirectURI  string `json:"redirect_uri,omitempty"`
 }
 
 // String hides every value.

@@ -25,6 +25,7 @@ type storedCredential struct {
 	TokenType    string            `json:"t,omitempty"`
 	Expiry       time.Time         `json:"e,omitzero"`
 	Extra        map[string]string `json:"x,omitempty"`
+	Client       *OAuthClient      `json:"c,omitempty"`
 }
 
 func credAAD(id uuid.UUID) []byte {
@@ -32,7 +33,7 @@ func credAAD(id uuid.UUID) []byte {
 }
 
 func seal(kr *secret.Keyring, id uuid.UUID, c Credential) (keyID string, ct []byte, err error) {
-	pt, err := json.Marshal(storedCredential{c.AccessToken, c.RefreshToken, c.TokenType, c.Expiry, c.Extra})
+	pt, err := json.Marshal(storedCredential{c.AccessToken, c.RefreshToken, c.TokenType, c.Expiry, c.Extra, c.Client})
 	if err != nil {
 		return "", nil, err
 	}
@@ -52,7 +53,7 @@ func unseal(kr *secret.Keyring, id uuid.UUID, ct []byte) (Credential, error) {
 	if err != nil {
 		return Credential{}, fmt.Errorf("connectors: stored credential of %s is not readable", id)
 	}
-	return Credential{s.AccessToken, s.RefreshToken, s.TokenType, s.Expiry, s.Extra}, nil
+	return Credential{s.AccessToken, s.RefreshToken, s.TokenType, s.Expiry, s.Extra, s.Client}, nil
 }
 
 // record is one connection with its catalog row and stored credential.

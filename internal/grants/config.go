@@ -16,12 +16,31 @@ func redactConfig(config json.RawMessage) json.RawMessage {
 	if !ok {
 		return config
 	}
-	if _, has := oauth["client_secret"]; !has {
-		return config
+	if regs, ok := redactRegistrations(oauth["registrations"]); ok {
+		oauth["registrations"] = regs
 	}
-	delete(oauth, "client_secret")
-	oauth[secretSetKey] = json.RawMessage(`true`)
+	if _, has := oauth["client_secret"]; has {
+		delete(oauth, "client_secret")
+		oauth[secretSetKey] = json.RawMessage(`true`)
+	}
 	return joinOAuth(row, oauth)
+}
+
+// redactRegistrations does to every client Connect registered (one per
+// redirect URI) what redactConfig does to the row's client.
+func redactRegistrations(raw json.RawMessage) (json.RawMessage, bool) {
+	var regs map[string]map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &regs) != nil {
+		return nil, false
+	}
+	for _, r := range regs {
+		if _, has := r["client_secret"]; has {
+			delete(r, "client_secret")
+			r[secretSetKey] = json.RawMessage(`true`)
+		}
+	}
+	out, _ := json.Marshal(regs)
+	return out, true
 }
 
 // keepSecret prepares an admin's new config for storage: the display-only
@@ -34,6 +53,14 @@ func keepSecret(stored, next json.RawMessage) json.RawMessage {
 		return next
 	}
 	delete(oauth, secretSetKey)
+	// Registrations are Connect's own writes: the stored ones are kept
+	// whatever the admin sends back (their secrets were shown redacted).
+	delete(oauth, "registrations")
+	if _, old, ok := splitOAuth(stored); ok {
+		if regs, has := old["registrations"]; has {
+			oauth["registrations"] = regs
+		}
+	}
 	if _, has := oauth["client_secret"]; !has {
 		if _, old, ok := splitOAuth(stored); ok {
 			if sec, has := old["client_secret"]; has && string(old["client_id"]) == string(oauth["client_id"]) {

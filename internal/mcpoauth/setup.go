@@ -28,6 +28,18 @@ type OAuthConfig struct {
 	Registered  bool   `json:"registered,omitempty"`
 	UserinfoURL string `json:"userinfo_url,omitempty"`
 	Issuer      string `json:"issuer,omitempty"`
+	// Registrations holds every client this package registered, by redirect
+	// URI: a login through one redirect URI (a Host spelling, a former
+	// PUBLIC_BASE_URL) never replaces the client of another, whose logins
+	// keep refreshing with it.
+	Registrations map[string]Registration `json:"registrations,omitempty"`
+}
+
+// Registration is a client registered for one redirect URI.
+type Registration struct {
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	AuthStyle    string `json:"auth_style,omitempty"`
 }
 
 // Prepared is the outcome of Prepare.
@@ -92,13 +104,28 @@ func (d *Discoverer) Prepare(ctx context.Context, mcpURL, redirectURI, clientNam
 		next.Scopes = nil
 	}
 	adminClient := cur.ClientID != "" && !cur.Registered
-	if !adminClient && (cur.ClientID == "" || cur.RedirectURI != redirectURI) {
-		rc, err := d.Register(ctx, md, clientName, redirectURI, strings.Join(next.Scopes, " "))
-		if err != nil {
-			return Prepared{}, err
+	if !adminClient {
+		next.Registrations = map[string]Registration{}
+		for uri, r := range cur.Registrations {
+			next.Registrations[uri] = r
 		}
-		next.ClientID, next.ClientSecret, next.Registered, next.RedirectURI = rc.ClientID, rc.ClientSecret, true, redirectURI
-		next.AuthStyle = AuthStyleOf(rc.TokenEndpointAuthMethod)
+		// A row from before registrations were kept per redirect URI.
+		if _, ok := next.Registrations[cur.RedirectURI]; !ok && cur.ClientID != "" && cur.RedirectURI != "" {
+			next.Registrations[cur.RedirectURI] = Registration{cur.ClientID, cur.ClientSecret, cur.AuthStyle}
+		}
+		reg, ok := next.Registrations[redirectURI]
+		if !ok {
+			rc, err := d.Register(ctx, md, clientName, redirectURI, strings.Join(next.Scopes, " "))
+			if err != nil {
+				return Prepared{}, err
+			}
+			reg = Registration{rc.ClientID, rc.ClientSecret, AuthStyleOf(rc.TokenEndpointAuthMethod)}
+			next.Registrations[redirectURI] = reg
+		}
+		// The top-level client is the one of the latest redirect URI, for
+		// readers that know no registrations.
+		next.ClientID, next.ClientSecret, next.AuthStyle = reg.ClientID, reg.ClientSecret, reg.AuthStyle
+		next.Registered, next.RedirectURI = true, redirectURI
 	} else if next.AuthStyle == "" {
 		next.AuthStyle = ChooseAuthStyle(md.TokenEndpointAuthMethodsSupported, next.ClientSecret != "")
 	}

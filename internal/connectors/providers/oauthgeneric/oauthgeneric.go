@@ -65,7 +65,19 @@ type Config struct {
 	Scopes map[connectors.SubService][]string
 	// AuthParams are extra authorization URL parameters (access_type=offline, prompt=consent).
 	AuthParams map[string]string
+	// Registrations are clients registered per redirect URI (RFC 7591): a
+	// login uses the one of its redirect URI, else ClientID.
+	Registrations map[string]Registration
+	// Issuer is the authorization server's issuer, kept with each login.
+	Issuer     string
 	HTTPClient *http.Client
+}
+
+// Registration is a client registered for one redirect URI.
+type Registration struct {
+	ClientID     string    `json:"client_id"`
+	ClientSecret string    `json:"client_secret,omitempty"`
+	AuthStyle    AuthStyle `json:"auth_style,omitempty"`
 }
 
 // Provider is a configured OAuth 2 client implementing connectors.OAuthProvider.
@@ -77,7 +89,7 @@ var _ connectors.OAuthProvider = (*Provider)(nil)
 
 // New returns a provider for one client.
 func New(cfg Config) (*Provider, error) {
-	if cfg.TokenURL == "" || cfg.AuthURL == "" || cfg.ClientID == "" {
+	if cfg.TokenURL == "" || cfg.AuthURL == "" || (cfg.ClientID == "" && len(cfg.Registrations) == 0) {
 		return nil, errors.New("oauth2 provider needs auth_url, token_url and client_id")
 	}
 	for _, u := range []string{cfg.AuthURL, cfg.TokenURL, cfg.RevokeURL} {
@@ -124,9 +136,38 @@ var (
 
 func (p *Provider) ID() connectors.ProviderID { return p.cfg.ID }
 
-func (p *Provider) oauthConfig(sub connectors.SubService, redirect string) *oauth2.Config {
+// clientFor is the client a login through redirect uses: the registration
+// for that redirect URI, else the row's client.
+func (p *Provider) clientFor(redirect string) connectors.OAuthClient {
+	c := connectors.OAuthClient{ClientID: p.cfg.ClientID, ClientSecret: p.cfg.ClientSecret, AuthStyle: string(p.cfg.AuthStyle),
+		TokenURL: p.cfg.TokenURL, RevokeURL: p.cfg.RevokeURL, Issuer: p.cfg.Issuer, RedirectURI: redirect}
+	if r, ok := p.cfg.Registrations[redirect]; ok {
+		c.ClientID, c.ClientSecret, c.AuthStyle = r.ClientID, r.ClientSecret, string(r.AuthStyle)
+	}
+	return c
+}
+
+// clientOf is the client a stored login was granted to. While the row still
+// holds that client (its own, or the registration of the login's redirect
+// URI) the row's current values are used, so an operator's new client secret
+// takes effect; a client the row no longer holds is the one sealed with the
+// login. Logins stored before the client was kept with them use the row's.
+func (p *Provider) clientOf(cred connectors.Credential) connectors.OAuthClient {
+	c := cred.Client
+	switch {
+	case c == nil || c.ClientID == "" || c.TokenURL == "":
+		return p.clientFor("")
+	case p.cfg.Registrations[c.RedirectURI].ClientID == c.ClientID:
+		return p.clientFor(c.RedirectURI)
+	case c.ClientID == p.cfg.ClientID:
+		return p.clientFor("")
+	}
+	return *c
+}
+
+func (p *Provider) oauthConfig(sub connectors.SubService, c connectors.OAuthClient, redirect string) *oauth2.Config {
 	style := oauth2.AuthStyleAutoDetect
-	switch p.cfg.AuthStyle {
+	switch AuthStyle(c.AuthStyle) {
 	case AuthStyleBasic:
 		style = oauth2.AuthStyleInHeader
 	case AuthStylePost, AuthStyleNone:
@@ -136,14 +177,14 @@ func (p *Provider) oauthConfig(sub connectors.SubService, redirect string) *oaut
 	if !ok {
 		scopes = p.cfg.Scopes[""]
 	}
-	secret := p.cfg.ClientSecret
-	if p.cfg.AuthStyle == AuthStyleNone {
+	secret := c.ClientSecret
+	if AuthStyle(c.AuthStyle) == AuthStyleNone {
 		secret = ""
 	}
 	return &oauth2.Config{
-		ClientID:     p.cfg.ClientID,
+		ClientID:     c.ClientID,
 		ClientSecret: secret,
-		Endpoint:     oauth2.Endpoint{AuthURL: p.cfg.AuthURL, TokenURL: p.cfg.TokenURL, AuthStyle: style},
+		Endpoint:     oauth2.Endpoint{AuthURL: p.cfg.AuthURL, TokenURL: c.TokenURL, AuthStyle: style},
 		RedirectURL:  redirect,
 		Scopes:       scopes,
 	}
@@ -163,7 +204,11 @@ func (p *Provider) AuthCodeURL(req connectors.AuthRequest) (string, error) {
 	for k, v := range p.cfg.AuthParams {
 		opts = append(opts, oauth2.SetAuthURLParam(k, v))
 	}
-	return p.oauthConfig(req.SubService, req.RedirectURL).AuthCodeURL(req.State, opts...), nil
+	c := p.clientFor(req.RedirectURL)
+	if c.ClientID == "" {
+		return "", fmt.Errorf("oauth2 provider: no client is registered for redirect URI %q", req.RedirectURL)
+	}
+	return p.oauthConfig(req.SubService, c, req.RedirectURL).AuthCodeURL(req.State, opts...), nil
 }
 
 // Exchange trades the code (with the PKCE verifier) for tokens.
@@ -172,11 +217,14 @@ func (p *Provider) Exchange(ctx context.Context, req connectors.ExchangeRequest)
 	if req.Resource != "" {
 		opts = append(opts, oauth2.SetAuthURLParam("resource", req.Resource))
 	}
-	tok, err := p.oauthConfig(req.SubService, req.RedirectURL).Exchange(p.ctx(ctx), req.Code, opts...)
+	client := p.clientFor(req.RedirectURL)
+	tok, err := p.oauthConfig(req.SubService, client, req.RedirectURL).Exchange(p.ctx(ctx), req.Code, opts...)
 	if err != nil {
 		return connectors.Credential{}, err
 	}
 	c := fromToken(tok)
+	// The login keeps the client it was granted to, sealed with its tokens.
+	c.Client = &client
 	// Notion's token response names the workspace's email domain: a display
 	// value for the connection, which the engine keeps out of the credential.
 	if d, ok := tok.Extra("email_domain").(string); ok && d != "" && len(d) <= 253 {
@@ -187,20 +235,25 @@ func (p *Provider) Exchange(ctx context.Context, req connectors.ExchangeRequest)
 
 // Refresh uses the refresh token once.
 func (p *Provider) Refresh(ctx context.Context, sub connectors.SubService, cred connectors.Credential) (connectors.Credential, error) {
-	src := p.oauthConfig(sub, "").TokenSource(p.ctx(ctx), &oauth2.Token{RefreshToken: cred.RefreshToken})
+	client := p.clientOf(cred)
+	src := p.oauthConfig(sub, client, "").TokenSource(p.ctx(ctx), &oauth2.Token{RefreshToken: cred.RefreshToken})
 	tok, err := src.Token()
 	if err != nil {
 		return connectors.Credential{}, err
 	}
-	return fromToken(tok), nil
+	c := fromToken(tok)
+	c.Client = cred.Client
+	return c, nil
 }
 
 // Revoke revokes the refresh token (or the access token) at the RFC 7009
 // endpoint when the row has one.
 func (p *Provider) Revoke(ctx context.Context, cred connectors.Credential) error {
-	if p.cfg.RevokeURL == "" {
+	client := p.clientOf(cred)
+	if client.RevokeURL == "" {
 		return nil
 	}
+	style := AuthStyle(client.AuthStyle)
 	tok, hint := cred.RefreshToken, "refresh_token"
 	if tok == "" {
 		tok, hint = cred.AccessToken, "access_token"
@@ -209,20 +262,20 @@ func (p *Provider) Revoke(ctx context.Context, cred connectors.Credential) error
 	// The client authenticates as it does at the token endpoint (RFC 7009
 	// 2.1); with auto-detection a confidential client uses HTTP Basic, the
 	// method every server must support.
-	basic := p.cfg.AuthStyle == AuthStyleBasic || p.cfg.AuthStyle == AuthStyleAuto && p.cfg.ClientSecret != ""
+	basic := style == AuthStyleBasic || style == AuthStyleAuto && client.ClientSecret != ""
 	if !basic {
-		form.Set("client_id", p.cfg.ClientID)
-		if p.cfg.AuthStyle == AuthStylePost && p.cfg.ClientSecret != "" {
-			form.Set("client_secret", p.cfg.ClientSecret)
+		form.Set("client_id", client.ClientID)
+		if style == AuthStylePost && client.ClientSecret != "" {
+			form.Set("client_secret", client.ClientSecret)
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.cfg.RevokeURL, strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, client.RevokeURL, strings.NewReader(form.Encode()))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if basic {
-		req.SetBasicAuth(url.QueryEscape(p.cfg.ClientID), url.QueryEscape(p.cfg.ClientSecret))
+		req.SetBasicAuth(url.QueryEscape(client.ClientID), url.QueryEscape(client.ClientSecret))
 	}
 	resp, err := p.cfg.HTTPClient.Do(req)
 	if err != nil {
@@ -266,6 +319,9 @@ type rowConfig struct {
 		AuthStyle       AuthStyle         `json:"auth_style"`
 		Scopes          []string          `json:"scopes"`
 		AuthParams      map[string]string `json:"auth_params"`
+		Issuer          string            `json:"issuer"`
+		// Registrations are written by Connect (internal/mcpoauth), one per redirect URI.
+		Registrations map[string]Registration `json:"registrations"`
 	} `json:"oauth"`
 }
 
@@ -284,9 +340,16 @@ func (plugin) Configure(pc connectors.ProviderConfig) (connectors.Provider, erro
 	default:
 		return nil, fmt.Errorf("server %s: auth_style must be basic, post or none", pc.Server)
 	}
+	for uri, r := range o.Registrations {
+		switch r.AuthStyle {
+		case AuthStyleAuto, AuthStyleBasic, AuthStylePost, AuthStyleNone:
+		default:
+			return nil, fmt.Errorf("server %s: the registration for %s has an unknown auth_style", pc.Server, uri)
+		}
+	}
 	p, err := New(Config{AuthURL: o.AuthURL, TokenURL: o.TokenURL, RevokeURL: o.RevokeURL, ClientID: o.ClientID,
 		ClientSecret: secret, AuthStyle: o.AuthStyle, Scopes: map[connectors.SubService][]string{"": o.Scopes},
-		AuthParams: o.AuthParams, HTTPClient: pc.HTTPClient})
+		AuthParams: o.AuthParams, Registrations: o.Registrations, Issuer: o.Issuer, HTTPClient: pc.HTTPClient})
 	if err != nil {
 		return nil, fmt.Errorf("server %s: %w", pc.Server, err)
 	}
