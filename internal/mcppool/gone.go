@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -59,4 +60,65 @@ func (p *Pool) gone(id uuid.UUID) error {
 		g.Gone(id)
 	}
 	return fmt.Errorf("the login %s was deleted: %w", id, connectors.ErrUnknownConnection)
+}
+
+// SweepEvery is how often a pool closes the sessions of logins that are gone
+// or disconnected without a call noticing: logins removed by a cascade (a
+// deleted server, organisation, guild or agent), or deleted on a replica
+// whose invalidation this one missed.
+const SweepEvery = time.Minute
+
+// sweepLoop runs Sweep every interval until the pool closes.
+func (p *Pool) sweepLoop(every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), p.o.ListTimeout)
+			if err := p.Sweep(ctx); err != nil {
+				p.log.Warn("mcppool: session sweep failed", "err", oneLine(err))
+			}
+			cancel()
+		}
+	}
+}
+
+// Sweep closes every open session whose login no longer exists or is
+// disconnected, in one query.
+func (p *Pool) Sweep(ctx context.Context) error {
+	p.mu.Lock()
+	ids := make([]string, 0, len(p.sessions))
+	for id := range p.sessions {
+		ids = append(ids, id)
+	}
+	p.mu.Unlock()
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := p.o.DB.Query(ctx, `SELECT id::text FROM mcp_connections WHERE id::text = ANY($1) AND status <> 'disconnected'`, ids)
+	if err != nil {
+		return store.Map(err)
+	}
+	defer rows.Close()
+	live := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		live[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if !live[id] {
+			p.log.Info("mcppool: closing the session of a login that is gone or disconnected", "connection", id)
+			p.Drop(id)
+		}
+	}
+	return nil
 }

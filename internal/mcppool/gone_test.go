@@ -105,3 +105,29 @@ func TestDeletedLoginIsRefusedEverywhere(t *testing.T) {
 		})
 	}
 }
+
+// A login removed by a cascade (its catalog row deleted) has its open
+// session closed by the pool's sweep, without any call or message.
+func TestSweepClosesSessionsOfCascadedLogins(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.New(t)
+	srv := newHeaderRecorder(t)
+	id := addConnection(t, db, "sweepme", srv.URL, "none", `{}`)
+	p := mcppool.New(mcppool.Options{DB: db, SweepEvery: -1})
+	t.Cleanup(p.Close)
+	if _, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Sweep(ctx); err != nil || srv.deletes() != 0 {
+		t.Fatalf("a live session was swept: %v, %d DELETEs", err, srv.deletes())
+	}
+	if _, err := db.Exec(ctx, `DELETE FROM mcp_servers WHERE slug = 'sweepme'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if srv.deletes() != 1 {
+		t.Fatalf("the session of the cascaded login was not closed (%d DELETEs)", srv.deletes())
+	}
+}

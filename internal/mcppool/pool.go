@@ -52,6 +52,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// CallTimeout and ListTimeout override the defaults (tests).
 	CallTimeout, ListTimeout time.Duration
+	// SweepEvery overrides how often sessions of gone logins are closed
+	// (default SweepEvery; negative: never).
+	SweepEvery time.Duration
 }
 
 // Pool is the process's set of MCP sessions, keyed by connection id.
@@ -63,6 +66,7 @@ type Pool struct {
 	sessions map[string]*session
 	opening  map[string]*inflight // serialises the opening of one connection's session
 	closed   bool
+	stop     chan struct{} // closed by Close: ends the sweep
 }
 
 // New builds a pool; sessions open lazily on first use.
@@ -83,8 +87,14 @@ func New(o Options) *Pool {
 	if o.ListTimeout == 0 {
 		o.ListTimeout = ListTimeout
 	}
-	p := &Pool{o: o, log: o.Log, sessions: map[string]*session{}, opening: map[string]*inflight{}}
+	p := &Pool{o: o, log: o.Log, sessions: map[string]*session{}, opening: map[string]*inflight{}, stop: make(chan struct{})}
 	p.listenGone()
+	if o.SweepEvery == 0 {
+		o.SweepEvery = SweepEvery
+	}
+	if o.SweepEvery > 0 && o.DB != nil {
+		go p.sweepLoop(o.SweepEvery)
+	}
 	return p
 }
 
@@ -93,6 +103,9 @@ func (p *Pool) Close() {
 	p.mu.Lock()
 	ss := p.sessions
 	p.sessions = map[string]*session{}
+	if !p.closed {
+		close(p.stop)
+	}
 	p.closed = true
 	p.mu.Unlock()
 	for _, s := range ss {

@@ -97,3 +97,16 @@ func (r *headerRecorder) calls() int {
 	}
 	return n
 }
+
+// deletes counts the DELETEs that ended a session.
+func (r *headerRecorder) deletes() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, m := range r.methods {
+		if m == http.MethodDelete {
+			n++
+		}
+	}
+	return n
+}
