@@ -16,10 +16,7 @@ import (
 	"github.com/guilds/guilds/internal/store"
 )
 
-const tokensUsage = `usage: guilds tokens create --admin | --org ID | --user ID [--name NAME] [--expires 30d]
-       guilds tokens list [--user ID]
-       guilds tokens revoke TOKEN_ID
-       guilds tokens disable-user USER_ID | enable-user USER_ID`
+const tokensUsage = "usage: guilds tokens create --admin | --org ID | --user ID [--name NAME] [--expires 30d] | list [--user ID] | revoke TOKEN_ID | disable-user USER_ID | enable-user USER_ID"
 
 func tokensCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
