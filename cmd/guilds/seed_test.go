@@ -10,12 +10,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
+	"github.com/guilds/guilds/internal/testtemporal"
 )
 
 // TestMigrateUpSeedsWhatServeOffers: a production install is `migrate up`
@@ -162,4 +164,48 @@ func newAgent(call apiCall) string {
 	call("POST", "/api/orgs/"+org["id"].(string)+"/guilds", map[string]any{"name": "Ops"}, &guild)
 	call("POST", "/api/guilds/"+guild["id"].(string)+"/agents", map[string]any{"name": "Scribe"}, &agent)
 	return agent["id"].(string)
+}
+
+// TestWorkerStartSeeds: a binary upgraded without re-running migrate still
+// brings its catalog and native tools when the worker (or serve) starts.
+func TestWorkerStartSeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("uses a Temporal server")
+	}
+	key, _ := secret.GenerateKey("k1")
+	dbURL := testdb.URL(t) // migrated, never seeded
+	t.Setenv("DATABASE_URL", dbURL)
+	t.Setenv("REDIS_URL", "redis://127.0.0.1:6379/5")
+	t.Setenv("GUILDS_ENCRYPTION_KEY", key)
+	t.Setenv("TEMPORAL_ADDRESS", testtemporal.Address(t))
+	t.Setenv("TEMPORAL_NAMESPACE", testtemporal.Namespace(t))
+	db, err := pgxpool.New(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"worker"}, strings.NewReader(""), io.Discard, &stderr) }()
+	for {
+		var bindings int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM bindings WHERE scope = 'platform' AND catalog_kind = 'native_tool'`).Scan(&bindings); err != nil {
+			t.Fatal(err)
+		}
+		if bindings > 0 {
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("worker exited %d before seeding: %s", code, stderr.String())
+		case <-ctx.Done():
+			t.Fatalf("the worker never seeded the native tools: %s", stderr.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	cancel()
+	<-done
 }
