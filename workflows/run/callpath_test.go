@@ -169,11 +169,11 @@ func TestRunRedactsATokenRefreshedDuringTheCall(t *testing.T) {
 }
 
 // A remote tool switched off while a run is going (a binding turned off on
-// the tool, or on its whole server) refuses the run's next call, with no
-// request reaching the server.
+// the tool, or on its whole server, or its login deleted) refuses the run's
+// next call, with no request reaching the server.
 func TestRunStopsCallingARemoteToolTurnedOff(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{grants.KindMCPTool, grants.KindMCP} {
+	for _, kind := range []string{grants.KindMCPTool, grants.KindMCP, "deleted login"} {
 		t.Run(kind, func(t *testing.T) {
 			e := newEnv(t, envOptions{noWorker: true})
 			o := newOAuthRemote(t, e, "echoauth")
@@ -189,8 +189,15 @@ func TestRunStopsCallingARemoteToolTurnedOff(t *testing.T) {
 			e.model.script = []turn{call}
 			e.model.repeat = func(n int) turn {
 				if n == 1 {
-					// Between the two calls, as an operator would: PUT the binding off.
-					if _, err := grants.PutBinding(ctx, e.db, platformAdmin, grants.BindingInput{Scope: grants.ScopeGuild, ScopeID: e.guild,
+					// Between the two calls, as an operator would: PUT the
+					// binding off, or DELETE the login (the API's Forget
+					// reaches this worker's resolver through Redis only, so
+					// it is left out: the call-time checks must suffice).
+					if kind == "deleted login" {
+						if err := grants.DeleteConnection(ctx, e.db, platformAdmin, o.conn); err != nil {
+							t.Errorf("delete the login: %v", err)
+						}
+					} else if _, err := grants.PutBinding(ctx, e.db, platformAdmin, grants.BindingInput{Scope: grants.ScopeGuild, ScopeID: e.guild,
 						CatalogKind: kind, CatalogID: catalogID, Enabled: &off}); err != nil {
 						t.Errorf("turn the tool off: %v", err)
 					}
