@@ -156,7 +156,8 @@ func (p *Pool) redactUsed(used *connectors.Used, out string, err error) (string,
 	if len(vals) == 0 {
 		return out, err
 	}
-	red := tools.NewRedactor(vals, p.log)
+	// Values too short to redact are the run's redactor's to report, once.
+	red := tools.NewRedactor(vals, slog.New(slog.DiscardHandler))
 	out = red.Redact(out)
 	if err != nil {
 		if msg := red.Redact(err.Error()); msg != err.Error() {
