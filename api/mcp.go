@@ -366,7 +366,7 @@ func (s *Server) connectOAuth(c *gin.Context, conn grants.Connection, p access.P
 		return mcpConnectReply{}, err
 	}
 	u, err := connect.Start(ctx, s.Temporal, s.taskQueue(), connect.Input{
-		ConnectionID: conn.ID, RedirectURI: redirect, Deadline: s.MCP.OAuthDeadline})
+		ConnectionID: conn.ID, RedirectURI: redirect, Deadline: s.MCP.OAuthDeadline}, s.MCP.Engine)
 	if errors.Is(err, connect.ErrSetup) {
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "oauth_setup_failed", Message: err.Error()}
 	}

@@ -1,7 +1,7 @@
 // Package connect holds the activities of the OAuth connect workflow
 // (workflows/connect). They load and store every secret themselves, so that
-// only ids, the authorization URL and sealed callback parameters cross into
-// the workflow's history.
+// only ids, a marker standing for the authorization URL and sealed callback
+// parameters cross into the workflow's history.
 package connect
 
 import (
@@ -54,7 +54,15 @@ const (
 type PrepareInput struct {
 	ConnectionID string
 	RedirectURI  string
+	// KeepURL: return PendingURLMarker instead of the authorization URL,
+	// which stays sealed in the pending login (connectors.Engine.
+	// PendingAuthorizationURL). Workflows recorded before it leave it false.
+	KeepURL bool `json:",omitempty"`
 }
+
+// PendingURLMarker is what Prepare returns, and the workflow's update
+// answers, in place of the authorization URL: it never enters history.
+const PendingURLMarker = "sealed:pending-login"
 
 // Prepare discovers the server's metadata, registers a client when needed
 // (stored on mcp_servers.config), stores the pending login and returns the
@@ -101,6 +109,9 @@ WHERE c.id = $1`, in.ConnectionID).Scan(&serverID, &mcpURL, &cfg)
 		return "", temporal.NewNonRetryableApplicationError("OAuth setup failed: "+err.Error(), ErrTypeSetup, nil)
 	}
 	a.log().Info("connect: authorization URL ready", "connection", in.ConnectionID)
+	if in.KeepURL {
+		return PendingURLMarker, nil
+	}
 	return u, nil
 }
 

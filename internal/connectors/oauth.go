@@ -62,9 +62,16 @@ func (e *Engine) BeginOAuth(ctx context.Context, id uuid.UUID, redirectURL strin
 	if err != nil {
 		return "", err
 	}
+	// The URL carries the state: it is kept sealed, for the API to read back
+	// (PendingAuthorizationURL) instead of passing through workflow history.
+	sealedURL, err := e.keys.Seal([]byte(authURL), authURLAAD(sh))
+	if err != nil {
+		return "", err
+	}
 	_, err = e.db.Exec(ctx, `
-INSERT INTO connection_oauth_pending (state_hash, connection_id, redirect_uri, key_id, verifier, expires_at)
-VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`, sh, id, redirectURL, e.keys.ActiveKeyID(), ct, PendingTTL.Seconds())
+INSERT INTO connection_oauth_pending (state_hash, connection_id, redirect_uri, key_id, verifier, expires_at, issuer, authorization_url)
+VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6), nullif($7, ''), $8)`, sh, id, redirectURL, e.keys.ActiveKeyID(), ct,
+		PendingTTL.Seconds(), issuerOf(rec), sealedURL)
 	if err != nil {
 		return "", err
 	}
@@ -140,6 +147,47 @@ RETURNING connection_id, redirect_uri, verifier, expires_at`, sh).Scan(&id, &red
 	e.changed(ctx, id, v)
 	e.log.Info("connectors: oauth login completed", "connection", id, "server", rec.conn.ServerSlug)
 	return id, nil
+}
+
+// PendingAuthorizationURL returns the authorization URL of a connection's
+// unexpired pending login (the latest one), opened from its sealed copy.
+func (e *Engine) PendingAuthorizationURL(ctx context.Context, id uuid.UUID) (string, error) {
+	if err := e.active(); err != nil {
+		return "", err
+	}
+	var sh, ct []byte
+	err := e.db.QueryRow(ctx, `SELECT state_hash, authorization_url FROM connection_oauth_pending
+WHERE connection_id = $1 AND expires_at > now() AND authorization_url IS NOT NULL
+ORDER BY created_at DESC LIMIT 1`, id).Scan(&sh, &ct)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrBadState
+	}
+	if err != nil {
+		return "", err
+	}
+	u, err := e.keys.Open(ct, authURLAAD(sh))
+	if err != nil {
+		return "", fmt.Errorf("connectors: the pending login of %s cannot be opened: %w", id, err)
+	}
+	return string(u), nil
+}
+
+// authURLAAD binds a sealed authorization URL to its pending row, apart from
+// the verifier sealed on the same row.
+func authURLAAD(stateHash []byte) []byte {
+	return append([]byte("connection_oauth_pending.authorization_url\x00"), stateHash...)
+}
+
+// issuerOf is the authorization server's issuer the catalog row was
+// prepared with, recorded with each pending login for the RFC 9207 check.
+func issuerOf(rec *record) string {
+	var c struct {
+		OAuth struct {
+			Issuer string `json:"issuer"`
+		} `json:"oauth"`
+	}
+	_ = json.Unmarshal(rec.serverCfg, &c)
+	return c.OAuth.Issuer
 }
 
 func resourceOf(rec *record) string {

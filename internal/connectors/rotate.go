@@ -42,9 +42,13 @@ var sealedTables = []sealedTable{
 	},
 	{
 		name: "connection_oauth_pending", pk: []string{"encode(state_hash, 'hex')"}, match: "state_hash = decode($1, 'hex')",
-		cols: []string{"verifier"},
-		aad: func(pk []string, _ string) ([]byte, error) {
-			return hex.DecodeString(pk[0])
+		cols: []string{"verifier", "authorization_url"},
+		aad: func(pk []string, col string) ([]byte, error) {
+			sh, err := hex.DecodeString(pk[0])
+			if col == "authorization_url" {
+				return authURLAAD(sh), err
+			}
+			return sh, err
 		},
 	},
 	{

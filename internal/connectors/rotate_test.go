@@ -69,7 +69,10 @@ func TestRotationThenOnlyTheNewKey(t *testing.T) {
 	if c, err := eng2.Resolver().Token(ctx, id); err != nil || c.AccessToken != want.AccessToken {
 		t.Fatalf("credential with only the new key: %v", err)
 	}
-	// The pending login's verifier opens too: the code exchange completes.
+	// The pending login's sealed URL and verifier open too: the code exchange completes.
+	if got, err := eng2.PendingAuthorizationURL(ctx, pid); err != nil || got != authURL {
+		t.Fatalf("pending authorization URL with only the new key: %v", err)
+	}
 	u, _ := url.Parse(authURL)
 	e.ts.mu.Lock()
 	e.ts.challenges["code-r2"] = u.Query().Get("code_challenge")

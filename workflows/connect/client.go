@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+
+	acts "github.com/guilds/guilds/activities/connect"
+	"github.com/guilds/guilds/internal/connectors"
 )
 
 // ErrSetup is wrapped by Start when the login could not be prepared
@@ -19,9 +23,33 @@ var ErrSetup = errors.New("OAuth setup failed")
 // ErrNoLogin: no connect workflow runs for the connection.
 var ErrNoLogin = errors.New("no login is waiting for this callback")
 
+// ErrNoURL: the login's authorization URL could not be read back.
+var ErrNoURL = errors.New("the login's authorization URL is not available")
+
 // Start begins (or restarts) a connection's login and waits for its
-// authorization URL.
-func Start(ctx context.Context, c client.Client, taskQueue string, in Input) (string, error) {
+// authorization URL. The workflow answers a marker in its place (the URL
+// carries the state and stays out of history); the URL is read back from
+// the pending login, sealed, through eng.
+func Start(ctx context.Context, c client.Client, taskQueue string, in Input, eng *connectors.Engine) (string, error) {
+	u, err := start(ctx, c, taskQueue, in)
+	if err != nil || u != acts.PendingURLMarker {
+		return u, err // a login recorded before the marker answers the URL itself
+	}
+	if eng == nil {
+		return "", ErrNoURL
+	}
+	id, err := uuid.Parse(in.ConnectionID)
+	if err != nil {
+		return "", err
+	}
+	u, err = eng.PendingAuthorizationURL(ctx, id)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrNoURL, err)
+	}
+	return u, nil
+}
+
+func start(ctx context.Context, c client.Client, taskQueue string, in Input) (string, error) {
 	deadline := in.Deadline
 	if deadline <= 0 {
 		deadline = DefaultDeadline

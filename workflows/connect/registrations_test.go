@@ -33,7 +33,7 @@ func TestTwoRedirectURIsBothLoginsRefresh(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := cid.String()
-		authURL, err := Start(ctx, e.c, e.queue, Input{ConnectionID: id, RedirectURI: redirect})
+		authURL, err := Start(ctx, e.c, e.queue, Input{ConnectionID: id, RedirectURI: redirect}, e.eng)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestTwoRedirectURIsBothLoginsRefresh(t *testing.T) {
 		}
 	}
 	// A third login through the first spelling reuses its client.
-	if _, err := Start(ctx, e.c, e.queue, Input{ConnectionID: ids[0], RedirectURI: redirects[0]}); err != nil {
+	if _, err := Start(ctx, e.c, e.queue, Input{ConnectionID: ids[0], RedirectURI: redirects[0]}, e.eng); err != nil {
 		t.Fatal(err)
 	}
 	if n := e.as.Count("register"); n != 2 {

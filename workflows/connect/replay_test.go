@@ -203,7 +203,7 @@ func TestConnectOnDevServer(t *testing.T) {
 	t.Run("connected", func(t *testing.T) {
 		e := newDevEnv(t)
 		id := e.login(t)
-		authURL, err := Start(ctx, e.c, e.queue, Input{ConnectionID: id, RedirectURI: devRedirect})
+		authURL, err := Start(ctx, e.c, e.queue, Input{ConnectionID: id, RedirectURI: devRedirect}, e.eng)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,16 +226,16 @@ func TestConnectOnDevServer(t *testing.T) {
 		if err != nil || cred.AccessToken == "" || cred.RefreshToken == "" {
 			t.Fatalf("stored login: %s %v", cred, err)
 		}
-		// The state is part of the authorization URL, which history holds by
-		// design; the code only travels sealed.
-		checkHistory(t, e, id, "connected.json", cred.AccessToken, cred.RefreshToken, q.Get("code"))
+		// The authorization URL (with its state) stays sealed in the pending
+		// login; the code only travels sealed.
+		checkHistory(t, e, id, "connected.json", cred.AccessToken, cred.RefreshToken, q.Get("code"), q.Get("state"), authURL)
 	})
 
 	t.Run("denied", func(t *testing.T) {
 		e := newDevEnv(t)
 		e.as.Deny = true
 		id := e.login(t)
-		authURL, err := Start(ctx, e.c, e.queue, Input{ConnectionID: id, RedirectURI: devRedirect})
+		authURL, err := Start(ctx, e.c, e.queue, Input{ConnectionID: id, RedirectURI: devRedirect}, e.eng)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +256,7 @@ func TestConnectOnDevServer(t *testing.T) {
 	t.Run("expired", func(t *testing.T) {
 		e := newDevEnv(t)
 		id := e.login(t)
-		if _, err := Start(ctx, e.c, e.queue, Input{ConnectionID: id, RedirectURI: devRedirect, Deadline: time.Second}); err != nil {
+		if _, err := Start(ctx, e.c, e.queue, Input{ConnectionID: id, RedirectURI: devRedirect, Deadline: time.Second}, e.eng); err != nil {
 			t.Fatal(err)
 		}
 		res, err := Wait(ctx, e.c, id)

@@ -3,8 +3,9 @@
 // within a deadline, exchange the code, mark the login connected and list its
 // tools; a denied, failed or missing callback abandons a new pending login.
 //
-// Only ids, the authorization URL and the sealed callback enter history; the
-// PKCE verifier and tokens stay in activities (activities/connect).
+// Only ids, a marker standing for the authorization URL (which stays sealed
+// in the pending login) and the sealed callback enter history; the PKCE
+// verifier and tokens stay in activities (activities/connect).
 package connect
 
 import (
@@ -88,6 +89,9 @@ type activityNames struct{ prepare, exchange, finish, abandon string }
 // versionActivityNames gates the switch to stable activity names.
 const versionActivityNames = "stable-activity-names"
 
+// versionSealedURL gates keeping the authorization URL out of history.
+const versionSealedURL = "sealed-authorization-url"
+
 func namesFor(ctx workflow.Context) activityNames {
 	if workflow.GetVersion(ctx, versionActivityNames, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return activityNames{acts.LegacyPrepareName, acts.LegacyExchangeName, acts.LegacyFinishName, acts.LegacyAbandonName}
@@ -126,7 +130,11 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	}
 
 	pctx := workflow.WithActivityOptions(ctx, prepareOptions)
-	err := workflow.ExecuteActivity(pctx, names.prepare, acts.PrepareInput{ConnectionID: in.ConnectionID, RedirectURI: in.RedirectURI}).Get(ctx, &authURL)
+	// Since versionSealedURL the authorization URL (it carries the state)
+	// stays sealed in the pending login and history holds only a marker.
+	keepURL := workflow.GetVersion(ctx, versionSealedURL, workflow.DefaultVersion, 1) == 1
+	err := workflow.ExecuteActivity(pctx, names.prepare, acts.PrepareInput{ConnectionID: in.ConnectionID, RedirectURI: in.RedirectURI,
+		KeepURL: keepURL}).Get(ctx, &authURL)
 	if err != nil {
 		setupErr = message(err)
 		return abandon(Result{Status: StatusFailed, Error: setupErr})

@@ -143,7 +143,7 @@ func in() Input {
 func TestWorkflowConnects(t *testing.T) {
 	e := newWFEnv(t, nil)
 	sealed := []byte("sealed-callback-bytes")
-	e.OnActivity(acts.PrepareName, mock.Anything, acts.PrepareInput{ConnectionID: testConn, RedirectURI: testRedirect}).Return(testAuthURL, nil).Once()
+	e.OnActivity(acts.PrepareName, mock.Anything, acts.PrepareInput{ConnectionID: testConn, RedirectURI: testRedirect, KeepURL: true}).Return(testAuthURL, nil).Once()
 	e.OnActivity(acts.ExchangeName, mock.Anything, acts.ExchangeInput{ConnectionID: testConn, Sealed: sealed}).Return(nil).Once()
 	e.OnActivity(acts.FinishName, mock.Anything, testConn).Return(acts.FinishResult{AccountHint: "acme.test", Tools: 2}, nil).Once()
 
@@ -186,7 +186,7 @@ func (e *wfEnv) assertOnlyIDsCross(t *testing.T, sealed []byte) {
 		for _, v := range list {
 			switch v := v.(type) {
 			case acts.PrepareInput:
-				if v != (acts.PrepareInput{ConnectionID: testConn, RedirectURI: testRedirect}) {
+				if v != (acts.PrepareInput{ConnectionID: testConn, RedirectURI: testRedirect, KeepURL: true}) {
 					t.Errorf("%s got %+v", name, v)
 				}
 			case acts.ExchangeInput:

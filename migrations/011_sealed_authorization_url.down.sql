@@ -1,0 +1,1 @@
+ALTER TABLE connection_oauth_pending DROP COLUMN IF EXISTS authorization_url;
