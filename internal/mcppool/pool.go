@@ -87,11 +87,11 @@ func New(o Options) *Pool {
 	if o.ListTimeout == 0 {
 		o.ListTimeout = ListTimeout
 	}
-	p := &Pool{o: o, log: o.Log, sessions: map[string]*session{}, opening: map[string]*inflight{}, stop: make(chan struct{})}
-	p.listenGone()
 	if o.SweepEvery == 0 {
 		o.SweepEvery = SweepEvery
 	}
+	p := &Pool{o: o, log: o.Log, sessions: map[string]*session{}, opening: map[string]*inflight{}, stop: make(chan struct{})}
+	p.listenGone()
 	if o.SweepEvery > 0 && o.DB != nil {
 		go p.sweepLoop(o.SweepEvery)
 	}
