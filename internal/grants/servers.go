@@ -368,12 +368,17 @@ func UpdateServer(ctx context.Context, db store.DB, integ *integrations.Registry
 		return Server{}, err
 	}
 	var cfg any
+	var stored json.RawMessage
+	if err := db.QueryRow(ctx, `SELECT config FROM mcp_servers WHERE id = $1`, cur.ID).Scan(&stored); err != nil {
+		return Server{}, store.Map(err)
+	}
+	var next json.RawMessage
 	if len(in.Config) > 0 {
-		var stored json.RawMessage
-		if err := db.QueryRow(ctx, `SELECT config FROM mcp_servers WHERE id = $1`, cur.ID).Scan(&stored); err != nil {
-			return Server{}, store.Map(err)
-		}
-		cfg = keepSecret(stored, in.Config)
+		next = keepSecret(stored, in.Config)
+		cfg = next
+	}
+	if err := checkTokenDestinations(ctx, db, cur, stored, in.URL, next); err != nil {
+		return Server{}, err
 	}
 	_, err = db.Exec(ctx, `UPDATE mcp_servers SET name = coalesce($2, name), kind = coalesce($3, kind),
 		transport = coalesce($4, transport), url = coalesce($5, url), auth = coalesce($6, auth),

@@ -1,0 +1,75 @@
+package grants
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+
+	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/validation"
+)
+
+// checkTokenDestinations refuses a catalog change that would send the
+// stored credentials of existing logins to another host: a new origin for
+// the server's URL (every call carries the login's token) or for its OAuth
+// token or revocation endpoints (refresh tokens, client
+// secrets). The admin disconnects those logins first, or adds a new catalog
+// row (docs/adr/0607-catalog-host-change.md). A path change on the same
+// origin, and any change while no login holds a credential, is accepted.
+func checkTokenDestinations(ctx context.Context, db store.DB, cur Server, stored json.RawMessage, newURL *string, newConfig json.RawMessage) error {
+	var moved []string
+	if newURL != nil && origin(*newURL) != origin(cur.URL) {
+		moved = append(moved, "url")
+	}
+	if len(newConfig) > 0 {
+		before, after := oauthEndpoints(stored), oauthEndpoints(newConfig)
+		for _, f := range []string{"token_url", "revoke_url"} {
+			if origin(before[f]) != origin(after[f]) && before[f] != "" {
+				moved = append(moved, "config.oauth."+f)
+			}
+		}
+	}
+	if len(moved) == 0 {
+		return nil
+	}
+	var n int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM mcp_connections c JOIN connection_credentials cr ON cr.connection_id = c.id
+		WHERE c.server_id = $1`, cur.ID).Scan(&n); err != nil {
+		return store.Map(err)
+	}
+	if n == 0 {
+		return nil
+	}
+	var p validation.Problems
+	for _, f := range moved {
+		p.Add(f, "cannot move to another host while %d login(s) hold credentials for this server: their tokens would be sent there; disconnect them first, or add the new host as another catalog server", n)
+	}
+	return p.Err()
+}
+
+func oauthEndpoints(config json.RawMessage) map[string]string {
+	var row struct {
+		OAuth map[string]any `json:"oauth"`
+	}
+	_ = json.Unmarshal(config, &row)
+	out := map[string]string{}
+	for k, v := range row.OAuth {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// origin is scheme://host:port, lower case ("" for "").
+func origin(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host)
+}
