@@ -86,6 +86,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 		return
 	}
 	s.Log.Error("request failed", "route", c.FullPath(), "err", err)
+	s.Reporter.Error(c.Request.Context(), err, reportTags(c))
 	writeError(c, &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"})
 }
 

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/guilds/guilds/internal/errorreport"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/mcpoauth"
@@ -56,6 +57,8 @@ type Deps struct {
 	CodecWithoutToken bool
 	// MCP serves the remote MCP connector routes (api/mcp.go).
 	MCP MCPDeps
+	// Reporter receives internal errors and panics (SENTRY_DSN); nil is off.
+	Reporter *errorreport.Reporter
 }
 
 // Server holds the dependencies of every handler.
@@ -155,6 +158,7 @@ func (s *Server) recoverer() gin.HandlerFunc {
 		defer func() {
 			if v := recover(); v != nil {
 				s.Log.Error("panic in handler", "path", c.FullPath(), "panic", v)
+				s.Reporter.Panic(c.Request.Context(), v, reportTags(c))
 				writeError(c, &Error{Status: 500, Code: "internal", Message: "internal error"})
 				c.Abort()
 			}

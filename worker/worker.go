@@ -8,7 +8,10 @@ import (
 	"log/slog"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/guilds/guilds/internal/errorreport"
 )
 
 // TaskQueue is the one task queue of the platform.
@@ -18,9 +21,18 @@ const TaskQueue = "guilds"
 // provides one, built by main with its dependencies.
 type Registration func(w sdkworker.Registry)
 
-// Run starts a worker on TaskQueue with the given registrations and blocks until ctx ends.
-func Run(ctx context.Context, c client.Client, log *slog.Logger, regs ...Registration) error {
-	w := sdkworker.New(c, TaskQueue, sdkworker.Options{})
+// Run starts a worker on TaskQueue with the given registrations and blocks
+// until ctx ends. rep (nil: off) receives the failures the platform did not
+// expect (reportInterceptor).
+func Run(ctx context.Context, c client.Client, log *slog.Logger, rep *errorreport.Reporter, regs ...Registration) error {
+	if log == nil {
+		log = slog.Default()
+	}
+	opts := sdkworker.Options{}
+	if rep != nil {
+		opts.Interceptors = []interceptor.WorkerInterceptor{&reportInterceptor{rep: rep}}
+	}
+	w := sdkworker.New(c, TaskQueue, opts)
 	checked := newCheckedRegistry(w)
 	for _, r := range regs {
 		r(checked)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,6 +20,7 @@ import (
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/config"
+	"github.com/guilds/guilds/internal/errorreport"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/mcpoauth"
@@ -48,7 +50,8 @@ type platform struct {
 	models       *models.Resolver
 	tools        *tools.Registry // native tool implementations
 	grants       *grants.Service
-	connectors   *connect.Runtime // connector engine, MCP pool and connect workflow
+	connectors   *connect.Runtime      // connector engine, MCP pool and connect workflow
+	reporter     *errorreport.Reporter // SENTRY_DSN; nil is off
 }
 
 func newLogger(w io.Writer) *slog.Logger {
@@ -107,6 +110,10 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 			return nil, err
 		}
 	}
+	if p.reporter, err = errorreport.New(env.Getenv("SENTRY_DSN"), append(p.integrations.Secrets(), cfg.EncryptionKey), version, log); err != nil {
+		p.close()
+		return nil, err
+	}
 	p.models = models.FromEnv(p.integrations, p.keyring, env.Getenv)
 	p.tools = native.Registry(db, log)
 	p.grants = grants.NewService(p.tools, p.integrations, log)
@@ -140,6 +147,7 @@ func (p *platform) startConnectors(ctx context.Context) error {
 }
 
 func (p *platform) close() {
+	p.reporter.Flush(2 * time.Second)
 	if p.connectors != nil {
 		p.connectors.Close()
 	}
@@ -162,6 +170,7 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 		Models: p.models, Tools: p.tools, URLPolicy: mcpoauth.PolicyFromEnv(p.env.Getenv),
 		Codec: p.codec, CodecWithoutToken: config.Loopback(p.cfg.HTTPAddr),
 		RunEvents: runs.NewListener(p.db.Config().ConnConfig.Copy(), p.log),
+		Reporter:  p.reporter,
 	}
 	if p.connectors != nil {
 		d.MCP = api.MCPDeps{Engine: p.connectors.Engine, Pool: p.connectors.Pool, Keyring: p.keyring, KeyHTTP: p.connectors.HTTP}

@@ -143,7 +143,7 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	}()
 	go func() {
 		defer wg.Done()
-		errc <- worker.Run(ctx, p.temporal, log, p.registrations()...)
+		errc <- worker.Run(ctx, p.temporal, log, p.reporter, p.registrations()...)
 	}()
 	code := 0
 	select {

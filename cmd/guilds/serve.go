@@ -31,7 +31,7 @@ func serveCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer, 
 
 func workerCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer, stderr io.Writer) int {
 	return runService(ctx, "worker", args, stderr, func(p *platform) error {
-		return worker.Run(ctx, p.temporal, p.log, p.registrations()...)
+		return worker.Run(ctx, p.temporal, p.log, p.reporter, p.registrations()...)
 	})
 }
 

@@ -1,68 +1,20 @@
 package errorreport
 
 import (
-	"compress/gzip"
 	"context"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/guilds/guilds/internal/errorreport/errorreporttest"
 	"github.com/guilds/guilds/internal/tools"
 )
 
-// sentryServer is a Sentry ingestion endpoint on loopback that keeps every
-// envelope it receives.
-type sentryServer struct {
-	*httptest.Server
-	mu        sync.Mutex
-	envelopes []string
-}
-
-func newSentryServer(t *testing.T) *sentryServer {
-	s := &sentryServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/envelope/") {
-			http.NotFound(w, r)
-			return
-		}
-		var body io.Reader = r.Body
-		if r.Header.Get("Content-Encoding") == "gzip" {
-			zr, err := gzip.NewReader(r.Body)
-			if err != nil {
-				http.Error(w, err.Error(), 400)
-				return
-			}
-			body = zr
-		}
-		raw, _ := io.ReadAll(body)
-		s.mu.Lock()
-		s.envelopes = append(s.envelopes, string(raw))
-		s.mu.Unlock()
-		w.WriteHeader(200)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *sentryServer) dsn() string {
-	return strings.Replace(s.URL, "http://", "http://publickey@", 1) + "/42"
-}
-
-func (s *sentryServer) received() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.envelopes, "\n")
-}
-
 func TestErrorEventsCarryIdsAndNoCredential(t *testing.T) {
-	srv := newSentryServer(t)
+	srv := errorreporttest.New(t)
 	const boxKey = "tvly-instance-key-0123456789"
-	r, err := New(srv.dsn(), []string{boxKey}, "test", nil)
+	r, err := New(srv.DSN(), []string{boxKey}, "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +27,7 @@ func TestErrorEventsCarryIdsAndNoCredential(t *testing.T) {
 	r.Panic(context.Background(), "handler panicked with "+boxKey, Tags{Component: "api"})
 	r.Flush(10 * time.Second)
 
-	got := srv.received()
+	got := srv.Received()
 	if strings.Count(got, `"event_id"`) < 2 {
 		t.Fatalf("expected two events, got:\n%s", got)
 	}
