@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -82,7 +84,7 @@ func (s *Server) adminCreateServer(c *gin.Context, db store.DB, _ access.Princip
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := grants.CreateServer(c, db, s.Integrations, in, s.checkCatalogURL)
+	out, err := grants.CreateServer(c, db, s.Integrations, in, s.checkCatalogURL, s.sealCatalogSecrets)
 	return http.StatusCreated, out, err
 }
 
@@ -91,7 +93,7 @@ func (s *Server) adminUpdateServer(c *gin.Context, db store.DB, _ access.Princip
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := grants.UpdateServer(c, db, s.Integrations, c.Param("id"), in, s.checkCatalogURL)
+	out, err := grants.UpdateServer(c, db, s.Integrations, c.Param("id"), in, s.checkCatalogURL, s.sealCatalogSecrets)
 	return http.StatusOK, out, err
 }
 
@@ -101,6 +103,12 @@ func (s *Server) adminUpdateServer(c *gin.Context, db store.DB, _ access.Princip
 func (s *Server) checkCatalogURL(raw string) error {
 	_, err := s.URLPolicy.Check(raw)
 	return err
+}
+
+// sealCatalogSecrets seals the OAuth client secrets an admin writes into
+// the catalog; without a keyring a secret is refused rather than kept clear.
+func (s *Server) sealCatalogSecrets(slug string, config json.RawMessage) (json.RawMessage, error) {
+	return connectors.SealCatalogSecrets(s.MCP.Keyring, slug, config)
 }
 
 func adminDeleteServer(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {

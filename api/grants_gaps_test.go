@@ -2,10 +2,16 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/guilds/guilds/api"
+	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/grants/grantstest"
+	"github.com/guilds/guilds/internal/secret"
 )
 
 // A catalog row's OAuth client secret (typed by the admin or returned by a
@@ -13,7 +19,12 @@ import (
 // the config as read keeps it.
 func TestCatalogNeverReturnsTheClientSecret(t *testing.T) {
 	t.Parallel()
-	e := grantsEnv(t, nil)
+	entry, _ := secret.GenerateKey("k1")
+	kr, _ := secret.ParseKeyring(entry)
+	e := apitest.New(t, apitest.Options{Tweak: func(d *api.Deps) { d.Tools = grantstest.Registry(); d.MCP.Keyring = kr }})
+	if err := grants.Seed(context.Background(), e.DB); err != nil {
+		t.Fatal(err)
+	}
 	const secret = "s3cr3t-client-value"
 	r := e.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "acme", "name": "Acme", "transport": "http", "auth": "oauth",
 		"url": "https://mcp.acme.test/mcp", "config": map[string]any{"provider": "oauth2",
@@ -40,10 +51,15 @@ func TestCatalogNeverReturnsTheClientSecret(t *testing.T) {
 		strings.Contains(string(r.Body), secret) {
 		t.Fatalf("patch: %d %s", r.Status, r.Body)
 	}
-	var stored string
-	if err := e.DB.QueryRow(context.Background(), `SELECT config->'oauth'->>'client_secret' || '|' || (config->'oauth' ? 'client_secret_set')::text
-		FROM mcp_servers WHERE slug = 'acme'`).Scan(&stored); err != nil || stored != secret+"|false" {
-		t.Fatalf("stored after patch: %q %v", stored, err)
+	// It is stored sealed, never in clear, and opens for the engine.
+	var stored json.RawMessage
+	if err := e.DB.QueryRow(context.Background(), `SELECT config FROM mcp_servers WHERE slug = 'acme'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := connectors.OpenCatalogSecrets(kr, "acme", stored)
+	if strings.Contains(string(stored), secret) || strings.Contains(string(stored), "client_secret_set") || err != nil ||
+		!strings.Contains(string(opened), `"client_secret":"`+secret+`"`) {
+		t.Fatalf("stored after patch: %s (%v)", stored, err)
 	}
 	// A configured OAuth client makes the row connectable.
 	_, guild, _ := e.Hierarchy()

@@ -68,10 +68,10 @@ const PendingURLMarker = "sealed:pending-login"
 // (stored on mcp_servers.config), stores the pending login and returns the
 // authorization URL. Rows of a box-configured provider skip discovery.
 func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (string, error) {
-	var serverID, mcpURL string
+	var serverID, slug, mcpURL string
 	var cfg []byte
-	err := a.DB.QueryRow(ctx, `SELECT s.id, s.url, s.config FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id
-WHERE c.id = $1`, in.ConnectionID).Scan(&serverID, &mcpURL, &cfg)
+	err := a.DB.QueryRow(ctx, `SELECT s.id, s.slug, s.url, s.config FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id
+WHERE c.id = $1`, in.ConnectionID).Scan(&serverID, &slug, &mcpURL, &cfg)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", temporal.NewNonRetryableApplicationError("the connection no longer exists", ErrTypeSetup, nil)
 	}
@@ -83,11 +83,20 @@ WHERE c.id = $1`, in.ConnectionID).Scan(&serverID, &mcpURL, &cfg)
 		if name == "" {
 			name = "guilds"
 		}
-		p, err := a.Discoverer.Prepare(ctx, mcpURL, in.RedirectURI, name, cfg)
+		// Discovery sees the stored client secrets opened, and what it writes
+		// back is sealed again.
+		opened, err := connectors.OpenCatalogSecrets(a.Keyring, slug, cfg)
+		if err != nil {
+			return "", temporal.NewNonRetryableApplicationError("OAuth setup failed: "+err.Error(), ErrTypeSetup, nil)
+		}
+		p, err := a.Discoverer.Prepare(ctx, mcpURL, in.RedirectURI, name, opened)
 		if err != nil {
 			return "", temporal.NewNonRetryableApplicationError("OAuth setup failed: "+err.Error(), ErrTypeSetup, nil)
 		}
 		if p.Changed {
+			if p.Config, err = connectors.SealCatalogSecrets(a.Keyring, slug, p.Config); err != nil {
+				return "", temporal.NewNonRetryableApplicationError("OAuth setup failed: "+err.Error(), ErrTypeSetup, nil)
+			}
 			// Registrations another login stored meanwhile (another redirect
 			// URI) are kept: this write adds its own, never replaces theirs.
 			if _, err := a.DB.Exec(ctx, `UPDATE mcp_servers SET config = CASE

@@ -319,7 +319,13 @@ func (e *Engine) binding(slug string, cfg []byte) *binding {
 		return b // no plugin: default injection, no refresh
 	}
 	if c, ok := p.(Configurer); ok {
-		cp, err := c.Configure(ProviderConfig{Server: slug, SubService: b.ref.SubService, Config: cfg, Getenv: e.getenv, HTTPClient: e.hc})
+		// The provider sees the row's client secrets opened; they stay sealed at rest.
+		opened, err := OpenCatalogSecrets(e.keys, slug, cfg)
+		if err != nil {
+			b.err = err
+			return b
+		}
+		cp, err := c.Configure(ProviderConfig{Server: slug, SubService: b.ref.SubService, Config: opened, Getenv: e.getenv, HTTPClient: e.hc})
 		if err != nil {
 			b.err = err
 			return b

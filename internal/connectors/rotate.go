@@ -150,6 +150,11 @@ func RotateKeys(ctx context.Context, db *pgxpool.Pool, kr *secret.Keyring, batch
 		}
 		st.Tables = append(st.Tables, tr)
 	}
+	tr, err := rotateCatalog(ctx, db, kr)
+	st.Tables = append(st.Tables, tr)
+	if err != nil {
+		return st, fmt.Errorf("%s: %w", catalogTable, err)
+	}
 	return st, nil
 }
 
@@ -272,16 +277,24 @@ type KeyUse struct {
 // reports it.
 func UnknownKeyIDs(ctx context.Context, db *pgxpool.Pool, kr *secret.Keyring) ([]KeyUse, error) {
 	var out []KeyUse
+	add := func(table string, counts map[string]int) {
+		for id, n := range counts {
+			if !kr.Has(id) {
+				out = append(out, KeyUse{Table: table, KeyID: id, Rows: n})
+			}
+		}
+	}
 	for _, t := range sealedTables {
 		counts, err := keyCounts(ctx, db, t.name)
 		if err != nil {
 			return nil, err
 		}
-		for id, n := range counts {
-			if !kr.Has(id) {
-				out = append(out, KeyUse{Table: t.name, KeyID: id, Rows: n})
-			}
-		}
+		add(t.name, counts)
 	}
+	counts, err := catalogKeyIDs(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	add(catalogTable, counts)
 	return out, nil
 }

@@ -1,6 +1,11 @@
 package grants
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/validation"
+)
 
 // A catalog row's config may hold an OAuth client secret: one the admin typed
 // or one a dynamic registration returned (internal/mcpoauth stores it under
@@ -8,6 +13,9 @@ import "encoding/json"
 // sends back the config they read keeps the stored secret.
 
 const secretSetKey = "client_secret_set"
+
+// sealedSecretKey marks a secret stored sealed (connectors.SealCatalogSecrets).
+const sealedSecretKey = connectors.SealedSecretKey
 
 // redactConfig returns config with oauth.client_secret replaced by
 // oauth.client_secret_set: true.
@@ -19,11 +27,19 @@ func redactConfig(config json.RawMessage) json.RawMessage {
 	if regs, ok := redactRegistrations(oauth["registrations"]); ok {
 		oauth["registrations"] = regs
 	}
-	if _, has := oauth["client_secret"]; has {
-		delete(oauth, "client_secret")
-		oauth[secretSetKey] = json.RawMessage(`true`)
-	}
+	hideSecret(oauth)
 	return joinOAuth(row, oauth)
+}
+
+// hideSecret replaces a client's secret, clear or sealed, by client_secret_set.
+func hideSecret(c map[string]json.RawMessage) {
+	_, clear := c["client_secret"]
+	_, sealed := c[sealedSecretKey]
+	if clear || sealed {
+		delete(c, "client_secret")
+		delete(c, sealedSecretKey)
+		c[secretSetKey] = json.RawMessage(`true`)
+	}
 }
 
 // redactRegistrations does to every client Connect registered (one per
@@ -34,9 +50,8 @@ func redactRegistrations(raw json.RawMessage) (json.RawMessage, bool) {
 		return nil, false
 	}
 	for _, r := range regs {
-		if _, has := r["client_secret"]; has {
-			delete(r, "client_secret")
-			r[secretSetKey] = json.RawMessage(`true`)
+		if r != nil {
+			hideSecret(r)
 		}
 	}
 	out, _ := json.Marshal(regs)
@@ -61,10 +76,13 @@ func keepSecret(stored, next json.RawMessage) json.RawMessage {
 			oauth["registrations"] = regs
 		}
 	}
+	delete(oauth, sealedSecretKey) // only the stored one is trusted
 	if _, has := oauth["client_secret"]; !has {
-		if _, old, ok := splitOAuth(stored); ok {
-			if sec, has := old["client_secret"]; has && string(old["client_id"]) == string(oauth["client_id"]) {
-				oauth["client_secret"] = sec
+		if _, old, ok := splitOAuth(stored); ok && string(old["client_id"]) == string(oauth["client_id"]) {
+			for _, k := range []string{"client_secret", sealedSecretKey} {
+				if sec, has := old[k]; has {
+					oauth[k] = sec
+				}
 			}
 		}
 	}
@@ -90,4 +108,21 @@ func joinOAuth(row, oauth map[string]json.RawMessage) json.RawMessage {
 	row["oauth"] = o
 	out, _ := json.Marshal(row)
 	return out
+}
+
+// SecretSealer seals the client secrets of a catalog row's config before it
+// is stored (connectors.SealCatalogSecrets with the box's keyring).
+type SecretSealer func(slug string, config json.RawMessage) (json.RawMessage, error)
+
+func sealConfig(seal SecretSealer, slug string, config json.RawMessage) (json.RawMessage, error) {
+	if seal == nil || len(config) == 0 {
+		return config, nil
+	}
+	out, err := seal(slug, config)
+	if err != nil {
+		var p validation.Problems
+		p.Add("config.oauth.client_secret", "%v", err)
+		return nil, p.Err()
+	}
+	return out, nil
 }

@@ -96,7 +96,7 @@ func TestSeedIsIdempotentAndKeepsAdminEdits(t *testing.T) {
 	}
 	// An admin edit and an operator's change survive a reseed.
 	if _, err := grants.UpdateServer(ctx, db, nil, "cigale", grants.ServerInput{Description: str("ours"),
-		Tools: &[]grants.CatalogTool{{Name: "only"}}}, nil); err != nil {
+		Tools: &[]grants.CatalogTool{{Name: "only"}}}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(ctx, `UPDATE bindings SET enabled = false WHERE catalog_id = 'group_post'`); err != nil {

@@ -20,7 +20,7 @@ func TestCatalogHostChangeRefusedWhileLoginsHoldCredentials(t *testing.T) {
 	slug := "mover"
 	cfg := json.RawMessage(`{"provider":"oauth2","oauth":{"client_id":"c","auth_url":"https://as.example/a","token_url":"https://as.example/t"}}`)
 	s, err := grants.CreateServer(ctx, db, nil, grants.ServerInput{Slug: &slug, Name: &slug, Transport: str("http"),
-		Auth: str("oauth"), URL: str("https://mcp.example/mcp"), Config: cfg}, nil)
+		Auth: str("oauth"), URL: str("https://mcp.example/mcp"), Config: cfg}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,20 +38,20 @@ func TestCatalogHostChangeRefusedWhileLoginsHoldCredentials(t *testing.T) {
 		}
 		return ve.Problems[0].Field
 	}
-	if _, err := grants.UpdateServer(ctx, db, nil, s.ID, grants.ServerInput{URL: str("https://evil.example/mcp")}, nil); field(err) != "url" {
+	if _, err := grants.UpdateServer(ctx, db, nil, s.ID, grants.ServerInput{URL: str("https://evil.example/mcp")}, nil, nil); field(err) != "url" {
 		t.Fatalf("host change with a login = %v, want refused on url", err)
 	}
 	moved := json.RawMessage(`{"provider":"oauth2","oauth":{"client_id":"c","auth_url":"https://as.example/a","token_url":"https://evil.example/t"}}`)
-	if _, err := grants.UpdateServer(ctx, db, nil, s.ID, grants.ServerInput{Config: moved}, nil); field(err) != "config.oauth.token_url" {
+	if _, err := grants.UpdateServer(ctx, db, nil, s.ID, grants.ServerInput{Config: moved}, nil, nil); field(err) != "config.oauth.token_url" {
 		t.Fatalf("token host change with a login = %v, want refused on config.oauth.token_url", err)
 	}
-	if _, err := grants.UpdateServer(ctx, db, nil, s.ID, grants.ServerInput{URL: str("https://mcp.example/v2/mcp")}, nil); err != nil {
+	if _, err := grants.UpdateServer(ctx, db, nil, s.ID, grants.ServerInput{URL: str("https://mcp.example/v2/mcp")}, nil, nil); err != nil {
 		t.Fatalf("path change on the same host: %v", err)
 	}
 	if _, err := db.Exec(ctx, `DELETE FROM connection_credentials`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := grants.UpdateServer(ctx, db, nil, s.ID, grants.ServerInput{URL: str("https://new.example/mcp"), Config: moved}, nil); err != nil {
+	if _, err := grants.UpdateServer(ctx, db, nil, s.ID, grants.ServerInput{URL: str("https://new.example/mcp"), Config: moved}, nil, nil); err != nil {
 		t.Fatalf("host change without credentials: %v", err)
 	}
 }

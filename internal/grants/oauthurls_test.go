@@ -26,7 +26,7 @@ func TestCatalogOAuthURLsCheckedOnSave(t *testing.T) {
 		"revoke_url":"http://169.254.169.254/revoke",
 		"userinfo_url":"https://localhost/userinfo"}}`)
 	_, err := grants.CreateServer(ctx, db, nil, grants.ServerInput{Slug: &slug, Name: &slug, Transport: str("http"),
-		Auth: str("oauth"), URL: str("https://mcp.example.com/mcp"), Config: cfg}, strict)
+		Auth: str("oauth"), URL: str("https://mcp.example.com/mcp"), Config: cfg}, strict, nil)
 	var ve *validation.Error
 	if !errors.As(err, &ve) {
 		t.Fatalf("CreateServer = %v, want a validation error", err)
@@ -46,12 +46,12 @@ func TestCatalogOAuthURLsCheckedOnSave(t *testing.T) {
 
 	ok := json.RawMessage(`{"provider":"oauth2","oauth":{"client_id":"c","auth_url":"https://auth.example.com/a","token_url":"https://auth.example.com/t"}}`)
 	s, err := grants.CreateServer(ctx, db, nil, grants.ServerInput{Slug: &slug, Name: &slug, Transport: str("http"),
-		Auth: str("oauth"), URL: str("https://mcp.example.com/mcp"), Config: ok}, strict)
+		Auth: str("oauth"), URL: str("https://mcp.example.com/mcp"), Config: ok}, strict, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad := json.RawMessage(`{"provider":"oauth2","oauth":{"client_id":"c","auth_url":"https://auth.example.com/a","token_url":"https://metadata.google.internal/t"}}`)
-	_, err = grants.UpdateServer(ctx, db, nil, s.ID, grants.ServerInput{Config: bad}, strict)
+	_, err = grants.UpdateServer(ctx, db, nil, s.ID, grants.ServerInput{Config: bad}, strict, nil)
 	if err == nil || !strings.Contains(err.Error(), "config.oauth.token_url") {
 		t.Fatalf("UpdateServer = %v, want config.oauth.token_url refused", err)
 	}

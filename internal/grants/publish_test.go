@@ -60,7 +60,7 @@ func TestListingPublishesTheCatalogCopy(t *testing.T) {
 		t.Fatalf("published after the second listing and a reseed: %v", got)
 	}
 	// The admin takes the copy over: listings leave it alone.
-	if _, err := grants.UpdateServer(ctx, db, nil, "notion", grants.ServerInput{Tools: &[]grants.CatalogTool{{Name: "curated", Description: "ours"}}}, nil); err != nil {
+	if _, err := grants.UpdateServer(ctx, db, nil, "notion", grants.ServerInput{Tools: &[]grants.CatalogTool{{Name: "curated", Description: "ours"}}}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := grants.SyncListedTools(ctx, db, notion, list); err != nil {

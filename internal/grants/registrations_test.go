@@ -28,7 +28,7 @@ func TestRegistrationsRedactedAndKept(t *testing.T) {
 	if strings.Contains(string(s.Config), "sec-") {
 		t.Fatalf("shown config holds a client secret: %s", s.Config)
 	}
-	if _, err := grants.UpdateServer(ctx, db, nil, id, grants.ServerInput{Config: s.Config}, nil); err != nil {
+	if _, err := grants.UpdateServer(ctx, db, nil, id, grants.ServerInput{Config: s.Config}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	var stored json.RawMessage

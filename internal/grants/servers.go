@@ -332,18 +332,22 @@ func strOr(v *string, def string) string {
 	return *v
 }
 
-// CreateServer adds a catalog row edited by the admin; checkURL vets its URL.
-func CreateServer(ctx context.Context, db store.DB, integ *integrations.Registry, in ServerInput, checkURL URLCheck) (Server, error) {
+// CreateServer adds a catalog row edited by the admin; checkURL vets its
+// URLs and seal its OAuth client secrets (nil: stored as given, for tests).
+func CreateServer(ctx context.Context, db store.DB, integ *integrations.Registry, in ServerInput, checkURL URLCheck, seal SecretSealer) (Server, error) {
 	if err := checkServer(in, true, checkURL); err != nil {
 		return Server{}, err
 	}
-	cfg := keepSecret(nil, in.Config)
+	cfg, err := sealConfig(seal, *in.Slug, keepSecret(nil, in.Config))
+	if err != nil {
+		return Server{}, err
+	}
 	if len(cfg) == 0 {
 		cfg = json.RawMessage(`{}`)
 	}
 	pub := in.Published == nil || *in.Published
 	var id string
-	err := db.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config, description,
+	err = db.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config, description,
 		limitations, setup_hint, copy_source, published) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'admin',$11) RETURNING id`,
 		*in.Slug, strings.TrimSpace(*in.Name), strOr(in.Kind, "remote"), *in.Transport, strOr(in.URL, ""), *in.Auth, cfg,
 		strOr(in.Description, ""), strOr(in.Limitations, ""), strOr(in.SetupHint, ""), pub).Scan(&id)
@@ -359,7 +363,7 @@ func CreateServer(ctx context.Context, db store.DB, integ *integrations.Registry
 }
 
 // UpdateServer changes a catalog row; the row becomes admin copy, which reseeds leave alone.
-func UpdateServer(ctx context.Context, db store.DB, integ *integrations.Registry, id string, in ServerInput, checkURL URLCheck) (Server, error) {
+func UpdateServer(ctx context.Context, db store.DB, integ *integrations.Registry, id string, in ServerInput, checkURL URLCheck, seal SecretSealer) (Server, error) {
 	cur, err := GetServer(ctx, db, integ, id)
 	if err != nil {
 		return Server{}, err
@@ -375,7 +379,11 @@ func UpdateServer(ctx context.Context, db store.DB, integ *integrations.Registry
 	var next json.RawMessage
 	if len(in.Config) > 0 {
 		next = keepSecret(stored, in.Config)
-		cfg = next
+		sealed, err := sealConfig(seal, cur.Slug, next)
+		if err != nil {
+			return Server{}, err
+		}
+		cfg = sealed
 	}
 	if err := checkTokenDestinations(ctx, db, cur, stored, in.URL, next); err != nil {
 		return Server{}, err

@@ -2,6 +2,7 @@ package connect
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,14 @@ func TestTwoRedirectURIsBothLoginsRefresh(t *testing.T) {
 	}
 	if n := e.as.Count("register"); n != 2 {
 		t.Fatalf("registrations = %d, want one per redirect URI", n)
+	}
+	// The registered clients' secrets are stored sealed only.
+	var stored string
+	if err := e.db.QueryRow(ctx, `SELECT config::text FROM mcp_servers WHERE slug = 'notion'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stored, `"secret-`) || strings.Count(stored, "client_secret_sealed") != 3 {
+		t.Fatalf("catalog row config: %s", stored)
 	}
 	for round := 0; round < 2; round++ {
 		for i, id := range ids {
