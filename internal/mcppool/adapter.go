@@ -56,11 +56,8 @@ func (p *Pool) callAdapter(ctx context.Context, connectionID string, info Server
 	if err != nil {
 		return "", err
 	}
-	timeout := AdapterTimeout
-	if p.o.CallTimeout > 0 && p.o.CallTimeout < timeout {
-		timeout = p.o.CallTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	reached := &TimeoutError{Server: info.Slug, Op: "HTTP request", After: p.o.AdapterTimeout}
+	ctx, cancel := context.WithTimeoutCause(ctx, p.o.AdapterTimeout, reached)
 	defer cancel()
 	conn := adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred}
 	out, err := a.Call(ctx, conn, tool, args)
@@ -81,6 +78,9 @@ func (p *Pool) callAdapter(ctx context.Context, connectionID string, info Server
 	// 403 for a missing scope or a quota, which its own message explains.
 	if errors.As(err, &he) && he.Refused() && info.Auth != "oauth" {
 		return "", fmt.Errorf("%s refused the stored key (HTTP %d): connect the login again with a valid key", info.Slug, he.Status)
+	}
+	if err != nil && context.Cause(ctx) == reached {
+		return "", reached
 	}
 	if err != nil {
 		return "", p.scrub(context.WithoutCancel(ctx), connectionID, err) // as MCP call errors are
@@ -140,10 +140,13 @@ func (p *Pool) Probe(ctx context.Context, connectionID string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ctx, cancel := context.WithTimeout(ctx, AdapterTimeout)
+	reached := &TimeoutError{Server: info.Slug, Op: "HTTP request", After: p.o.AdapterTimeout}
+	ctx, cancel := context.WithTimeoutCause(ctx, p.o.AdapterTimeout, reached)
 	defer cancel()
 	hint, err := a.Check(ctx, adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred})
 	switch {
+	case err != nil && context.Cause(ctx) == reached:
+		return "", reached
 	case adapters.Rejected(err):
 		return "", fmt.Errorf("%s refuses the stored key: connect the login again", info.Slug)
 	case errors.Is(err, mcpoauth.ErrBlockedEndpoint):

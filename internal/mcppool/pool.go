@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -50,8 +49,9 @@ type Options struct {
 	// HTTPClient carries MCP requests; nil means one without a global timeout
 	// (each request has its own deadline).
 	HTTPClient *http.Client
-	// CallTimeout and ListTimeout override the defaults (tests).
-	CallTimeout, ListTimeout time.Duration
+	// CallTimeout, ListTimeout and AdapterTimeout override the defaults
+	// (tests only; production uses the constants).
+	CallTimeout, ListTimeout, AdapterTimeout time.Duration
 	// SweepEvery overrides how often sessions of gone logins are closed
 	// (default SweepEvery; negative: never).
 	SweepEvery time.Duration
@@ -86,6 +86,9 @@ func New(o Options) *Pool {
 	}
 	if o.ListTimeout == 0 {
 		o.ListTimeout = ListTimeout
+	}
+	if o.AdapterTimeout == 0 {
+		o.AdapterTimeout = AdapterTimeout
 	}
 	if o.SweepEvery == 0 {
 		o.SweepEvery = SweepEvery
@@ -182,7 +185,7 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 	req.Params.Name = remoteName
 	req.Params.Arguments = arguments
 	var out *mcp.CallToolResult
-	err := p.do(ctx, connectionID, p.o.CallTimeout, func(ctx context.Context, s *session) error {
+	err := p.do(ctx, connectionID, "tools/call", p.o.CallTimeout, func(ctx context.Context, s *session) error {
 		if s.info.Transport == "stdio" {
 			meta, err := p.stdioMeta(ctx, s)
 			if err != nil {
@@ -213,7 +216,7 @@ func (p *Pool) List(ctx context.Context, connectionID string) ([]Tool, error) {
 		return adapterTools(ctx, p.o.DB, connectionID, info.Slug)
 	}
 	var tools []Tool
-	err := p.do(ctx, connectionID, p.o.ListTimeout, func(ctx context.Context, s *session) error {
+	err := p.do(ctx, connectionID, "tools/list", p.o.ListTimeout, func(ctx context.Context, s *session) error {
 		t, err := listAll(ctx, s.c, s.info.Slug)
 		tools = t
 		return err
@@ -252,11 +255,14 @@ func (p *Pool) Refresh(ctx context.Context, connectionID string, maxAge time.Dur
 	return nil
 }
 
-// do runs fn on the connection's session with the timeout, handling a 401
-// (one forced refresh, one retry) and a lost session (one re-initialisation).
-func (p *Pool) do(ctx context.Context, connectionID string, timeout time.Duration, fn func(context.Context, *session) error) error {
+// do runs fn (the MCP request op) on the connection's session with the
+// timeout, handling a 401 (one forced refresh, one retry) and a lost session
+// (one re-initialisation). Reaching the timeout is a *TimeoutError; the
+// caller's own deadline or cancellation stays the caller's error.
+func (p *Pool) do(ctx context.Context, connectionID, op string, timeout time.Duration, fn func(context.Context, *session) error) error {
 	ctx, _ = connectors.WithUsed(ctx) // the redirect guard drops what was injected
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	reached := &TimeoutError{Op: op, After: timeout}
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, reached)
 	defer cancel()
 	if err := p.present(ctx, connectionID); err != nil {
 		return err
@@ -298,8 +304,9 @@ func (p *Pool) do(ctx context.Context, connectionID string, timeout time.Duratio
 			p.forget(connectionID, s)
 			p.log.Info("mcppool: session lost; re-initialising", "connection", connectionID)
 		default:
-			if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
-				return fmt.Errorf("%s did not answer within %s", label(slugOf(s)), timeout)
+			if context.Cause(ctx) == reached {
+				reached.Server = label(slugOf(s))
+				return reached
 			}
 			return p.scrub(context.WithoutCancel(ctx), connectionID, err)
 		}

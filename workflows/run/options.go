@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/tools"
 )
 
@@ -57,11 +58,18 @@ var bookkeepingOptions = workflow.ActivityOptions{
 var classTimeouts = map[tools.Class]time.Duration{
 	tools.ClassDefault: 30 * time.Second,
 	tools.ClassBrowser: 60 * time.Second,
-	tools.ClassMCP:     90 * time.Second,
+	tools.ClassMCP:     mcppool.CallTimeout + poolMargin,
 	tools.ClassCode:    11 * time.Minute, // a first Graft build of a large repository
-	tools.ClassAdapter: 30 * time.Second,
+	tools.ClassAdapter: mcppool.AdapterTimeout + poolMargin,
 	tools.ClassScript:  120 * time.Second,
 }
+
+// poolMargin: a remote tool's activity outlives the session pool's own
+// timeout (90 s for tools/call, 30 s for an adapter's HTTP request), so a
+// server that never answers ends as the pool's ERROR result naming that
+// timeout, stored by the activity, rather than as a timed-out activity. The
+// margin covers resolving the login and recording the result.
+const poolMargin = 15 * time.Second
 
 // Shell timeouts: the call's timeout_seconds (default 120, at most 600) plus
 // a margin for the helper to report back after the command is stopped.

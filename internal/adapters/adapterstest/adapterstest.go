@@ -30,6 +30,13 @@ type Env struct {
 // New builds the environment for the manifest entry slug, its URL replaced by url.
 func New(t testing.TB, slug, url string) *Env {
 	t.Helper()
+	return NewWithPool(t, slug, url, mcppool.Options{})
+}
+
+// NewWithPool is New with the pool's options (its timeouts, say); their DB
+// and Credentials are the environment's.
+func NewWithPool(t testing.TB, slug, url string, o mcppool.Options) *Env {
+	t.Helper()
 	db := testdb.New(t)
 	e := &Env{DB: db}
 	e.ConnectionID, e.Tools = catalogRow(t, db, slug, url)
@@ -47,7 +54,8 @@ func New(t testing.TB, slug, url string) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Engine.Close)
-	e.Pool = mcppool.New(mcppool.Options{DB: db, Credentials: e.Engine.Resolver()})
+	o.DB, o.Credentials = db, e.Engine.Resolver()
+	e.Pool = mcppool.New(o)
 	t.Cleanup(e.Pool.Close)
 	e.Login = mcppool.KeyLogin{DB: db, Engine: e.Engine, Pool: e.Pool}
 	return e
