@@ -121,6 +121,9 @@ func (s *Server) createConnection(c *gin.Context, db store.DB, p access.Principa
 		return 0, nil, err
 	}
 	out, created, err := grants.Connect(c, db, p, s.Integrations, in)
+	if err != nil {
+		err = platformReserved(err)
+	}
 	var notSetUp *grants.ErrNotSetUp
 	if errors.As(err, &notSetUp) {
 		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "not_set_up", Message: notSetUp.Error()}
@@ -132,6 +135,15 @@ func (s *Server) createConnection(c *gin.Context, db store.DB, p access.Principa
 		return http.StatusOK, out, err
 	}
 	return http.StatusCreated, out, err
+}
+
+// platformReserved answers a refused platform-scope change as a 403 that
+// says where the box's own credentials come from.
+func platformReserved(err error) error {
+	if errors.Is(err, grants.ErrPlatformReserved) {
+		return &Error{Status: http.StatusForbidden, Code: "platform_scope_reserved", Message: err.Error()}
+	}
+	return err
 }
 
 func listConnections(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
@@ -149,7 +161,7 @@ func getConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, e
 func (s *Server) deleteConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	id := c.Param("id")
 	if err := grants.DeleteConnection(c, db, p, id); err != nil {
-		return 0, nil, err
+		return 0, nil, platformReserved(err)
 	}
 	if s.MCP.Pool != nil {
 		s.MCP.Pool.Drop(id)

@@ -132,13 +132,13 @@ func TestConnectionLifecycleAndRefusals(t *testing.T) {
 	}
 	checkRefusals(t, e, []refusal{
 		{"connected login exists", op, "POST", "/api/mcp/connections", connect("cigale", "guild", guild), 409, "conflict"},
-		{"platform connect by an operator", op, "POST", "/api/mcp/connections", connect("x", "platform", ""), 403, "forbidden"},
+		{"platform connect by an operator", op, "POST", "/api/mcp/connections", connect("x", "platform", ""), 403, "platform_scope_reserved"},
 		{"owner the operator cannot see", op, "POST", "/api/mcp/connections", connect("x", "organisation", otherOrg), 404, "not_found"},
 		{"unknown server", op, "POST", "/api/mcp/connections", connect("nope", "guild", guild), 422, "invalid"},
 		{"missing owner id", op, "POST", "/api/mcp/connections", connect("x", "guild", ""), 422, "invalid"},
 		{"gmail without the google client", op, "POST", "/api/mcp/connections", connect("gmail", "guild", guild), 422, "not_set_up"},
 		{"github without the app", op, "POST", "/api/mcp/connections", connect("github", "guild", guild), 422, "not_set_up"},
-		{"delete a platform login as operator", op, "DELETE", "/api/mcp/connections/" + platformLogin, nil, 403, "forbidden"},
+		{"delete a platform login as operator", op, "DELETE", "/api/mcp/connections/" + platformLogin, nil, 403, "platform_scope_reserved"},
 		{"get an invisible login", e.Operator(otherOrg), "GET", "/api/mcp/connections/" + id, nil, 404, "not_found"},
 		{"delete an invisible login", e.Operator(otherOrg), "DELETE", "/api/mcp/connections/" + id, nil, 404, "not_found"},
 		{"bad trigger", "", "GET", "/api/agents/00000000-0000-0000-0000-000000000001/offered-tools?trigger=cron", nil, 422, "invalid"},

@@ -20,15 +20,21 @@ func grantsEnv(t *testing.T, env map[string]string) *apitest.Env {
 	return e
 }
 
-// login connects a server at a scope through the API, then completes it the
+// login connects a server at a scope through the API (a platform login,
+// which the API refuses, straight in the database), then completes it the
 // way the connector engine does and stores its listing.
 func login(t *testing.T, e *apitest.Env, slug, scope, ownerID string, tools ...string) string {
 	t.Helper()
-	r := e.Admin("POST", "/api/mcp/connections", map[string]any{"slug": slug, "owner_scope": scope, "owner_id": ownerID})
-	if r.Status != 201 {
-		t.Fatalf("connect %s: %d %s", slug, r.Status, r.Body)
+	var id string
+	if scope == string(grants.ScopePlatform) {
+		id = platformRow(t, e.DB, slug)
+	} else {
+		r := e.Admin("POST", "/api/mcp/connections", map[string]any{"slug": slug, "owner_scope": scope, "owner_id": ownerID})
+		if r.Status != 201 {
+			t.Fatalf("connect %s: %d %s", slug, r.Status, r.Body)
+		}
+		id = r.Map()["id"].(string)
 	}
-	id := r.Map()["id"].(string)
 	ctx := context.Background()
 	if err := grants.MarkConnected(ctx, e.DB, id, "acct"); err != nil {
 		t.Fatal(err)

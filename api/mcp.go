@@ -156,6 +156,8 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 	})
 	var notSetUp *grants.ErrNotSetUp
 	switch {
+	case errors.Is(err, grants.ErrPlatformReserved):
+		return mcpConnectReply{}, platformReserved(err)
 	case errors.As(err, &notSetUp):
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_set_up", Message: notSetUp.Error()}
 	case errors.Is(err, store.ErrConflict):

@@ -12,9 +12,7 @@ func TestOperatorCannotWidenAPlatformLoginsGrant(t *testing.T) {
 	me := newMCPEnv(t, false, nil)
 	org, _, agent := me.Hierarchy()
 	addServer(t, me.DB, "etherscan", keyServer(t, "Authorization", "Bearer eth-platform"), "token", `{"header":"Authorization","scheme":"Bearer"}`)
-	if r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "platform", "key": "eth-platform"}); r.Status != 200 {
-		t.Fatalf("platform login: %d %s", r.Status, r.Body)
-	}
+	me.platformKeyLogin(t, "etherscan", "eth-platform")
 	if r := me.Admin("PUT", "/api/bindings", map[string]any{"scope": "platform", "catalog_kind": "mcp", "catalog_id": "etherscan", "enabled": true}); r.Status != 200 {
 		t.Fatalf("platform on: %d %s", r.Status, r.Body)
 	}

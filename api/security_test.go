@@ -323,11 +323,7 @@ func TestPlatformLoginTestCallIsAdminOnly(t *testing.T) {
 	me := newMCPEnv(t, false, nil)
 	org, _, _ := me.Hierarchy()
 	addServer(t, me.DB, "etherscan", keyServer(t, "Authorization", "Bearer eth-platform"), "token", `{"header":"Authorization","scheme":"Bearer"}`)
-	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "platform", "key": "eth-platform"})
-	if r.Status != 200 {
-		t.Fatalf("platform login: %d %s", r.Status, r.Body)
-	}
-	path := "/api/mcp/connections/" + r.Map()["connection"].(map[string]any)["id"].(string) + "/call"
+	path := "/api/mcp/connections/" + me.platformKeyLogin(t, "etherscan", "eth-platform") + "/call"
 	body := `{"tool":"echo","arguments":{"text":"x"}}`
 	for name, tok := range map[string]string{"operator": me.Operator(org), "user without organisation": me.Operator("")} {
 		if r := me.Do(tok, "POST", path, body); r.Status != 403 || strings.Contains(string(r.Body), "echo: x") {

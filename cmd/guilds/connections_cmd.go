@@ -34,7 +34,9 @@ import (
 	"github.com/guilds/guilds/internal/store"
 )
 
-const connectionsUsage = "usage: guilds connections list | status <id> | connect <server-slug|id> [-scope S -owner ID -timeout D] | refresh <id> | disconnect <id> | test <id>"
+const connectionsUsage = "usage: guilds connections list | status <id> | connect <server-slug> -scope S -owner ID [-timeout D] | connect <id> [-timeout D] | refresh <id> | disconnect <id> | test <id>"
+
+const connectUsage = "usage: guilds connections connect <server-slug> -scope organisation|guild|agent -owner ID [-timeout D] | connect <connection-id> [-timeout D]"
 
 // connectionsCommand implements `guilds connections …`, the OAuth and key
 // lifecycle of connections from the command line. Keys are read from stdin
@@ -72,26 +74,31 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 	case "connect":
 		fs := flag.NewFlagSet("connect", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		fs.StringVar(&scope, "scope", "platform", "owner scope of a new connection: platform, organisation, guild or agent")
-		fs.StringVar(&owner, "owner", "", "owner id (organisation, guild or agent) unless -scope platform")
+		fs.StringVar(&scope, "scope", "", "owner scope of a new connection: organisation, guild or agent")
+		fs.StringVar(&owner, "owner", "", "owner id (organisation, guild or agent)")
 		fs.DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait for the OAuth callback")
 		if len(rest) == 0 {
-			fmt.Fprintln(stderr, "usage: guilds connections connect <server-slug|connection-id> [-scope S -owner ID -timeout D]")
+			fmt.Fprintln(stderr, connectUsage)
 			return 2
 		}
 		target := rest[0]
 		if err := fs.Parse(rest[1:]); err != nil || fs.NArg() != 0 {
-			fmt.Fprintln(stderr, "usage: guilds connections connect <server-slug|connection-id> [-scope S -owner ID -timeout D]")
-			return 2
-		}
-		if (scope == "platform") != (owner == "") {
-			fmt.Fprintln(stderr, "guilds connections connect: -owner is required with a -scope other than platform, and refused with platform")
+			fmt.Fprintln(stderr, connectUsage)
 			return 2
 		}
 		if u, err := uuid.Parse(target); err == nil {
+			// An existing connection keeps its own scope.
+			if scope != "" || owner != "" {
+				fmt.Fprintln(stderr, "guilds connections connect: a connection id keeps its own scope; -scope and -owner go with a server slug")
+				return 2
+			}
 			id = u
-		} else {
-			slug = target
+			break
+		}
+		slug = target
+		if msg := checkConnectScope(scope, owner); msg != "" {
+			fmt.Fprintln(stderr, "guilds connections connect: "+msg)
+			return 2
 		}
 	default:
 		fmt.Fprintln(stderr, connectionsUsage)
@@ -150,6 +157,9 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		if err != nil {
 			return fail(err)
 		}
+		if c.OwnerScope == string(grants.ScopePlatform) {
+			return fail(platformReservedCLI())
+		}
 		if c.Auth == connectors.AuthOAuth {
 			err = connectOAuth(ctx, eng, c, timeout, stdout)
 			if err == nil {
@@ -193,6 +203,30 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		fmt.Fprintf(stdout, "ok %s%s\n", id, line)
 	}
 	return 0
+}
+
+// checkConnectScope says what is wrong with a new connection's -scope and
+// -owner, or "" when they name an organisation, guild or agent.
+func checkConnectScope(scope, owner string) string {
+	switch grants.Scope(scope) {
+	case "":
+		return "-scope is required: organisation, guild or agent, with -owner ID"
+	case grants.ScopePlatform:
+		return platformReservedCLI().Error()
+	case grants.ScopeOrganisation, grants.ScopeGuild, grants.ScopeAgent:
+		if owner == "" {
+			return "-owner is required with -scope " + scope
+		}
+		return ""
+	default:
+		return fmt.Sprintf("-scope %q is not organisation, guild or agent", scope)
+	}
+}
+
+// platformReservedCLI is the API's platform_scope_reserved refusal, as the
+// terminal says it.
+func platformReservedCLI() error {
+	return fmt.Errorf("%w; connect it with -scope organisation, guild or agent and -owner ID", grants.ErrPlatformReserved)
 }
 
 // probe asks a remote MCP server or a local adapter whether the stored login

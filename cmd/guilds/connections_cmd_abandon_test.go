@@ -38,6 +38,7 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	org := cliOrg(t, conn)
 	cfg := fmt.Sprintf(`{"provider":"oauth2","oauth":{"auth_url":%q,"token_url":%q,"client_id":"cid","auth_style":"none"}}`, srv.URL+"/authorize", srv.URL+"/token")
 	if _, err := conn.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, auth, config) VALUES ('notionish', 'N', 'http', 'oauth', $1), ('cigale', 'C', 'http', 'token', '{}')`, cfg); err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 	var stderr bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- connectionsCommand(ctx, []string{"connect", "notionish", "-timeout", "30s"}, strings.NewReader(""), pw, &stderr)
+		done <- connectionsCommand(ctx, []string{"connect", "notionish", "-scope", "organisation", "-owner", org, "-timeout", "30s"}, strings.NewReader(""), pw, &stderr)
 		pw.Close()
 	}()
 	br := bufio.NewReader(pr)
@@ -97,13 +98,13 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 	}
 
 	// A key connect with no key on stdin.
-	code, _, errs := runConn(t, connectionsCommand, "\n", "connect", "cigale")
+	code, _, errs := runConn(t, connectionsCommand, "\n", "connect", "cigale", "-scope", "organisation", "-owner", org)
 	if code != 1 || count("cigale") != 0 {
 		t.Fatalf("empty key: exit %d, %d rows, stderr %q", code, count("cigale"), errs)
 	}
 
 	// A key the server refuses connects nothing and leaves no row.
-	code, _, errs = runConn(t, connectionsCommand, "sk-wrong\n", "connect", "cigale")
+	code, _, errs = runConn(t, connectionsCommand, "sk-wrong\n", "connect", "cigale", "-scope", "organisation", "-owner", org)
 	if code != 1 || count("cigale") != 0 || !strings.Contains(errs, "rejected") || strings.Contains(errs, "sk-wrong") {
 		t.Fatalf("rejected key: exit %d, %d rows, stderr %q", code, count("cigale"), errs)
 	}
@@ -114,16 +115,16 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 		('pinned', 'P', 'adapter', 'http', 'token', '{"adapter":"pinned_prices"}')`); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs = runConn(t, connectionsCommand, "CG-key\n", "connect", "pinned")
+	code, _, errs = runConn(t, connectionsCommand, "CG-key\n", "connect", "pinned", "-scope", "organisation", "-owner", org)
 	if code != 1 || count("pinned") != 0 || !strings.Contains(errs, "POST /api/mcp/connect") {
 		t.Fatalf("pinned prices from the terminal: exit %d, %d rows, stderr %q", code, count("pinned"), errs)
 	}
 
 	// An existing login survives a failed reconnect.
-	if code, _, errs := runConn(t, connectionsCommand, "sk-one\n", "connect", "cigale"); code != 0 {
+	if code, _, errs := runConn(t, connectionsCommand, "sk-one\n", "connect", "cigale", "-scope", "organisation", "-owner", org); code != 0 {
 		t.Fatalf("key connect: %d %s", code, errs)
 	}
-	if code, _, _ := runConn(t, connectionsCommand, "\n", "connect", "cigale"); code != 1 || count("cigale") != 1 {
+	if code, _, _ := runConn(t, connectionsCommand, "\n", "connect", "cigale", "-scope", "organisation", "-owner", org); code != 1 || count("cigale") != 1 {
 		t.Fatalf("failed reconnect: exit %d, %d rows", code, count("cigale"))
 	}
 }

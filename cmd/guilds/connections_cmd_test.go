@@ -87,6 +87,7 @@ func TestConnectionsLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	org := cliOrg(t, conn)
 	cfg := fmt.Sprintf(`{"provider":"oauth2","oauth":{"auth_url":%q,"token_url":%q,"client_id":"cid","auth_style":"none"}}`, srv.URL+"/authorize", srv.URL+"/token")
 	if _, err := conn.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, auth, config) VALUES ('notionish', 'N', 'http', 'oauth', $1), ('cigale', 'C', 'http', 'token', '{}')`, cfg); err != nil {
 		t.Fatal(err)
@@ -102,7 +103,7 @@ func TestConnectionsLifecycle(t *testing.T) {
 	var stderr bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- connectionsCommand(ctx, []string{"connect", "notionish", "-timeout", "30s"}, strings.NewReader(""), pw, &stderr)
+		done <- connectionsCommand(ctx, []string{"connect", "notionish", "-scope", "organisation", "-owner", org, "-timeout", "30s"}, strings.NewReader(""), pw, &stderr)
 		pw.Close()
 	}()
 	br := bufio.NewReader(pr)
@@ -140,14 +141,14 @@ func TestConnectionsLifecycle(t *testing.T) {
 	// The MCP server listens on loopback, which the outbound policy refuses
 	// unless the operator allows private addresses; no key is stored then.
 	t.Setenv("GUILDS_OAUTH_ALLOW_PRIVATE", "")
-	code, out, errs := runConn(t, connectionsCommand, "sk-secret-key\n", "connect", "cigale")
+	code, out, errs := runConn(t, connectionsCommand, "sk-secret-key\n", "connect", "cigale", "-scope", "organisation", "-owner", org)
 	if code == 0 || !strings.Contains(errs, "GUILDS_OAUTH_ALLOW_PRIVATE=1") {
 		t.Fatalf("key connect to a loopback server by default: %d %s %s", code, out, errs)
 	}
 	t.Setenv("GUILDS_OAUTH_ALLOW_PRIVATE", "1")
 
 	// Key connect reads the key from stdin, never argv.
-	code, out, errs = runConn(t, connectionsCommand, "sk-secret-key\n", "connect", "cigale")
+	code, out, errs = runConn(t, connectionsCommand, "sk-secret-key\n", "connect", "cigale", "-scope", "organisation", "-owner", org)
 	if code != 0 || !strings.Contains(out, "connected cigale") {
 		t.Fatalf("key connect: %d %s %s", code, out, errs)
 	}
@@ -235,6 +236,7 @@ func TestConnectionsConnectConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	org := cliOrg(t, conn)
 	const cfg = `{"provider":"config","fields":[{"name":"workspace","header":"X-Workspace"},
 		{"name":"region","header":"X-Region","secret":false,"optional":true}]}`
 	if _, err := conn.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, url, auth, config) VALUES ('acme', 'Acme', 'http', $1, 'none', $2)`,
@@ -254,12 +256,12 @@ func TestConnectionsConnectConfig(t *testing.T) {
 		{"", "reading workspace from stdin"},
 		{"ws-wrong-1111\neu\n", "refused the configured values"},
 	} {
-		code, out, errs := runConn(t, connectionsCommand, c.stdin, "connect", "acme")
+		code, out, errs := runConn(t, connectionsCommand, c.stdin, "connect", "acme", "-scope", "organisation", "-owner", org)
 		if code != 1 || !strings.Contains(errs, c.want) || strings.Contains(out+errs, "ws-wrong") || state() != "0 0" {
 			t.Fatalf("connect with %q: %d %s %s (logins, credentials: %s)", c.stdin, code, out, errs, state())
 		}
 	}
-	code, out, errs := runConn(t, connectionsCommand, "ws-cli-5e2b\neu-west-1\n", "connect", "acme")
+	code, out, errs := runConn(t, connectionsCommand, "ws-cli-5e2b\neu-west-1\n", "connect", "acme", "-scope", "organisation", "-owner", org)
 	if code != 0 || !strings.Contains(out, "connected acme") || !strings.Contains(errs, "1 tools listed") ||
 		strings.Contains(out+errs, "ws-cli") || strings.Contains(out+errs, "eu-west-1") || state() != "1 1" {
 		t.Fatalf("config connect: %d %s %s (logins, credentials: %s)", code, out, errs, state())

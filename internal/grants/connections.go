@@ -72,6 +72,12 @@ func joinNames(l []string) string {
 	return out
 }
 
+// ErrPlatformReserved refuses a platform-scope Connect and any change to a
+// platform login's credential made through the API (the spec keeps them
+// reserved). The box's own credentials come from its environment.
+var ErrPlatformReserved = errors.New("platform-scope logins are reserved: the box's own credentials come from its environment " +
+	"(the integrations GET /api/instance lists, such as TAVILY_API_KEY or the GitHub App) and the platform seed, never from a Connect")
+
 // connection columns, with the owner's place resolved through the hierarchy.
 const connSelect = `SELECT c.id, c.server_id, s.slug, s.name, c.owner_scope, coalesce(c.owner_id::text, ''), c.status,
 	c.account_hint, c.created_at, c.updated_at,
@@ -161,8 +167,8 @@ func Connect(ctx context.Context, db store.DB, p access.Principal, integ *integr
 	if err := probs.Err(); err != nil {
 		return c, false, err
 	}
-	if in.OwnerScope == ScopePlatform && !p.Admin {
-		return c, false, access.ErrForbidden
+	if in.OwnerScope == ScopePlatform {
+		return c, false, fmt.Errorf("%w; connect this server at an organisation, guild or agent scope instead", ErrPlatformReserved)
 	}
 	owner, err := visiblePlace(ctx, db, p, in.OwnerScope, in.OwnerID)
 	if err != nil {
@@ -208,14 +214,15 @@ func Connect(ctx context.Context, db store.DB, p access.Principal, integ *integr
 }
 
 // DeleteConnection removes a login; its bindings, listed tools and
-// credentials cascade. Platform logins are the admin's.
+// credentials cascade. A platform login's credential is the box's and is
+// not removed here (ErrPlatformReserved).
 func DeleteConnection(ctx context.Context, db store.DB, p access.Principal, id string) error {
 	c, err := GetConnection(ctx, db, p, id)
 	if err != nil {
 		return err
 	}
-	if c.OwnerScope == ScopePlatform && !p.Admin {
-		return access.ErrForbidden
+	if c.OwnerScope == ScopePlatform {
+		return fmt.Errorf("%w; an instance admin wipes an existing one's credential at the box with guilds connections disconnect %s", ErrPlatformReserved, c.ID)
 	}
 	_, err = db.Exec(ctx, `DELETE FROM mcp_connections WHERE id = $1`, c.ID)
 	return store.Map(err)

@@ -1,0 +1,38 @@
+package api_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/guilds/guilds/internal/mcppool"
+)
+
+// platformRow inserts a pending platform-scope login of a catalog server
+// straight into the database. The API refuses to create one
+// (platform_scope_reserved), but a box may hold them, and the tests of what
+// a platform login may do need one.
+func platformRow(t *testing.T, db *pgxpool.Pool, slug string) string {
+	t.Helper()
+	var id string
+	err := db.QueryRow(context.Background(), `INSERT INTO mcp_connections (server_id, owner_scope)
+SELECT id, 'platform' FROM mcp_servers WHERE slug = $1 RETURNING id`, slug).Scan(&id)
+	if err != nil {
+		t.Fatalf("platform login of %s: %v", slug, err)
+	}
+	return id
+}
+
+// platformKeyLogin is a platform login of a token server connected with a
+// key through the engine, the way the connect route does at other scopes
+// (listing, connected state, platform binding).
+func (me *mcpEnv) platformKeyLogin(t *testing.T, slug, key string) string {
+	t.Helper()
+	id := platformRow(t, me.DB, slug)
+	login := mcppool.KeyLogin{DB: me.DB, Engine: me.Engine, Pool: me.Pool}
+	if _, err := login.Connect(context.Background(), id, key); err != nil {
+		t.Fatalf("platform key login of %s: %v", slug, err)
+	}
+	return id
+}
