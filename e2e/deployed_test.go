@@ -61,24 +61,7 @@ func TestDeployedPlatform(t *testing.T) {
 		t.Fatalf("offered tools on a fresh install: %d %s", r.Status, r.Body)
 	}
 
-	// The instance admin adds the OAuth server to the catalog; an operator connects it.
-	d.must(201, "POST", "/api/admin/mcp/servers", map[string]any{"slug": "acme", "name": "Acme", "transport": "http",
-		"auth": "oauth", "url": rs.URL + "/mcp", "config": map[string]any{"provider": "oauth2", "dynamic_registration": true}})
-	conn := d.must(200, "POST", "/api/mcp/connect", map[string]any{"slug": "acme", "owner_scope": "organisation", "owner_id": org})
-	connID := conn["connection"].(map[string]any)["id"].(string)
-	authURL, _ := conn["authorization_url"].(string)
-	if authURL == "" {
-		t.Fatalf("connect: no authorization URL in %v", conn)
-	}
-	// The browser opens the URL; the server approves and sends it back to the callback.
-	resp, err := d.Browser.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := readAll(resp)
-	if resp.StatusCode != 200 || !strings.Contains(body, "connected") {
-		t.Fatalf("callback: %d %s\n%s", resp.StatusCode, body, d.Logs())
-	}
+	connID := connectAcme(t, d, rs.URL+"/mcp", org)
 
 	tools := d.Call("GET", "/api/mcp/connections/"+connID+"/tools", nil)
 	if tools.Status != 200 || !strings.Contains(string(tools.Body), `"acme_echo"`) || !strings.Contains(string(tools.Body), `"acme_whoami"`) {
@@ -128,6 +111,30 @@ func TestDeployedPlatform(t *testing.T) {
 			}
 		}
 	}
+}
+
+// connectAcme adds the OAuth MCP server at serverURL to the catalog as
+// "acme" (the instance admin) and connects an organisation login to it (an
+// operator, whose browser follows the authorization server's redirect back
+// to the callback with the cookie Connect set). It returns the login's id.
+func connectAcme(t *testing.T, d *deployment, serverURL, org string) string {
+	t.Helper()
+	d.must(201, "POST", "/api/admin/mcp/servers", map[string]any{"slug": "acme", "name": "Acme", "transport": "http",
+		"auth": "oauth", "url": serverURL, "config": map[string]any{"provider": "oauth2", "dynamic_registration": true}})
+	conn := d.must(200, "POST", "/api/mcp/connect", map[string]any{"slug": "acme", "owner_scope": "organisation", "owner_id": org})
+	connID := conn["connection"].(map[string]any)["id"].(string)
+	authURL, _ := conn["authorization_url"].(string)
+	if authURL == "" {
+		t.Fatalf("connect: no authorization URL in %v", conn)
+	}
+	resp, err := d.Browser.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(resp); resp.StatusCode != 200 || !strings.Contains(body, "connected") {
+		t.Fatalf("callback: %d %s\n%s", resp.StatusCode, body, d.Logs())
+	}
+	return connID
 }
 
 // waitRun polls the run until it ends and returns its transcript as JSON.

@@ -73,7 +73,9 @@ func (l *logBuffer) String() string {
 // binary, on a database and a Temporal namespace no one has used before.
 type deployment struct {
 	t         *testing.T
-	env       []string
+	vars      map[string]string // the platform's variables, on top of the test's environment
+	base      []string          // the test's environment, less what vars sets
+	procs     map[string]*process
 	API       string // http://127.0.0.1:port
 	Token     string // an instance admin's API token
 	Namespace string
@@ -86,11 +88,8 @@ type deployment struct {
 // deploy starts a deployment with extra environment variables.
 func deploy(t *testing.T, extra map[string]string) *deployment {
 	t.Helper()
-	d := &deployment{t: t, logs: map[string]*logBuffer{}}
-	key := make([]byte, 32)
-	rand.Read(key)
-	encKey := base64.StdEncoding.EncodeToString(key)
-	d.secrets = append(d.secrets, encKey)
+	d := &deployment{t: t, logs: map[string]*logBuffer{}, procs: map[string]*process{}}
+	encKey := d.newKey()
 
 	port := freePort(t)
 	d.API = fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -107,14 +106,12 @@ func deploy(t *testing.T, extra map[string]string) *deployment {
 	for k, v := range extra {
 		vars[k] = v
 	}
+	d.vars = vars
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if _, set := vars[name]; !set && !strings.HasPrefix(name, "GUILDS_") && name != "TEMPORAL_ADDRESS" {
-			d.env = append(d.env, kv)
+			d.base = append(d.base, kv)
 		}
-	}
-	for k, v := range vars {
-		d.env = append(d.env, k+"="+v)
 	}
 
 	if out, err := d.command("migrate", "up").CombinedOutput(); err != nil {
@@ -127,7 +124,7 @@ func deploy(t *testing.T, extra map[string]string) *deployment {
 	d.Token = strings.TrimSpace(string(out))
 	d.start("serve")
 	d.start("worker")
-	d.waitReady()
+	d.waitReady(0)
 
 	c, err := client.Dial(client.Options{HostPort: testtemporal.Address(t), Namespace: d.Namespace})
 	if err != nil {
@@ -140,54 +137,106 @@ func deploy(t *testing.T, extra map[string]string) *deployment {
 	return d
 }
 
+// newKey returns a fresh 32-byte encryption key, base64, and remembers it as
+// a value that must never surface.
+func (d *deployment) newKey() string {
+	key := make([]byte, 32)
+	rand.Read(key)
+	k := base64.StdEncoding.EncodeToString(key)
+	d.secrets = append(d.secrets, k)
+	return k
+}
+
 func (d *deployment) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(binary, args...)
-	cmd.Env = d.env
+	cmd.Env = append([]string(nil), d.base...)
+	for k, v := range d.vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
 	return cmd
 }
 
-// start runs a long-lived subcommand until the test ends, then stops it with
-// SIGTERM and checks that it exited cleanly.
+// process is a running long-lived subcommand.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan error
+}
+
+// start runs a long-lived subcommand until stop or the end of the test. Its
+// output is appended to the logs kept under its name, across restarts.
 func (d *deployment) start(name string) {
 	t := d.t
-	logs := &logBuffer{}
-	d.logs[name] = logs
+	logs := d.logs[name]
+	if logs == nil {
+		logs = &logBuffer{}
+		d.logs[name] = logs
+	}
 	cmd := d.command(name)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("guilds %s: %v", name, err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("guilds %s stopped with %v:\n%s", name, err, logs)
-			}
-		case <-time.After(time.Minute):
-			_ = cmd.Process.Kill()
-			t.Errorf("guilds %s did not stop on SIGINT", name)
-		}
-	})
+	p := &process{cmd: cmd, exited: make(chan error, 1)}
+	go func() { p.exited <- cmd.Wait() }()
+	d.procs[name] = p
+	t.Cleanup(func() { d.stop(name) })
 }
 
-// waitReady polls /readyz until the API answers 200 (both processes up).
-func (d *deployment) waitReady() {
+// stop interrupts a subcommand, as an operator's Ctrl-C or a container stop
+// would, and checks that it exits cleanly.
+func (d *deployment) stop(name string) {
+	t := d.t
+	p := d.procs[name]
+	if p == nil {
+		return
+	}
+	delete(d.procs, name)
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Errorf("guilds %s stopped with %v:\n%s", name, err, d.logs[name])
+		}
+	case <-time.After(time.Minute):
+		_ = p.cmd.Process.Kill()
+		t.Errorf("guilds %s did not stop on SIGINT", name)
+	}
+}
+
+// waitReady polls /readyz until the API answers 200 and the worker's log,
+// past its first from bytes, says it started.
+func (d *deployment) waitReady(from int) {
 	t := d.t
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		resp, err := http.Get(d.API + "/readyz")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == 200 && strings.Contains(d.logs["worker"].String(), "worker started") {
+			if resp.StatusCode == 200 && strings.Contains(d.logs["worker"].String()[from:], "worker started") {
 				return
 			}
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("the deployment did not become ready\nserve:\n%s\nworker:\n%s", d.logs["serve"], d.logs["worker"])
+}
+
+// restart stops serve and worker, applies vars (an empty value unsets the
+// variable), and starts them again.
+func (d *deployment) restart(vars map[string]string) {
+	d.stop("serve")
+	d.stop("worker")
+	for k, v := range vars {
+		if v == "" {
+			delete(d.vars, k)
+		} else {
+			d.vars[k] = v
+		}
+	}
+	from := len(d.logs["worker"].String())
+	d.start("serve")
+	d.start("worker")
+	d.waitReady(from)
 }
 
 // reply is an API answer.

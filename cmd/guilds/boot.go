@@ -20,6 +20,7 @@ import (
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/config"
+	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/errorreport"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
@@ -90,6 +91,7 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 	}
 	// Read everything it needs: from here on, children never inherit them.
 	forgetCredentials(env)
+	warnUnknownKeys(ctx, db, p.keyring, log)
 	p.codec = payloadcodec.New(p.keyring, cfg.SealPayloads)
 	if cfg.TemporalAddress != "" {
 		dc, fc := p.codec.Converters()
@@ -118,6 +120,20 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 	p.tools = native.Registry(db, log)
 	p.grants = grants.NewService(p.tools, p.integrations, log)
 	return p, nil
+}
+
+// warnUnknownKeys names the key ids stored values are sealed under that the
+// keyring lacks: those values fail (503 key_unavailable) until the key is back.
+func warnUnknownKeys(ctx context.Context, db *pgxpool.Pool, kr *secret.Keyring, log *slog.Logger) {
+	uses, err := connectors.UnknownKeyIDs(ctx, db, kr)
+	if err != nil {
+		log.Debug("key ids in the database not checked", "err", err)
+		return
+	}
+	for _, u := range uses {
+		log.Warn("stored values are sealed under a key GUILDS_ENCRYPTION_KEY lacks; put it back or they stay unreadable",
+			"table", u.Table, "key_id", u.KeyID, "rows", u.Rows)
+	}
 }
 
 // platformKeyring reads GUILDS_ENCRYPTION_KEY; in development it falls back to
