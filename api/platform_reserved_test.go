@@ -17,14 +17,14 @@ func TestPlatformScopeIsReserved(t *testing.T) {
 	me := newMCPEnv(t, false, nil)
 	org, _, _ := me.Hierarchy()
 	var hits atomic.Int64
-	srv := keyServer(t, "Authorization", "Bearer eth-box")
+	srv := keyServer(t, "Authorization", "Bearer eth-box-key")
 	counted := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		http.Redirect(w, r, srv+r.URL.Path, http.StatusTemporaryRedirect)
 	}))
 	addServer(t, me.DB, "etherscan", srv, "token", `{"header":"Authorization","scheme":"Bearer"}`)
 	addServer(t, me.DB, "opensea", counted, "token", `{"header":"X-API-KEY"}`)
-	existing := me.platformKeyLogin(t, "etherscan", "eth-box")
+	existing := me.platformKeyLogin(t, "etherscan", "eth-box-key")
 
 	type state struct{ conns, creds, bindings, tools int }
 	now := func() state {
@@ -67,7 +67,7 @@ func TestPlatformScopeIsReserved(t *testing.T) {
 		t.Fatalf("platform binding: %d %s", r.Status, r.Body)
 	}
 	// Organisation logins connect as before.
-	if r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": org, "key": "eth-box"}); r.Status != 200 {
+	if r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": org, "key": "eth-box-key"}); r.Status != 200 {
 		t.Fatalf("organisation login: %d %s", r.Status, r.Body)
 	}
 }
