@@ -8,7 +8,6 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/connectors"
@@ -31,7 +30,8 @@ func (s *Server) grantRoutes() []route {
 			Summary: "Change a catalog server (it then keeps the admin's copy across reseeds)",
 			Body:    grants.ServerInput{}, Reply: grants.Server{}, Handle: s.adminUpdateServer},
 		{Method: "DELETE", Path: "/api/admin/mcp/servers/:id", Tag: "catalog", Admin: true,
-			Summary: "Delete a catalog server with its connections and bindings", Status: 204, Handle: adminDeleteServer},
+			Summary: "Delete a catalog server with its connections and bindings", Status: 204,
+			Handle: s.deleteAndForget(grants.ConnectionsOfServer, adminDeleteServer), NoTx: true},
 
 		{Method: "POST", Path: "/api/mcp/connections", Tag: "connections",
 			Summary: "Create a pending login of a server at a scope, or retry a pending or disconnected one",
@@ -41,7 +41,7 @@ func (s *Server) grantRoutes() []route {
 		{Method: "GET", Path: "/api/mcp/connections/:id", Tag: "connections", Summary: "Get a login's metadata",
 			Reply: grants.Connection{}, Handle: getConnection},
 		{Method: "DELETE", Path: "/api/mcp/connections/:id", Tag: "connections", Summary: "Delete a login and the bindings that use it",
-			Status: 204, Handle: s.deleteConnection},
+			Status: 204, Handle: s.deleteAndForget(theLogin, deleteConnection), NoTx: true},
 
 		{Method: "GET", Path: "/api/bindings", Tag: "bindings", Summary: "List the bindings written at one scope (scope, scope_id)",
 			Reply: []grants.Binding{}, Handle: listBindings},
@@ -156,18 +156,12 @@ func getConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, e
 	return http.StatusOK, out, err
 }
 
-// deleteConnection removes a login with its bindings, then closes its MCP
-// session and has every replica drop its cached credential.
-func (s *Server) deleteConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	id := c.Param("id")
-	if err := grants.DeleteConnection(c, db, p, id); err != nil {
+// deleteConnection removes a login with its bindings; deleteAndForget closes
+// its MCP session and has every replica drop its cached credential after
+// the commit.
+func deleteConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if err := grants.DeleteConnection(c, db, p, c.Param("id")); err != nil {
 		return 0, nil, platformReserved(err)
-	}
-	if s.MCP.Pool != nil {
-		s.MCP.Pool.Drop(id)
-	}
-	if uid, err := uuid.Parse(id); err == nil && s.MCP.Engine != nil {
-		s.MCP.Engine.Forget(c, uid)
 	}
 	return http.StatusNoContent, nil, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -21,7 +22,7 @@ func (s *Server) orgRoutes() []route {
 		{Method: "PATCH", Path: "/api/orgs/:id", Tag: "organisations", Summary: "Change an organisation",
 			Body: orgs.OrgInput{}, Reply: orgs.Organisation{}, Handle: updateOrg},
 		{Method: "DELETE", Path: "/api/orgs/:id", Tag: "organisations", Summary: "Delete an organisation and all it holds",
-			Status: 204, Handle: deleteOrg},
+			Status: 204, Handle: s.deleteAndForget(loginsUnder(grants.ScopeOrganisation), deleteOrg), NoTx: true},
 		{Method: "GET", Path: "/api/orgs/:id/members", Tag: "organisations", Summary: "List an organisation's operators",
 			Reply: []access.Member{}, Handle: listMembers},
 		{Method: "PUT", Path: "/api/orgs/:id/members/:user_id", Tag: "organisations", Admin: true,
@@ -38,7 +39,7 @@ func (s *Server) orgRoutes() []route {
 		{Method: "PATCH", Path: "/api/guilds/:id", Tag: "guilds", Summary: "Change a guild",
 			Body: orgs.GuildInput{}, Reply: orgs.Guild{}, Handle: updateGuild},
 		{Method: "DELETE", Path: "/api/guilds/:id", Tag: "guilds", Summary: "Delete a guild and its agents",
-			Status: 204, Handle: deleteGuild},
+			Status: 204, Handle: s.deleteAndForget(loginsUnder(grants.ScopeGuild), deleteGuild), NoTx: true},
 
 		{Method: "GET", Path: "/api/guilds/:id/agents", Tag: "agents", Summary: "List a guild's agents",
 			Reply: []orgs.Agent{}, Handle: listAgents},
@@ -49,7 +50,7 @@ func (s *Server) orgRoutes() []route {
 		{Method: "PATCH", Path: "/api/agents/:id", Tag: "agents", Summary: "Change an agent",
 			Body: orgs.AgentInput{}, Reply: orgs.Agent{}, Handle: updateAgent},
 		{Method: "DELETE", Path: "/api/agents/:id", Tag: "agents", Summary: "Delete an agent",
-			Status: 204, Handle: deleteAgent},
+			Status: 204, Handle: s.deleteAndForget(loginsUnder(grants.ScopeAgent), deleteAgent), NoTx: true},
 
 		{Method: "POST", Path: "/api/users", Tag: "users", Admin: true, Summary: "Create an operator user and mint its first API token",
 			Body: userInput{}, Reply: userCreated{}, Status: 201, Handle: createUser},

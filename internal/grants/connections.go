@@ -254,3 +254,42 @@ func MarkDisconnected(ctx context.Context, db store.DB, connectionID string) err
 	}
 	return nil
 }
+
+// ConnectionsUnder lists the logins that deleting a place removes with it:
+// those it owns and, for an organisation or a guild, those of its guilds and
+// agents (the owner triggers of migration 004 cascade them). Read in the
+// deleting transaction, so the caller can close their sessions and have
+// every replica forget them once the delete has committed.
+func ConnectionsUnder(ctx context.Context, db store.DB, scope Scope, id string) ([]string, error) {
+	return connectionIDs(ctx, db, `SELECT c.id::text FROM mcp_connections c
+LEFT JOIN guilds g ON c.owner_scope = 'guild' AND g.id = c.owner_id
+LEFT JOIN agents a ON c.owner_scope = 'agent' AND a.id = c.owner_id
+LEFT JOIN guilds ag ON ag.id = a.guild_id
+WHERE (c.owner_scope = $1 AND c.owner_id::text = $2)
+   OR ($1 = 'organisation' AND (g.organisation_id::text = $2 OR ag.organisation_id::text = $2))
+   OR ($1 = 'guild' AND a.guild_id::text = $2)`, string(scope), id)
+}
+
+// ConnectionsOfServer lists the logins of a catalog server (by id or slug),
+// which deleting the server removes with it.
+func ConnectionsOfServer(ctx context.Context, db store.DB, idOrSlug string) ([]string, error) {
+	return connectionIDs(ctx, db, `SELECT c.id::text FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id
+WHERE s.id::text = $1 OR s.slug = $1`, idOrSlug)
+}
+
+func connectionIDs(ctx context.Context, db store.DB, sql string, args ...any) ([]string, error) {
+	rows, err := db.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, store.Map(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
