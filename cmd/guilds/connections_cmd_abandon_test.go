@@ -43,7 +43,7 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 	if _, err := conn.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, auth, config) VALUES ('notionish', 'N', 'http', 'oauth', $1), ('cigale', 'C', 'http', 'token', '{}')`, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, `UPDATE mcp_servers SET url = $1 WHERE slug = 'cigale'`, keyMCPServer(t, "sk-one")); err != nil {
+	if _, err := conn.Exec(ctx, `UPDATE mcp_servers SET url = $1 WHERE slug = 'cigale'`, keyMCPServer(t, "sk-one-key")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -121,7 +121,7 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 	}
 
 	// An existing login survives a failed reconnect.
-	if code, _, errs := runConn(t, connectionsCommand, "sk-one\n", "connect", "cigale", "-scope", "organisation", "-owner", org); code != 0 {
+	if code, _, errs := runConn(t, connectionsCommand, "sk-one-key\n", "connect", "cigale", "-scope", "organisation", "-owner", org); code != 0 {
 		t.Fatalf("key connect: %d %s", code, errs)
 	}
 	if code, _, _ := runConn(t, connectionsCommand, "\n", "connect", "cigale", "-scope", "organisation", "-owner", org); code != 1 || count("cigale") != 1 {
