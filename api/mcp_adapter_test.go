@@ -59,14 +59,14 @@ func TestAdapterConnectAndTestCall(t *testing.T) {
 			t.Errorf("%s available = %v, want %v", slug, got, want)
 		}
 	}
-	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "echoer", "owner_scope": "organisation", "owner_id": org, "key": "ek-bad"})
+	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "echoer", "owner_scope": "organisation", "owner_id": org, "key": "ek-bad-0123456789"})
 	if r.Status != 422 || r.ErrorCode() != "key_rejected" {
 		t.Fatalf("bad key: %d %s", r.Status, r.Body)
 	}
 	if n := me.Count("mcp_connections") + me.Count("connection_credentials"); n != 0 {
 		t.Fatalf("a rejected key left %d rows", n)
 	}
-	r = me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "ghost", "owner_scope": "organisation", "owner_id": org, "key": "k"})
+	r = me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "ghost", "owner_scope": "organisation", "owner_id": org, "key": "any-key-0123"})
 	if r.Status != 422 || r.ErrorCode() != "adapter_unavailable" {
 		t.Fatalf("adapter not shipped: %d %s", r.Status, r.Body)
 	}

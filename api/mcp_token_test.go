@@ -36,11 +36,11 @@ func TestTokenServersConnect(t *testing.T) {
 	me := newMCPEnv(t, false, nil)
 	org, _, _ := me.Hierarchy()
 	addServer(t, me.DB, "etherscan", keyServer(t, "Authorization", "Bearer eth-good"), "token", `{"header":"Authorization","scheme":"Bearer"}`)
-	addServer(t, me.DB, "opensea", keyServer(t, "X-API-KEY", "os-good", "get_instant_api_key", "manage_profile"), "token", `{"header":"X-API-KEY"}`)
+	addServer(t, me.DB, "opensea", keyServer(t, "X-API-KEY", "os-good-key", "get_instant_api_key", "manage_profile"), "token", `{"header":"X-API-KEY"}`)
 
 	// A rejected key is a 422 and leaves nothing behind.
-	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": org, "key": "eth-bad"})
-	if r.Status != 422 || r.ErrorCode() != "key_rejected" || strings.Contains(string(r.Body), "eth-bad") {
+	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": org, "key": "eth-bad-key"})
+	if r.Status != 422 || r.ErrorCode() != "key_rejected" || strings.Contains(string(r.Body), "eth-bad-key") {
 		t.Fatalf("bad key: %d %s", r.Status, r.Body)
 	}
 	if me.Count("mcp_connections") != 0 || me.Count("connection_credentials") != 0 {
@@ -64,7 +64,7 @@ func TestTokenServersConnect(t *testing.T) {
 	}
 
 	// OpenSea: X-API-KEY; its risky tools start Off at the owner.
-	r = me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "opensea", "owner_scope": "organisation", "owner_id": org, "key": "os-good"})
+	r = me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "opensea", "owner_scope": "organisation", "owner_id": org, "key": "os-good-key"})
 	if r.Status != 200 {
 		t.Fatalf("opensea: %d %s", r.Status, r.Body)
 	}
@@ -109,19 +109,19 @@ func TestRevokedKeyIsReplacedByConnect(t *testing.T) {
 	me := newMCPEnv(t, false, nil)
 	org, _, _ := me.Hierarchy()
 	var good atomic.Value
-	good.Store("Bearer old-key")
+	good.Store("Bearer old-key-1234")
 	addServer(t, me.DB, "cigale", keyServerWith(t, "Authorization", &good), "token", `{"header":"Authorization","scheme":"Bearer"}`)
 	connect := func(key string) apitest.Response {
 		return me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "cigale", "owner_scope": "organisation", "owner_id": org, "key": key})
 	}
-	r := connect("old-key")
+	r := connect("old-key-1234")
 	if r.Status != 200 {
 		t.Fatalf("connect: %d %s", r.Status, r.Body)
 	}
 	id := r.Map()["connection"].(map[string]any)["id"].(string)
-	good.Store("Bearer new-key")
+	good.Store("Bearer new-key-5678")
 	st, m := me.call(t, id, "echo", `{"text":"x"}`)
-	if st != 409 || me.status(t, id) != "disconnected" || strings.Contains(fmt.Sprint(m), "old-key") {
+	if st != 409 || me.status(t, id) != "disconnected" || strings.Contains(fmt.Sprint(m), "old-key-1234") {
 		t.Fatalf("revoked key: %d %v status=%s", st, m, me.status(t, id))
 	}
 	// A wrong key on the retry leaves the login disconnected, bindings intact.
@@ -129,7 +129,7 @@ func TestRevokedKeyIsReplacedByConnect(t *testing.T) {
 	if r := connect("wrong-key"); r.Status != 422 || r.ErrorCode() != "key_rejected" || me.status(t, id) != "disconnected" || me.Count("bindings") != bindings {
 		t.Fatalf("wrong key on retry: %d %s status=%s", r.Status, r.Body, me.status(t, id))
 	}
-	r = connect("new-key")
+	r = connect("new-key-5678")
 	if r.Status != 200 || r.Map()["connection"].(map[string]any)["id"] != id {
 		t.Fatalf("reconnect: %d %s", r.Status, r.Body)
 	}
@@ -233,7 +233,7 @@ func TestKeyConnectRefusesInternalAddresses(t *testing.T) {
 	var hits atomic.Int32
 	url := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	addServer(t, me.DB, "etherscan", url, "token", `{"header":"Authorization","scheme":"Bearer"}`)
-	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": org, "key": "eth-key"})
+	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": org, "key": "eth-key-1234"})
 	if r.Status != 422 || r.ErrorCode() != "address_refused" || !strings.Contains(string(r.Body), "GUILDS_OAUTH_ALLOW_PRIVATE") {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}

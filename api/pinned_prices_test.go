@@ -242,14 +242,14 @@ func TestPinnedPricesRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = me.Do(op, "POST", "/api/mcp/connect", map[string]any{"slug": "echoer", "owner_scope": "organisation", "owner_id": org,
-		"key": "ek-1", "coins": []map[string]string{{"id": "bitcoin"}}})
+		"key": "ek-1-0123456789", "coins": []map[string]string{{"id": "bitcoin"}}})
 	if r.Status != 422 || !strings.Contains(string(r.Body), `"field":"coins"`) {
 		t.Fatalf("coins on another server: %d %s", r.Status, r.Body)
 	}
 	if n := me.Count("mcp_connections"); n != 1 {
 		t.Fatalf("the refused connect left a login: %d", n)
 	}
-	r = me.Do(op, "POST", "/api/mcp/connect", map[string]any{"slug": "echoer", "owner_scope": "organisation", "owner_id": org, "key": "ek-1"})
+	r = me.Do(op, "POST", "/api/mcp/connect", map[string]any{"slug": "echoer", "owner_scope": "organisation", "owner_id": org, "key": "ek-1-0123456789"})
 	if r.Status != 200 {
 		t.Fatalf("echo connect: %d %s", r.Status, r.Body)
 	}

@@ -9,6 +9,8 @@ import (
 	"unicode"
 
 	"github.com/google/uuid"
+
+	"github.com/guilds/guilds/internal/tools"
 )
 
 // No-auth-with-config connections: the server takes no login, but the
@@ -80,6 +82,9 @@ func checkValues(server string, fields []KeyField, values map[string]string) (ma
 			probs = append(probs, FieldProblem{f.Name, fmt.Sprintf("is longer than %d bytes", maxConfigValue)})
 		case strings.ContainsFunc(v, unicode.IsControl):
 			probs = append(probs, FieldProblem{f.Name, "must not contain control characters or line breaks"})
+		case v != "" && f.Secret && tools.CheckRedactable(v) != nil:
+			// A secret value joins the login's redaction set.
+			probs = append(probs, FieldProblem{f.Name, tools.CheckRedactable(v).Error()})
 		case v != "":
 			out[f.Name] = v
 		}

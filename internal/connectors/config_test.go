@@ -88,7 +88,7 @@ func TestConfigConnectChecksEveryFieldAndStoresNothingOnRefusal(t *testing.T) {
 	}
 
 	// Every missing required field is named at once.
-	_, err = eng.ConnectKey(ctx, id, map[string]string{"region": "eu"})
+	_, err = eng.ConnectKey(ctx, id, map[string]string{"region": "eu-west-1"})
 	if got := problems(t, err); !reflect.DeepEqual(got, map[string]string{"workspace": "is required", "api_base": "is required"}) {
 		t.Fatalf("missing fields: %v", got)
 	}
@@ -195,10 +195,10 @@ func TestConfigInjectionNeverRefreshes(t *testing.T) {
 	}
 
 	// New values are served at once; after Disconnect nothing is.
-	if _, err := eng.ConnectKey(ctx, id, map[string]string{"workspace": "ws-other-77", "api_base": baseValue, "region": "eu"}); err != nil {
+	if _, err := eng.ConnectKey(ctx, id, map[string]string{"workspace": "ws-other-77", "api_base": baseValue, "region": "eu-central-1"}); err != nil {
 		t.Fatal(err)
 	}
-	if inj, _ := res.Injection(ctx, id); inj.Headers["X-Workspace"] != "ws-other-77" || inj.Headers["X-Region"] != "eu" {
+	if inj, _ := res.Injection(ctx, id); inj.Headers["X-Workspace"] != "ws-other-77" || inj.Headers["X-Region"] != "eu-central-1" {
 		t.Fatalf("after reconnect: %v", inj.Headers)
 	}
 	if err := eng.Disconnect(ctx, id); err != nil {

@@ -457,6 +457,12 @@ func (e *Engine) ConnectKey(ctx context.Context, id uuid.UUID, fields map[string
 		// No key plugin: store the key as a bearer token, or the fields as configuration.
 		kv.Credential = Credential{AccessToken: fields["token"], Extra: withoutKey(fields, "token")}
 	}
+	// Every stored value joins the login's redaction set, so one too short
+	// to redact is refused rather than stored and silently left unredacted.
+	if probs := b.unredactable(kv.Credential); len(probs) > 0 {
+		e.log.Info("connectors: value too short to redact refused", "connection", id, "server", rec.conn.ServerSlug)
+		return KeyValidation{}, &FieldsError{Server: rec.conn.ServerSlug, Problems: probs}
+	}
 	v, err := putCredential(ctx, e.db, e.keys, id, kv.Credential, kv.AccountHint)
 	if err != nil {
 		return KeyValidation{}, err

@@ -95,7 +95,7 @@ func TestAdapterConnectAndCall(t *testing.T) {
 	t.Cleanup(pool.Close)
 	login := mcppool.KeyLogin{DB: db, Engine: eng, Pool: pool}
 
-	if _, err := login.Connect(ctx, id, "qk-bad"); !errors.Is(err, mcppool.ErrKeyRejected) {
+	if _, err := login.Connect(ctx, id, "qk-bad-123"); !errors.Is(err, mcppool.ErrKeyRejected) {
 		t.Fatalf("bad key: %v", err)
 	}
 	if n := scalar(t, db, `SELECT count(*)::text FROM connection_credentials`); n != "0" {
@@ -140,7 +140,7 @@ func TestAdapterNotBuiltIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng := newEngine(t, db, "nope")
-	_, err := mcppool.KeyLogin{DB: db, Engine: eng}.Connect(ctx, id, "k")
+	_, err := mcppool.KeyLogin{DB: db, Engine: eng}.Connect(ctx, id, "any-key-0123")
 	var nb *adapters.ErrNotBuiltIn
 	if !errors.As(err, &nb) || !strings.Contains(err.Error(), "not built into this platform") {
 		t.Fatalf("connect: %v", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/validation"
 )
 
 // ErrKeyUnchecked: the server could not be reached to check a key.
@@ -44,6 +45,11 @@ func (k KeyLogin) Connect(ctx context.Context, connectionID, key string) ([]Tool
 	key = strings.TrimSpace(key)
 	if key == "" {
 		return nil, ErrKeyRejected
+	}
+	// Refused before the key is sent anywhere; the engine refuses it again
+	// before storing (connectors.Engine.ConnectKey).
+	if err := connectors.CheckKey(key); err != nil {
+		return nil, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: err.Error()}}}
 	}
 	info, err := (&Pool{o: Options{DB: k.DB}}).load(ctx, connectionID)
 	if err != nil {

@@ -151,10 +151,10 @@ func TestSSEListCallAndPerRequestCredential(t *testing.T) {
 	ctx := context.Background()
 	db := testdb.New(t)
 	rs := newSSERemote(t)
-	rs.allow("Bearer key-1")
+	rs.allow("Bearer key-1-sse-0")
 	id := addServerConnection(t, db, "ssedemo", "sse", rs.URL+"/sse", "token", `{"header":"Authorization","scheme":"Bearer"}`)
 	eng := newEngine(t, db, "ssedemo")
-	connectKey(t, eng, id, "key-1")
+	connectKey(t, eng, id, "key-1-sse-0")
 	p := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver()})
 	t.Cleanup(p.Close)
 
@@ -180,13 +180,13 @@ func TestSSEListCallAndPerRequestCredential(t *testing.T) {
 		t.Fatalf("erroring tool = %q, %v", out, err)
 	}
 
-	rs.allow("Bearer key-2")
-	connectKey(t, eng, id, "key-2")
+	rs.allow("Bearer key-2-sse-0")
+	connectKey(t, eng, id, "key-2-sse-0")
 	streams := rs.streams.Load()
 	if out, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"again"}`)); err != nil || out != "echo: again" {
 		t.Fatalf("after a new key: %q, %v", out, err)
 	}
-	if rs.last() != "Bearer key-2" || rs.streams.Load() != streams {
+	if rs.last() != "Bearer key-2-sse-0" || rs.streams.Load() != streams {
 		t.Fatalf("sent %q, streams %d→%d: the new key must ride the same session", rs.last(), streams, rs.streams.Load())
 	}
 	if len(rs.sessionsSeen()) != 1 {
