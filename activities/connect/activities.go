@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
@@ -187,6 +188,25 @@ type FinishResult struct {
 // binding, then lists and stores its tools.
 func (a *Activities) Finish(ctx context.Context, connectionID string) (FinishResult, error) {
 	hint := a.accountHint(ctx, connectionID)
+	// A local adapter behind an OAuth login (Gmail) checks the new token
+	// with the service, as a key login's Connect does, and its answer (the
+	// mailbox address) is the hint.
+	if h, isAdapter, err := a.Pool.CheckAdapter(ctx, connectionID); isAdapter {
+		if errors.Is(err, adapters.ErrRejected) {
+			// The exchange stored the token; the service will not take it.
+			if derr := a.Engine.Disconnect(ctx, uuid.MustParse(connectionID)); derr != nil {
+				return FinishResult{}, derr
+			}
+			return FinishResult{}, temporal.NewNonRetryableApplicationError(
+				"the service refused the new login: check that every permission was granted, then connect again", ErrTypeRefused, nil)
+		}
+		if err != nil {
+			return FinishResult{}, err
+		}
+		if h != "" {
+			hint = h
+		}
+	}
 	mark := a.MarkConnected
 	if mark == nil {
 		mark = grants.MarkConnected
@@ -264,7 +284,12 @@ func (a *Activities) Abandon(ctx context.Context, connectionID string) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM connection_oauth_pending WHERE connection_id = $1`, connectionID); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM mcp_connections WHERE id = $1 AND status = 'pending'`, connectionID)
+		// A pending login, or one whose token the service refused after the
+		// exchange and that nothing was ever bound to: a new login that never
+		// worked. A retry over an older login keeps it, and its bindings.
+		_, err := tx.Exec(ctx, `DELETE FROM mcp_connections c WHERE c.id = $1 AND (c.status = 'pending' OR (c.status = 'disconnected'
+			AND NOT EXISTS (SELECT 1 FROM connection_credentials cr WHERE cr.connection_id = c.id AND cr.state <> 'disconnected')
+			AND NOT EXISTS (SELECT 1 FROM bindings b WHERE b.connection_id = c.id)))`, connectionID)
 		return err
 	})
 }

@@ -113,51 +113,77 @@ func adapterTools(ctx context.Context, db store.DB, connectionID, slug string) (
 // a local adapter's own check, or a tools/list on an MCP server's session.
 // It answers a line to show the operator ("" when the row names no server).
 func (p *Pool) Probe(ctx context.Context, connectionID string) (string, error) {
-	ctx, _ = connectors.WithUsed(ctx) // the redirect guard drops what was injected
-	info, isAdapter, err := p.adapterInfo(ctx, connectionID)
+	hint, isAdapter, err := p.CheckAdapter(ctx, connectionID)
 	if err != nil {
 		return "", err
 	}
-	if !isAdapter {
-		if info.URL == "" && info.Command == "" {
-			return "", nil // no server to ask
-		}
-		tools, err := p.List(ctx, connectionID)
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("%d tools listed", len(tools)), nil
+	info, err := p.load(ctx, connectionID)
+	if err != nil {
+		return "", err
+	}
+	if isAdapter && hint == "" {
+		return info.Slug + " accepts the stored key", nil
+	}
+	if isAdapter {
+		return info.Slug + " accepts the stored key (" + hint + ")", nil
+	}
+	if info.URL == "" && info.Command == "" {
+		return "", nil // no server to ask
+	}
+	tools, err := p.List(ctx, connectionID)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d tools listed", len(tools)), nil
+}
+
+// CheckAdapter runs a local adapter's own check of the connection's stored
+// login and answers the service's account hint (a Gmail address…); isAdapter
+// is false, with nothing asked, when the connection is not an adapter's.
+// Probe words the hint for the operator; a successful OAuth callback stores
+// it as the login's account_hint.
+func (p *Pool) CheckAdapter(ctx context.Context, connectionID string) (hint string, isAdapter bool, err error) {
+	ctx, _ = connectors.WithUsed(ctx) // the redirect guard drops what was injected
+	info, isAdapter, err := p.adapterInfo(ctx, connectionID)
+	if err != nil || !isAdapter {
+		return "", false, err
 	}
 	a, err := adapters.Get(info.Adapter)
 	if err != nil {
-		return "", err
+		return "", true, err
 	}
 	id, err := uuid.Parse(connectionID)
 	if err != nil {
-		return "", store.ErrNotFound
+		return "", true, store.ErrNotFound
 	}
 	cred, err := p.o.Credentials.Token(ctx, id)
 	if err != nil {
-		return "", err
+		return "", true, err
 	}
 	reached := &TimeoutError{Server: info.Slug, Op: "HTTP request", After: p.o.AdapterTimeout}
 	ctx, cancel := context.WithTimeoutCause(ctx, p.o.AdapterTimeout, reached)
 	defer cancel()
-	hint, err := a.Check(ctx, adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred})
+	hint, err = a.Check(ctx, adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred})
 	switch {
 	case err != nil && context.Cause(ctx) == reached:
-		return "", reached
+		return "", true, reached
 	case adapters.Rejected(err):
-		return "", fmt.Errorf("%s refuses the stored key: connect the login again", info.Slug)
+		return "", true, rejectedError{info.Slug}
 	case errors.Is(err, mcpoauth.ErrBlockedEndpoint):
-		return "", fmt.Errorf("%s: %w", info.Slug, ErrAddressRefused)
+		return "", true, fmt.Errorf("%s: %w", info.Slug, ErrAddressRefused)
 	case err != nil:
 		// A service may echo the request in its answer; the operator's
 		// terminal gets the reason without the login's values.
-		return "", fmt.Errorf("%s: %w", info.Slug, p.scrub(context.WithoutCancel(ctx), connectionID, err))
+		return "", true, fmt.Errorf("%s: %w", info.Slug, p.scrub(context.WithoutCancel(ctx), connectionID, err))
 	}
-	if hint == "" {
-		return info.Slug + " accepts the stored key", nil
-	}
-	return info.Slug + " accepts the stored key (" + hint + ")", nil
+	return hint, true, nil
 }
+
+// rejectedError is a service refusing a login's stored key; it matches
+// adapters.ErrRejected.
+type rejectedError struct{ slug string }
+
+func (e rejectedError) Error() string {
+	return e.slug + " refuses the stored key: connect the login again"
+}
+func (e rejectedError) Unwrap() error { return adapters.ErrRejected }

@@ -168,6 +168,12 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	var fin acts.FinishResult
 	fctx := workflow.WithActivityOptions(ctx, finishOptions)
 	if err := workflow.ExecuteActivity(fctx, names.finish, in.ConnectionID).Get(ctx, &fin); err != nil {
+		// The service refused the token it just granted (an adapter's check):
+		// the login is abandoned like a refused exchange.
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) && ae.Type() == acts.ErrTypeRefused {
+			return abandon(Result{Status: StatusFailed, Error: ae.Message()})
+		}
 		return Result{}, err
 	}
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })

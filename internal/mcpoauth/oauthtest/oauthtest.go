@@ -185,6 +185,15 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 201, out)
 }
 
+// AddClient registers a client out of band, as an operator registers a web
+// application in a provider's console (Google's, for Gmail). method is
+// "none", "client_secret_basic" or "client_secret_post".
+func (s *Server) AddClient(id, secret, method, redirect string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clients[id] = client{secret: secret, method: method, redirect: redirect}
+}
+
 // authorize approves at once and redirects with a code, as a consenting browser would see.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	s.count("authorize")
