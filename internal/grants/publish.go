@@ -32,16 +32,11 @@ func publishListing(ctx context.Context, db store.DB, slug, serverID string, lis
 	if !listingPublished()[slug] {
 		return nil
 	}
-	names := make([]string, len(list))
-	descs := make([]string, len(list))
-	schemas := make([]string, len(list))
+	copyOf := make([]CatalogTool, len(list))
 	for i, t := range list {
-		names[i], descs[i] = t.Name, t.Description
-		schemas[i] = `{"type":"object"}`
-		if len(t.Schema) > 0 {
-			schemas[i] = string(t.Schema)
-		}
+		copyOf[i] = CatalogTool{Name: t.Name, Description: t.Description, InputSchema: t.Schema}
 	}
+	names, descs, schemas := catalogToolColumns(copyOf)
 	_, err := db.Exec(ctx, `WITH seeded AS (SELECT id FROM mcp_servers WHERE id = $1 AND copy_source = 'seed' FOR UPDATE),
 		gone AS (DELETE FROM mcp_catalog_tools WHERE server_id IN (SELECT id FROM seeded) AND NOT (name = ANY($2::text[])))
 		INSERT INTO mcp_catalog_tools (server_id, name, description, input_schema, position)

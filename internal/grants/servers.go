@@ -417,13 +417,10 @@ func DeleteServer(ctx context.Context, db store.DB, id string) error {
 	return nil
 }
 
-func replaceCatalogTools(ctx context.Context, db store.DB, serverID string, list []CatalogTool) error {
-	if _, err := db.Exec(ctx, `DELETE FROM mcp_catalog_tools WHERE server_id = $1`, serverID); err != nil {
-		return err
-	}
-	names := make([]string, len(list))
-	descs := make([]string, len(list))
-	schemas := make([]string, len(list))
+// catalogToolColumns splits a tool copy into the columns an unnest insert
+// takes; a tool without a schema gets the empty object schema.
+func catalogToolColumns(list []CatalogTool) (names, descs, schemas []string) {
+	names, descs, schemas = make([]string, len(list)), make([]string, len(list)), make([]string, len(list))
 	for i, t := range list {
 		names[i], descs[i] = t.Name, t.Description
 		schemas[i] = `{"type":"object"}`
@@ -431,6 +428,14 @@ func replaceCatalogTools(ctx context.Context, db store.DB, serverID string, list
 			schemas[i] = string(t.InputSchema)
 		}
 	}
+	return names, descs, schemas
+}
+
+func replaceCatalogTools(ctx context.Context, db store.DB, serverID string, list []CatalogTool) error {
+	if _, err := db.Exec(ctx, `DELETE FROM mcp_catalog_tools WHERE server_id = $1`, serverID); err != nil {
+		return err
+	}
+	names, descs, schemas := catalogToolColumns(list)
 	_, err := db.Exec(ctx, `INSERT INTO mcp_catalog_tools (server_id, name, description, input_schema, position)
 		SELECT $1, n, d, s::jsonb, o FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(n, d, s, o)`,
 		serverID, names, descs, schemas)
