@@ -199,8 +199,8 @@ func TestOAuthAdapterRefreshesOnceOn401(t *testing.T) {
 	if !errors.As(err, &rr) {
 		t.Fatalf("a refused fresh token: %v", err)
 	}
-	if got := scalar(t, db, `SELECT status FROM mcp_connections WHERE id = $1`, dead); got != "disconnected" {
-		t.Fatalf("login after a refused fresh token: %s", got)
+	if got := c.rejectedCode(dead); got != "token_rejected" {
+		t.Fatalf("login after a refused fresh token: marked %q, want token_rejected", got)
 	}
 	if c.refreshes != 2 {
 		t.Fatalf("%d refreshes, want one per login", c.refreshes)

@@ -89,11 +89,15 @@ type creds struct {
 	mu        sync.Mutex
 	tokens    map[uuid.UUID][]string
 	refreshes int
+	rejected  map[uuid.UUID]string // code, as the engine's MarkRejected stores it
 }
 
 func (c *creds) Token(_ context.Context, id uuid.UUID) (connectors.Credential, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if code, ok := c.rejected[id]; ok {
+		return connectors.Credential{}, &connectors.ErrReconnectRequired{ConnectionID: id, Code: code}
+	}
 	ts := c.tokens[id]
 	if len(ts) == 0 {
 		return connectors.Credential{}, connectors.ErrNoCredential
@@ -111,6 +115,24 @@ func (c *creds) Refresh(_ context.Context, id uuid.UUID) (connectors.Credential,
 		c.tokens[id] = ts
 	}
 	return connectors.Credential{AccessToken: ts[0]}, nil
+}
+
+// MarkRejected makes later lookups answer reconnect-required, as the engine's
+// does for every replica.
+func (c *creds) MarkRejected(_ context.Context, id uuid.UUID, code string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rejected == nil {
+		c.rejected = map[uuid.UUID]string{}
+	}
+	c.rejected[id] = code
+	return nil
+}
+
+func (c *creds) rejectedCode(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rejected[uuid.MustParse(id)]
 }
 
 // addConnection inserts a catalog row and a connected login for it.

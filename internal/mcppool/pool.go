@@ -34,6 +34,9 @@ const (
 type Credentials interface {
 	Token(ctx context.Context, id uuid.UUID) (connectors.Credential, error)
 	Refresh(ctx context.Context, id uuid.UUID) (connectors.Credential, error)
+	// MarkRejected records a login the server refuses for good; the engine
+	// is the only writer of credential state and tells every replica.
+	MarkRejected(ctx context.Context, id uuid.UUID, code string) error
 }
 
 // SyncFunc persists a connection's listed tools.
@@ -369,20 +372,11 @@ func label(slug string) string {
 func (p *Pool) rejected(ctx context.Context, connectionID string, s *session) error {
 	p.forget(connectionID, s)
 	id, _ := uuid.Parse(connectionID)
-	if err := markReconnectRequired(ctx, p.o.DB, connectionID); err != nil {
+	if err := p.o.Credentials.MarkRejected(ctx, id, "token_rejected"); err != nil {
 		p.log.Error("mcppool: cannot mark the login reconnect_required", "connection", connectionID, "err", oneLine(err))
 	}
 	p.log.Warn("mcppool: server rejects a fresh token; login needs reconnecting", "connection", connectionID)
 	return &connectors.ErrReconnectRequired{ConnectionID: id, Server: slugOf(s), Code: "token_rejected"}
-}
-
-func markReconnectRequired(ctx context.Context, db *pgxpool.Pool, connectionID string) error {
-	_, err := db.Exec(ctx, `
-WITH c AS (UPDATE mcp_connections SET status = 'disconnected', updated_at = now() WHERE id = $1 RETURNING id)
-UPDATE connection_credentials SET state = 'reconnect_required', last_error_code = 'token_rejected',
-    last_failure_at = now(), version = version + 1, updated_at = now()
-WHERE connection_id IN (SELECT id FROM c)`, connectionID)
-	return err
 }
 
 func isUnauthorized(err error) bool {

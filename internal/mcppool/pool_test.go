@@ -69,12 +69,11 @@ func TestTokenServerHeader(t *testing.T) {
 	if err == nil || contains(err.Error(), "key-1") || cr.refreshes != 0 {
 		t.Fatalf("a rejected key: err=%v refreshes=%d", err, cr.refreshes)
 	}
-	// The revoked key leaves the login disconnected (so Connect can take a
-	// new key), and later calls fail without reaching the server.
-	var status string
-	_ = db.QueryRow(ctx, `SELECT status FROM mcp_connections WHERE id = $1`, id).Scan(&status)
-	if !errors.Is(err, &connectors.ErrReconnectRequired{}) || status != "disconnected" {
-		t.Fatalf("a rejected key: err=%v status=%s", err, status)
+	// The revoked key is reported to the engine (which leaves the login
+	// disconnected, so Connect can take a new key), and later calls fail
+	// without reaching the server.
+	if code := cr.rejectedCode(id); !errors.Is(err, &connectors.ErrReconnectRequired{}) || code != "token_rejected" {
+		t.Fatalf("a rejected key: err=%v marked=%q", err, code)
 	}
 	seen := rs.seen.Load()
 	if _, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); !errors.Is(err, &connectors.ErrReconnectRequired{}) || rs.seen.Load() != seen {
@@ -129,9 +128,6 @@ func TestRejectedFreshTokenMarksReconnectRequired(t *testing.T) {
 	rs := newRemote(t, "Authorization")
 	rs.allow("Bearer a")
 	id := addConnection(t, db, "notion", rs.URL, "oauth", `{}`)
-	if _, err := db.Exec(ctx, `INSERT INTO connection_credentials (connection_id, key_id, ciphertext) VALUES ($1, 'k', '\x00')`, id); err != nil {
-		t.Fatal(err)
-	}
 	cr := &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"a", "b"}}}
 	p := mcppool.New(mcppool.Options{DB: db, Credentials: cr})
 	t.Cleanup(p.Close)
@@ -143,10 +139,8 @@ func TestRejectedFreshTokenMarksReconnectRequired(t *testing.T) {
 	if !errors.Is(err, &connectors.ErrReconnectRequired{}) || cr.refreshes != 1 {
 		t.Fatalf("err=%v refreshes=%d", err, cr.refreshes)
 	}
-	var status, state string
-	_ = db.QueryRow(ctx, `SELECT c.status, k.state FROM mcp_connections c JOIN connection_credentials k ON k.connection_id = c.id WHERE c.id = $1`, id).Scan(&status, &state)
-	if status != "disconnected" || state != "reconnect_required" {
-		t.Fatalf("status=%s state=%s", status, state)
+	if code := cr.rejectedCode(id); code != "token_rejected" {
+		t.Fatalf("the login was marked %q, want token_rejected", code)
 	}
 	// No loop: the next call fails at once without refreshing again.
 	if _, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"3"}`)); !errors.Is(err, &connectors.ErrReconnectRequired{}) || cr.refreshes != 1 {

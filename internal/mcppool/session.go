@@ -3,6 +3,7 @@ package mcppool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -52,12 +53,14 @@ func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error
 	var info ServerInfo
 	var cfg []byte
 	err := p.o.DB.QueryRow(ctx, `
-SELECT s.slug, s.kind, s.transport, s.url, s.auth, s.config, c.status,
-       s.auth = 'none' AND EXISTS (SELECT 1 FROM connection_credentials cr WHERE cr.connection_id = c.id)
+SELECT s.slug, s.kind, s.transport, s.url, s.auth, s.config, c.status
 FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE c.id = $1`, connectionID).
-		Scan(&info.Slug, &info.Kind, &info.Transport, &info.URL, &info.Auth, &cfg, &info.Status, &info.Configured)
+		Scan(&info.Slug, &info.Kind, &info.Transport, &info.URL, &info.Auth, &cfg, &info.Status)
 	if err != nil {
 		return info, store.Map(err)
+	}
+	if info.Auth == "none" {
+		info.Configured = p.holdsLogin(ctx, connectionID)
 	}
 	var sc serverConfig
 	_ = json.Unmarshal(cfg, &sc)
@@ -66,6 +69,19 @@ FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE c.id = $1`
 		info.Adapter = sc.Adapter
 	}
 	return info, nil
+}
+
+// holdsLogin reports whether the engine stores a login (configured values)
+// for a connection; one it cannot read counts as held, so that using it
+// surfaces the engine's typed error.
+func (p *Pool) holdsLogin(ctx context.Context, connectionID string) bool {
+	id, err := uuid.Parse(connectionID)
+	if err != nil || p.o.Credentials == nil {
+		return false
+	}
+	_, err = p.o.Credentials.Token(ctx, id)
+	return !errors.Is(err, connectors.ErrNoCredential) && !errors.Is(err, connectors.ErrNotInUse) &&
+		!errors.Is(err, connectors.ErrUnknownConnection)
 }
 
 // session is one connection's MCP client.

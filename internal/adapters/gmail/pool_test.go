@@ -62,6 +62,8 @@ func (f fixedToken) Refresh(ctx context.Context, id uuid.UUID) (connectors.Crede
 	return f.Token(ctx, id)
 }
 
+func (f fixedToken) MarkRejected(context.Context, uuid.UUID, string) error { return nil }
+
 // The row as the catalog really has it: OAuth, Google provider, connected by
 // the callback; calls get the access token from the credentials source.
 func TestThroughPoolOAuthRow(t *testing.T) {

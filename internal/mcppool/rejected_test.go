@@ -1,0 +1,91 @@
+package mcppool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/secret"
+	"github.com/guilds/guilds/internal/testdb"
+)
+
+// A key the server refuses through one replica's pool is reconnect-required
+// on another replica at its next lookup. That replica's periodic recheck is
+// pushed an hour out, so only the engine's invalidation can make this pass.
+func TestRejectedLoginIsSeenByOtherReplicas(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.New(t)
+	const key = "key-rejected-0123456789"
+	rs := newRemote(t, "Authorization")
+	rs.allow("Bearer " + key)
+	id := addConnection(t, db, "refusing", rs.URL, "token", `{}`)
+	uid := uuid.MustParse(id)
+	entry, _ := secret.GenerateKey("k1")
+	keys, err := secret.ParseKeyring(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb, err := connectors.NewRedisClient("redis://127.0.0.1:6379/5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	engine := func(recheck time.Duration) *connectors.Engine {
+		eng, err := connectors.New(ctx, connectors.Options{DB: db, Keyring: keys, Redis: rdb,
+			Connectors: []connectors.Ref{{Provider: "refusing"}}, Logger: slog.New(slog.DiscardHandler),
+			Timing: connectors.Timing{Recheck: recheck}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(eng.Close)
+		return eng
+	}
+	a, b := engine(0), engine(time.Hour)
+	pool := mcppool.New(mcppool.Options{DB: db, Credentials: a.Resolver()})
+	t.Cleanup(pool.Close)
+	if _, err := a.ConnectKey(ctx, uid, map[string]string{"token": key}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Resolver().Token(ctx, uid); err != nil {
+		t.Fatalf("the other replica before the rejection: %v", err)
+	}
+
+	rs.revoke("Bearer " + key)
+	if _, err := pool.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); !errors.Is(err, &connectors.ErrReconnectRequired{}) {
+		t.Fatalf("call with the refused key: %v", err)
+	}
+	var status, state, code string
+	if err := db.QueryRow(ctx, `SELECT c.status, k.state, k.last_error_code FROM mcp_connections c
+JOIN connection_credentials k ON k.connection_id = c.id WHERE c.id = $1`, id).Scan(&status, &state, &code); err != nil {
+		t.Fatal(err)
+	}
+	if status != "disconnected" || state != "reconnect_required" || code != "token_rejected" {
+		t.Fatalf("stored: status=%s state=%s code=%s", status, state, code)
+	}
+	waitUntil(t, "the other replica to see the login reconnect-required", func() bool {
+		_, err := b.Resolver().Token(ctx, uid)
+		var rr *connectors.ErrReconnectRequired
+		return errors.As(err, &rr) && rr.Code == "token_rejected"
+	})
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
