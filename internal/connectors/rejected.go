@@ -38,14 +38,10 @@ func (r *Resolver) MarkRejected(ctx context.Context, id uuid.UUID, code string) 
 func markRejected(ctx context.Context, pool txBeginner, id uuid.UUID, code string) (int64, error) {
 	var version int64
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE mcp_connections SET status = 'disconnected', updated_at = now() WHERE id = $1`, id)
-		if err != nil {
+		if err := markDisconnected(ctx, tx, id); err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return ErrUnknownConnection
-		}
-		err = tx.QueryRow(ctx, `
+		err := tx.QueryRow(ctx, `
 UPDATE connection_credentials SET state = $2, last_error_code = $3, last_failure_at = now(),
     next_retry_at = NULL, version = version + 1, updated_at = now()
 WHERE connection_id = $1 RETURNING version`, id, string(HealthReconnectRequired), code).Scan(&version)

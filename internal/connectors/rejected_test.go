@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -15,13 +14,8 @@ import (
 // stored reconnect_required and served so by another replica, whose
 // periodic recheck is an hour out, at its next lookups.
 func TestMarkRejectedReachesOtherReplicas(t *testing.T) {
-	e := newEnv(t)
-	e.addServer(t, "acme")
-	id := e.addConnection(t, "acme")
+	_, id, eng1, eng2 := twoReplicas(t)
 	ctx := context.Background()
-	eng1 := e.engine(t, engineOpts{})
-	eng2 := e.engine(t, engineOpts{timing: connectors.Timing{Recheck: time.Hour}})
-	e.connect(t, eng1, id)
 	if _, err := eng2.Resolver().Token(ctx, id); err != nil {
 		t.Fatal(err)
 	}

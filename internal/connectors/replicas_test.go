@@ -7,21 +7,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/guilds/guilds/internal/connectors"
 )
+
+// twoReplicas connects a login through eng1; eng2 only rechecks its cache
+// hourly, so it learns of a change by the invalidation message alone.
+func twoReplicas(t *testing.T) (e *env, id uuid.UUID, eng1, eng2 *connectors.Engine) {
+	e = newEnv(t)
+	e.addServer(t, "acme")
+	id = e.addConnection(t, "acme")
+	eng1 = e.engine(t, engineOpts{})
+	eng2 = e.engine(t, engineOpts{timing: connectors.Timing{Recheck: time.Hour}})
+	e.connect(t, eng1, id)
+	return e, id, eng1, eng2
+}
 
 // TestOtherReplicasDropTheirCopy: a replica that cached a credential stops
 // serving it soon after another replica disconnects the login, and picks up
 // the new login after a reconnect. Its periodic recheck is pushed far out,
 // so only the invalidation message can make this pass.
 func TestOtherReplicasDropTheirCopy(t *testing.T) {
-	e := newEnv(t)
-	e.addServer(t, "acme")
-	id := e.addConnection(t, "acme")
+	e, id, eng1, eng2 := twoReplicas(t)
 	ctx := context.Background()
-	eng1 := e.engine(t, engineOpts{})
-	eng2 := e.engine(t, engineOpts{timing: connectors.Timing{Recheck: time.Hour}})
-	e.connect(t, eng1, id)
 	c1, err := eng2.Resolver().Token(ctx, id)
 	if err != nil {
 		t.Fatal(err)

@@ -253,14 +253,10 @@ func wipeCredential(ctx context.Context, pool txBeginner, kr *secret.Keyring, id
 	}
 	var version int64
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE mcp_connections SET status = 'disconnected', updated_at = now() WHERE id = $1`, id)
-		if err != nil {
+		if err := markDisconnected(ctx, tx, id); err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return ErrUnknownConnection
-		}
-		err = tx.QueryRow(ctx, `
+		err := tx.QueryRow(ctx, `
 UPDATE connection_credentials SET key_id = $2, ciphertext = $3, version = version + 1, expires_at = NULL,
     state = 'disconnected', attempts = 0, next_retry_at = NULL, last_error_code = 'disconnected', updated_at = now()
 WHERE connection_id = $1 RETURNING version`, id, keyID, ct).Scan(&version)
@@ -270,6 +266,16 @@ WHERE connection_id = $1 RETURNING version`, id, keyID, ct).Scan(&version)
 		return err
 	})
 	return version, err
+}
+
+// markDisconnected marks a connection disconnected, or answers
+// ErrUnknownConnection.
+func markDisconnected(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
+	tag, err := tx.Exec(ctx, `UPDATE mcp_connections SET status = 'disconnected', updated_at = now() WHERE id = $1`, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrUnknownConnection
+	}
+	return err
 }
 
 type txBeginner interface {

@@ -26,10 +26,10 @@ type replica struct {
 	pool *mcppool.Pool
 }
 
-func newReplica(t *testing.T, db *pgxpool.Pool, keys *secret.Keyring, slug string, rdb *redis.Client) replica {
+func newReplica(t *testing.T, db *pgxpool.Pool, keys *secret.Keyring, slug string, rdb *redis.Client, timing connectors.Timing) replica {
 	t.Helper()
 	eng, err := connectors.New(context.Background(), connectors.Options{DB: db, Keyring: keys, Redis: rdb,
-		Connectors: []connectors.Ref{{Provider: connectors.ProviderID(slug)}}, Logger: slog.New(slog.DiscardHandler)})
+		Connectors: []connectors.Ref{{Provider: connectors.ProviderID(slug)}}, Logger: slog.New(slog.DiscardHandler), Timing: timing})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +37,22 @@ func newReplica(t *testing.T, db *pgxpool.Pool, keys *secret.Keyring, slug strin
 	p := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver()})
 	t.Cleanup(p.Close)
 	return replica{eng: eng, pool: p}
+}
+
+// replicaShared is what replicas share beside Postgres: a keyring and Redis.
+func replicaShared(t *testing.T) (*secret.Keyring, *redis.Client) {
+	t.Helper()
+	entry, _ := secret.GenerateKey("k1")
+	keys, err := secret.ParseKeyring(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb, err := connectors.NewRedisClient("redis://127.0.0.1:6379/5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	return keys, rdb
 }
 
 // A login deleted through one replica is refused by the others at their next
@@ -51,19 +67,10 @@ func TestDeletedLoginIsRefusedEverywhere(t *testing.T) {
 			srv := newHeaderRecorder(t)
 			slug := "gone" + how
 			id := addConnection(t, db, slug, srv.URL, "token", `{}`)
-			entry, _ := secret.GenerateKey("k1")
-			keys, err := secret.ParseKeyring(entry)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rdb, err := connectors.NewRedisClient("redis://127.0.0.1:6379/5")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { rdb.Close() })
-			a := newReplica(t, db, keys, slug, rdb)
-			b := newReplica(t, db, keys, slug, rdb)
-			c := newReplica(t, db, keys, slug, nil) // misses every invalidation
+			keys, rdb := replicaShared(t)
+			a := newReplica(t, db, keys, slug, rdb, connectors.Timing{})
+			b := newReplica(t, db, keys, slug, rdb, connectors.Timing{})
+			c := newReplica(t, db, keys, slug, nil, connectors.Timing{}) // misses every invalidation
 			if _, err := a.eng.ConnectKey(ctx, uuid.MustParse(id), map[string]string{"token": "key-gone-0123456789"}); err != nil {
 				t.Fatal(err)
 			}

@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/guilds/guilds/internal/connectors"
-	"github.com/guilds/guilds/internal/mcppool"
-	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
 )
 
@@ -27,41 +24,21 @@ func TestRejectedLoginIsSeenByOtherReplicas(t *testing.T) {
 	rs.allow("Bearer " + key)
 	id := addConnection(t, db, "refusing", rs.URL, "token", `{}`)
 	uid := uuid.MustParse(id)
-	entry, _ := secret.GenerateKey("k1")
-	keys, err := secret.ParseKeyring(entry)
-	if err != nil {
+	keys, rdb := replicaShared(t)
+	a := newReplica(t, db, keys, "refusing", rdb, connectors.Timing{})
+	b := newReplica(t, db, keys, "refusing", rdb, connectors.Timing{Recheck: time.Hour})
+	if _, err := a.eng.ConnectKey(ctx, uid, map[string]string{"token": key}); err != nil {
 		t.Fatal(err)
 	}
-	rdb, err := connectors.NewRedisClient("redis://127.0.0.1:6379/5")
-	if err != nil {
+	if _, err := a.pool.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rdb.Close() })
-	engine := func(recheck time.Duration) *connectors.Engine {
-		eng, err := connectors.New(ctx, connectors.Options{DB: db, Keyring: keys, Redis: rdb,
-			Connectors: []connectors.Ref{{Provider: "refusing"}}, Logger: slog.New(slog.DiscardHandler),
-			Timing: connectors.Timing{Recheck: recheck}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(eng.Close)
-		return eng
-	}
-	a, b := engine(0), engine(time.Hour)
-	pool := mcppool.New(mcppool.Options{DB: db, Credentials: a.Resolver()})
-	t.Cleanup(pool.Close)
-	if _, err := a.ConnectKey(ctx, uid, map[string]string{"token": key}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Resolver().Token(ctx, uid); err != nil {
+	if _, err := b.eng.Resolver().Token(ctx, uid); err != nil {
 		t.Fatalf("the other replica before the rejection: %v", err)
 	}
 
 	rs.revoke("Bearer " + key)
-	if _, err := pool.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); !errors.Is(err, &connectors.ErrReconnectRequired{}) {
+	if _, err := a.pool.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); !errors.Is(err, &connectors.ErrReconnectRequired{}) {
 		t.Fatalf("call with the refused key: %v", err)
 	}
 	var status, state, code string
@@ -73,7 +50,7 @@ JOIN connection_credentials k ON k.connection_id = c.id WHERE c.id = $1`, id).Sc
 		t.Fatalf("stored: status=%s state=%s code=%s", status, state, code)
 	}
 	waitUntil(t, "the other replica to see the login reconnect-required", func() bool {
-		_, err := b.Resolver().Token(ctx, uid)
+		_, err := b.eng.Resolver().Token(ctx, uid)
 		var rr *connectors.ErrReconnectRequired
 		return errors.As(err, &rr) && rr.Code == "token_rejected"
 	})
