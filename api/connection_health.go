@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -33,15 +34,15 @@ func (s *Server) connectionHealthRoutes() []route {
 	}
 }
 
-func (s *Server) getConnectionHealth(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	conn, err := grants.GetConnection(c, db, p, c.Param("id"))
+func (s *Server) getConnectionHealth(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
 	if s.MCP.Engine == nil {
 		return 0, nil, notConfigured()
 	}
-	got, err := s.MCP.Engine.Get(c.Request.Context(), uuid.MustParse(conn.ID))
+	got, err := s.MCP.Engine.Get(ctx, uuid.MustParse(conn.ID))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -70,13 +71,23 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusServiceUnavailable, Code: "busy", Message: err.Error()}
 	case errors.Is(err, access.ErrForbidden):
 		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "you may not do this"}
+	case errors.Is(err, context.DeadlineExceeded):
+		// The route's deadline passed: the work was stopped and, in a
+		// transaction, rolled back.
+		return &Error{Status: http.StatusServiceUnavailable, Code: "timeout", Message: "the request took too long and was stopped; try again"}
 	}
 	return nil
 }
 
 func (s *Server) fail(c *gin.Context, err error) {
+	if c.Request.Context().Err() == context.Canceled {
+		// The client went away: nobody reads an answer, and it is no fault.
+		s.Log.Info("request abandoned by the client", "route", c.FullPath())
+		c.Status(499)
+		return
+	}
 	if e := toAPIError(err); e != nil {
-		if e.Code == "busy" {
+		if e.Code == "busy" || e.Code == "timeout" {
 			c.Header("Retry-After", "1")
 		}
 		if e.Code == "not_found" && e.Message == "not found" {

@@ -22,22 +22,22 @@ type collector func(ctx context.Context, db store.DB, id string) ([]string, erro
 // Published before the commit, an invalidation lets a replica reload the
 // credential from the row that is still there, and keep serving it.
 func (s *Server) deleteAndForget(collect collector, del handler) handler {
-	return func(c *gin.Context, _ store.DB, p access.Principal) (int, any, error) {
+	return func(ctx context.Context, c *gin.Context, _ store.DB, p access.Principal) (int, any, error) {
 		var gone []string
 		var status int
 		var body any
-		err := s.inTx(c.Request.Context(), func(tx pgx.Tx) error {
+		err := s.inTx(ctx, func(tx pgx.Tx) error {
 			var err error
-			if gone, err = collect(c, tx, c.Param("id")); err != nil {
+			if gone, err = collect(ctx, tx, c.Param("id")); err != nil {
 				return err
 			}
-			status, body, err = del(c, tx, p)
+			status, body, err = del(ctx, c, tx, p)
 			return err
 		})
 		if err != nil {
 			return 0, nil, err
 		}
-		s.forgetConnections(c.Request.Context(), gone)
+		s.forgetConnections(ctx, gone)
 		return status, body, nil
 	}
 }

@@ -64,36 +64,36 @@ func (s *Server) grantRoutes() []route {
 
 func (s *Server) grants() *grants.Service { return s.offers }
 
-func (s *Server) listPublishedServers(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
-	out, err := grants.ListServers(c, db, s.Integrations, true)
+func (s *Server) listPublishedServers(ctx context.Context, c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+	out, err := grants.ListServers(ctx, db, s.Integrations, true)
 	return http.StatusOK, out, err
 }
 
-func (s *Server) adminListServers(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
-	out, err := grants.ListServers(c, db, s.Integrations, false)
+func (s *Server) adminListServers(ctx context.Context, c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+	out, err := grants.ListServers(ctx, db, s.Integrations, false)
 	return http.StatusOK, out, err
 }
 
-func (s *Server) adminGetServer(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
-	out, err := grants.GetServer(c, db, s.Integrations, c.Param("id"))
+func (s *Server) adminGetServer(ctx context.Context, c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+	out, err := grants.GetServer(ctx, db, s.Integrations, c.Param("id"))
 	return http.StatusOK, out, err
 }
 
-func (s *Server) adminCreateServer(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+func (s *Server) adminCreateServer(ctx context.Context, c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
 	var in grants.ServerInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := grants.CreateServer(c, db, s.Integrations, in, s.checkCatalogURL, s.sealCatalogSecrets)
+	out, err := grants.CreateServer(ctx, db, s.Integrations, in, s.checkCatalogURL, s.sealCatalogSecrets)
 	return http.StatusCreated, out, err
 }
 
-func (s *Server) adminUpdateServer(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+func (s *Server) adminUpdateServer(ctx context.Context, c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
 	var in grants.ServerInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := grants.UpdateServer(c, db, s.Integrations, c.Param("id"), in, s.checkCatalogURL, s.sealCatalogSecrets)
+	out, err := grants.UpdateServer(ctx, db, s.Integrations, c.Param("id"), in, s.checkCatalogURL, s.sealCatalogSecrets)
 	return http.StatusOK, out, err
 }
 
@@ -111,16 +111,16 @@ func (s *Server) sealCatalogSecrets(slug string, config json.RawMessage) (json.R
 	return connectors.SealCatalogSecrets(s.MCP.Keyring, slug, config)
 }
 
-func adminDeleteServer(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
-	return http.StatusNoContent, nil, grants.DeleteServer(c, db, c.Param("id"))
+func adminDeleteServer(ctx context.Context, c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+	return http.StatusNoContent, nil, grants.DeleteServer(ctx, db, c.Param("id"))
 }
 
-func (s *Server) createConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func (s *Server) createConnection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in grants.ConnectInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, created, err := grants.Connect(c, db, p, s.Integrations, in)
+	out, created, err := grants.Connect(ctx, db, p, s.Integrations, in)
 	if err != nil {
 		err = platformReserved(err)
 	}
@@ -146,43 +146,43 @@ func platformReserved(err error) error {
 	return err
 }
 
-func listConnections(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := grants.ListConnections(c, db, p, grants.Scope(c.Query("owner_scope")), c.Query("owner_id"))
+func listConnections(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := grants.ListConnections(ctx, db, p, grants.Scope(c.Query("owner_scope")), c.Query("owner_id"))
 	return http.StatusOK, out, err
 }
 
-func getConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := grants.GetConnection(c, db, p, c.Param("id"))
+func getConnection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := grants.GetConnection(ctx, db, p, c.Param("id"))
 	return http.StatusOK, out, err
 }
 
 // deleteConnection removes a login with its bindings; deleteAndForget closes
 // its MCP session and has every replica drop its cached credential after
 // the commit.
-func deleteConnection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	if err := grants.DeleteConnection(c, db, p, c.Param("id")); err != nil {
+func deleteConnection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if err := grants.DeleteConnection(ctx, db, p, c.Param("id")); err != nil {
 		return 0, nil, platformReserved(err)
 	}
 	return http.StatusNoContent, nil, nil
 }
 
-func listBindings(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := grants.ListBindings(c, db, p, grants.Scope(c.Query("scope")), c.Query("scope_id"))
+func listBindings(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := grants.ListBindings(ctx, db, p, grants.Scope(c.Query("scope")), c.Query("scope_id"))
 	return http.StatusOK, out, err
 }
 
-func (s *Server) putBinding(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func (s *Server) putBinding(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in grants.BindingInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := grants.PutBinding(c, db, p, in)
+	out, err := grants.PutBinding(ctx, db, p, in)
 	if err != nil {
 		return 0, nil, err
 	}
 	// Checked on the written state, in the request's transaction: a refusal
 	// rolls the binding back.
-	if err := s.checkPlatformCeiling(c, db, p, out); err != nil {
+	if err := s.checkPlatformCeiling(ctx, db, p, out); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, out, nil
@@ -230,30 +230,30 @@ func (s *Server) checkPlatformCeiling(ctx context.Context, db store.DB, p access
 	return nil
 }
 
-func deleteBinding(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func deleteBinding(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in grants.BindingInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, grants.DeleteBinding(c, db, p, in)
+	return http.StatusNoContent, nil, grants.DeleteBinding(ctx, db, p, in)
 }
 
 func (s *Server) toolsView(scope grants.Scope) handler {
-	return func(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-		out, err := s.grants().View(c, db, p, scope, c.Param("id"))
+	return func(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+		out, err := s.grants().View(ctx, db, p, scope, c.Param("id"))
 		return http.StatusOK, out, err
 	}
 }
 
-func (s *Server) offeredTools(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func (s *Server) offeredTools(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	trigger := grants.Trigger(c.DefaultQuery("trigger", string(grants.TriggerDirect)))
 	if !trigger.Valid() {
 		return 0, nil, invalidField("trigger", "must be direct, group or schedule")
 	}
-	if _, err := grants.LoadPlaceVisible(c, db, p, grants.ScopeAgent, c.Param("id")); err != nil {
+	if _, err := grants.LoadPlaceVisible(ctx, db, p, grants.ScopeAgent, c.Param("id")); err != nil {
 		return 0, nil, err
 	}
-	out, err := s.grants().Offered(c, db, c.Param("id"), trigger)
+	out, err := s.grants().Offered(ctx, db, c.Param("id"), trigger)
 	var disc *grants.ErrConnectionDisconnected
 	if errors.As(err, &disc) {
 		return 0, nil, &Error{Status: http.StatusConflict, Code: "connection_disconnected", Message: disc.Error()}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -26,7 +27,7 @@ func (s *Server) instanceRoutes() []route {
 		Reply:   Instance{}, Handle: s.getInstance}}
 }
 
-func (s *Server) getInstance(c *gin.Context, _ store.DB, _ access.Principal) (int, any, error) {
+func (s *Server) getInstance(ctx context.Context, c *gin.Context, _ store.DB, _ access.Principal) (int, any, error) {
 	providers := s.Integrations.ModelProviders()
 	if providers == nil {
 		providers = []string{}

@@ -52,7 +52,7 @@ func (s *Server) mcpRoutes() []route {
 			Body:    mcpConnectInput{}, Reply: mcpConnectReply{}, Raw: s.mcpConnect},
 		{Method: "GET", Path: CallbackPath, Tag: "connections", Public: true,
 			Summary: "OAuth callback: completes the login the state names, in the browser that started it (its cookie); an iss must name the login's authorization server",
-			Reply:   mcpCallbackReply{}, Handle: s.mcpCallback},
+			Reply:   mcpCallbackReply{}, Handle: s.mcpCallback, Timeout: RemoteTimeout},
 		{Method: "POST", Path: CallbackPath, Tag: "connections",
 			Summary: "OAuth callback posted by the operator app: code and state, with the token of the user who started the login",
 			Body:    mcpCallbackInput{}, Reply: mcpCallbackReply{}, Handle: s.mcpCallbackPost, NoTx: true},
@@ -60,7 +60,7 @@ func (s *Server) mcpRoutes() []route {
 			Summary: "The tools a login listed", Reply: []mcpTool{}, Handle: listMCPTools},
 		{Method: "POST", Path: "/api/mcp/connections/:id/call", Tag: "connections",
 			Summary: "Call a listed tool of a connected login (the Tools view's Test); the result is redacted and byte-capped",
-			Body:    mcpCallInput{}, Reply: mcpCallReply{}, Handle: s.mcpCall, NoTx: true},
+			Body:    mcpCallInput{}, Reply: mcpCallReply{}, Handle: ginContext(s.mcpCall), NoTx: true},
 	}
 }
 
@@ -381,19 +381,19 @@ func (s *Server) connectOAuth(c *gin.Context, conn grants.Connection, p access.P
 
 // mcpCallback is the browser's return from the provider: the login its
 // state names is completed only with the starting browser's cookie.
-func (s *Server) mcpCallback(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+func (s *Server) mcpCallback(ctx context.Context, c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
 	in := mcpCallbackInput{State: c.Query("state"), Code: c.Query("code"), Error: c.Query("error"), Iss: c.Query("iss")}
-	return s.completeCallback(c, db, in, func(pl pendingLogin) error { return pl.checkBrowser(c) })
+	return s.completeCallback(ctx, c, db, in, func(pl pendingLogin) error { return pl.checkBrowser(c) })
 }
 
 // mcpCallbackPost is the operator app's alternative: it posts the code and
 // state back with the API token of the user who started the login.
-func (s *Server) mcpCallbackPost(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func (s *Server) mcpCallbackPost(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in mcpCallbackInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	return s.completeCallback(c, db, in, func(pl pendingLogin) error { return pl.checkUser(p) })
+	return s.completeCallback(ctx, c, db, in, func(pl pendingLogin) error { return pl.checkUser(p) })
 }
 
 type mcpCallbackInput struct {
@@ -406,11 +406,11 @@ type mcpCallbackInput struct {
 // completeCallback finds the login by its state, checks who completes it and
 // the issuer before touching it, hands the sealed code to the login's
 // workflow and answers with the outcome.
-func (s *Server) completeCallback(c *gin.Context, db store.DB, in mcpCallbackInput, starter func(pendingLogin) error) (int, any, error) {
+func (s *Server) completeCallback(ctx context.Context, c *gin.Context, db store.DB, in mcpCallbackInput, starter func(pendingLogin) error) (int, any, error) {
 	if in.State == "" || s.MCP.Keyring == nil || s.Temporal == nil {
 		return 0, nil, errUnknownState
 	}
-	pl, err := findPending(c, db, in.State)
+	pl, err := findPending(ctx, db, in.State)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -430,7 +430,7 @@ func (s *Server) completeCallback(c *gin.Context, db store.DB, in mcpCallbackInp
 			return 0, nil, err
 		}
 	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if err := connect.Deliver(ctx, s.Temporal, connID, cb); err != nil {
 		if errors.Is(err, connect.ErrNoLogin) {
@@ -466,12 +466,12 @@ func oauthCode(s string) string {
 	return s
 }
 
-func listMCPTools(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	conn, err := grants.GetConnection(c, db, p, c.Param("id"))
+func listMCPTools(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	stored, err := mcppool.Stored(c, db, conn.ID)
+	stored, err := mcppool.Stored(ctx, db, conn.ID)
 	if err != nil {
 		return 0, nil, err
 	}

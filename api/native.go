@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -93,17 +94,17 @@ type noteInput struct {
 }
 
 // noteOwner resolves the owner named by the path, checking visibility.
-func noteOwner(c *gin.Context, db store.DB, p access.Principal) (artifacts.Owner, error) {
+func noteOwner(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (artifacts.Owner, error) {
 	id := c.Param("id")
 	switch c.FullPath()[len("/api/"):][:4] {
 	case "agen":
-		a, err := orgs.GetAgent(c, db, p, id)
+		a, err := orgs.GetAgent(ctx, db, p, id)
 		return artifacts.Owner{Scope: artifacts.ScopeAgent, ID: a.ID, OrgID: a.OrganisationID}, err
 	case "guil":
-		g, err := orgs.GetGuild(c, db, p, id)
+		g, err := orgs.GetGuild(ctx, db, p, id)
 		return artifacts.Owner{Scope: artifacts.ScopeGuild, ID: g.ID, OrgID: g.OrganisationID}, err
 	default:
-		o, err := orgs.GetOrg(c, db, p, id)
+		o, err := orgs.GetOrg(ctx, db, p, id)
 		return artifacts.Owner{Scope: artifacts.ScopeOrg, ID: o.ID, OrgID: o.ID}, err
 	}
 }
@@ -117,30 +118,30 @@ func noteKey(c *gin.Context) (string, error) {
 	return key, nil
 }
 
-func listNotes(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	o, err := noteOwner(c, db, p)
+func listNotes(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	o, err := noteOwner(ctx, c, db, p)
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := artifacts.List(c, db, artifacts.KindNote, []artifacts.Owner{o}, artifacts.Filter{Words: notes.Words(c.Query("q")), Limit: 1000})
+	out, err := artifacts.List(ctx, db, artifacts.KindNote, []artifacts.Owner{o}, artifacts.Filter{Words: notes.Words(c.Query("q")), Limit: 1000})
 	return http.StatusOK, out, err
 }
 
-func getNote(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	o, err := noteOwner(c, db, p)
+func getNote(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	o, err := noteOwner(ctx, c, db, p)
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := artifacts.Get(c, db, artifacts.KindNote, o, c.Param("key"))
+	out, err := artifacts.Get(ctx, db, artifacts.KindNote, o, c.Param("key"))
 	return http.StatusOK, out, err
 }
 
-func putNote(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func putNote(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in noteInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	o, err := noteOwner(c, db, p)
+	o, err := noteOwner(ctx, c, db, p)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -151,24 +152,24 @@ func putNote(c *gin.Context, db store.DB, p access.Principal) (int, any, error) 
 	if err := notes.CheckContent(in.Content); err != nil {
 		return 0, nil, nativeErr(err)
 	}
-	out, created, err := artifacts.Put(c, db, artifacts.KindNote, o, key, in.Content)
+	out, created, err := artifacts.Put(ctx, db, artifacts.KindNote, o, key, in.Content)
 	if created {
 		return http.StatusCreated, out, err
 	}
 	return http.StatusOK, out, err
 }
 
-func deleteNote(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	o, err := noteOwner(c, db, p)
+func deleteNote(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	o, err := noteOwner(ctx, c, db, p)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, artifacts.Delete(c, db, artifacts.KindNote, o, c.Param("key"))
+	return http.StatusNoContent, nil, artifacts.Delete(ctx, db, artifacts.KindNote, o, c.Param("key"))
 }
 
 // visibleCollection loads a collection of an organisation the caller sees.
-func visibleCollection(c *gin.Context, db store.DB, p access.Principal) (records.Collection, error) {
-	coll, err := records.GetCollection(c, db, c.Param("id"))
+func visibleCollection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (records.Collection, error) {
+	coll, err := records.GetCollection(ctx, db, c.Param("id"))
 	if err != nil {
 		return coll, err
 	}
@@ -178,78 +179,78 @@ func visibleCollection(c *gin.Context, db store.DB, p access.Principal) (records
 	return coll, nil
 }
 
-func listCollections(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	if _, err := orgs.GetOrg(c, db, p, c.Param("id")); err != nil {
+func listCollections(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if _, err := orgs.GetOrg(ctx, db, p, c.Param("id")); err != nil {
 		return 0, nil, err
 	}
-	out, err := records.ListCollections(c, db, c.Param("id"))
+	out, err := records.ListCollections(ctx, db, c.Param("id"))
 	return http.StatusOK, out, err
 }
 
-func createCollection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func createCollection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in records.CollectionInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	if _, err := orgs.GetOrg(c, db, p, c.Param("id")); err != nil {
+	if _, err := orgs.GetOrg(ctx, db, p, c.Param("id")); err != nil {
 		return 0, nil, err
 	}
-	out, err := records.CreateCollection(c, db, c.Param("id"), in)
+	out, err := records.CreateCollection(ctx, db, c.Param("id"), in)
 	return http.StatusCreated, out, err
 }
 
-func getCollection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := visibleCollection(c, db, p)
+func getCollection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := visibleCollection(ctx, c, db, p)
 	return http.StatusOK, out, err
 }
 
-func updateCollection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func updateCollection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in records.CollectionInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	if _, err := visibleCollection(c, db, p); err != nil {
+	if _, err := visibleCollection(ctx, c, db, p); err != nil {
 		return 0, nil, err
 	}
-	out, err := records.UpdateCollection(c, db, c.Param("id"), in)
+	out, err := records.UpdateCollection(ctx, db, c.Param("id"), in)
 	return http.StatusOK, out, err
 }
 
-func deleteCollection(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	if _, err := visibleCollection(c, db, p); err != nil {
+func deleteCollection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if _, err := visibleCollection(ctx, c, db, p); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, records.DeleteCollection(c, db, c.Param("id"))
+	return http.StatusNoContent, nil, records.DeleteCollection(ctx, db, c.Param("id"))
 }
 
-func listGrants(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	coll, err := visibleCollection(c, db, p)
+func listGrants(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	coll, err := visibleCollection(ctx, c, db, p)
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := records.ListGrants(c, db, coll.ID)
+	out, err := records.ListGrants(ctx, db, coll.ID)
 	return http.StatusOK, out, err
 }
 
-func putGrant(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func putGrant(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in records.GrantInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	coll, err := visibleCollection(c, db, p)
+	coll, err := visibleCollection(ctx, c, db, p)
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := records.PutGrant(c, db, coll, in)
+	out, err := records.PutGrant(ctx, db, coll, in)
 	return http.StatusOK, out, err
 }
 
-func deleteGrant(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	coll, err := visibleCollection(c, db, p)
+func deleteGrant(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	coll, err := visibleCollection(ctx, c, db, p)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, records.DeleteGrant(c, db, coll.ID, c.Param("subject_id"))
+	return http.StatusNoContent, nil, records.DeleteGrant(ctx, db, coll.ID, c.Param("subject_id"))
 }
 
 func intQuery(c *gin.Context, name string, probs *validation.Problems) int {
@@ -262,8 +263,8 @@ func intQuery(c *gin.Context, name string, probs *validation.Problems) int {
 	return n
 }
 
-func listRecords(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	coll, err := visibleCollection(c, db, p)
+func listRecords(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	coll, err := visibleCollection(ctx, c, db, p)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -280,26 +281,26 @@ func listRecords(c *gin.Context, db store.DB, p access.Principal) (int, any, err
 	}
 	if text := c.Query("q"); text != "" {
 		q.Limit = max(q.Limit, 0)
-		recs, err := records.Search(c, db, []records.Collection{coll}, records.SearchQuery{Query: text, Limit: q.Limit})
+		recs, err := records.Search(ctx, db, []records.Collection{coll}, records.SearchQuery{Query: text, Limit: q.Limit})
 		if err != nil {
 			return 0, nil, nativeErr(err)
 		}
 		return http.StatusOK, records.ListResult{Total: len(recs), Records: recs}, nil
 	}
-	out, err := records.List(c, db, coll, q)
+	out, err := records.List(ctx, db, coll, q)
 	return http.StatusOK, out, nativeErr(err)
 }
 
-func addRecord(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func addRecord(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var body records.Body
 	if err := bindJSON(c, &body); err != nil {
 		return 0, nil, err
 	}
-	coll, err := visibleCollection(c, db, p)
+	coll, err := visibleCollection(ctx, c, db, p)
 	if err != nil {
 		return 0, nil, err
 	}
-	res, err := records.Add(c, db, coll, body)
+	res, err := records.Add(ctx, db, coll, body)
 	if err != nil {
 		return 0, nil, nativeErr(err)
 	}
@@ -309,63 +310,63 @@ func addRecord(c *gin.Context, db store.DB, p access.Principal) (int, any, error
 	return http.StatusCreated, res.Record, nil
 }
 
-func getRecord(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	coll, err := visibleCollection(c, db, p)
+func getRecord(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	coll, err := visibleCollection(ctx, c, db, p)
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := records.Get(c, db, coll, c.Param("record_id"))
+	out, err := records.Get(ctx, db, coll, c.Param("record_id"))
 	return http.StatusOK, out, nativeErr(err)
 }
 
-func updateRecord(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func updateRecord(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var body records.Body
 	if err := bindJSON(c, &body); err != nil {
 		return 0, nil, err
 	}
-	coll, err := visibleCollection(c, db, p)
+	coll, err := visibleCollection(ctx, c, db, p)
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := records.Update(c, db, coll, c.Param("record_id"), body)
+	out, err := records.Update(ctx, db, coll, c.Param("record_id"), body)
 	return http.StatusOK, out, nativeErr(err)
 }
 
-func removeRecord(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	coll, err := visibleCollection(c, db, p)
+func removeRecord(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	coll, err := visibleCollection(ctx, c, db, p)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, nativeErr(records.Remove(c, db, coll, c.Param("record_id")))
+	return http.StatusNoContent, nil, nativeErr(records.Remove(ctx, db, coll, c.Param("record_id")))
 }
 
-func getMemory(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	a, err := orgs.GetAgent(c, db, p, c.Param("id"))
+func getMemory(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	a, err := orgs.GetAgent(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := memory.Get(c, db, a.ID)
+	out, err := memory.Get(ctx, db, a.ID)
 	return http.StatusOK, out, err
 }
 
-func putMemory(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func putMemory(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in noteInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	a, err := orgs.GetAgent(c, db, p, c.Param("id"))
+	a, err := orgs.GetAgent(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := memory.Write(c, db, a.ID, in.Content)
+	out, err := memory.Write(ctx, db, a.ID, in.Content)
 	return http.StatusOK, out, nativeErr(err)
 }
 
-func listMemoryRevisions(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	a, err := orgs.GetAgent(c, db, p, c.Param("id"))
+func listMemoryRevisions(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	a, err := orgs.GetAgent(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := memory.Revisions(c, db, a.ID)
+	out, err := memory.Revisions(ctx, db, a.ID)
 	return http.StatusOK, out, err
 }

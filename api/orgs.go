@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -57,51 +58,51 @@ func (s *Server) orgRoutes() []route {
 	}
 }
 
-func listOrgs(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := orgs.ListOrgs(c, db, p)
+func listOrgs(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := orgs.ListOrgs(ctx, db, p)
 	return http.StatusOK, out, err
 }
 
-func createOrg(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func createOrg(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in orgs.OrgInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := orgs.CreateOrg(c, db, p, in)
+	out, err := orgs.CreateOrg(ctx, db, p, in)
 	return http.StatusCreated, out, err
 }
 
-func getOrg(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := orgs.GetOrg(c, db, p, c.Param("id"))
+func getOrg(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := orgs.GetOrg(ctx, db, p, c.Param("id"))
 	return http.StatusOK, out, err
 }
 
-func updateOrg(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func updateOrg(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in orgs.OrgInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := orgs.UpdateOrg(c, db, p, c.Param("id"), in)
+	out, err := orgs.UpdateOrg(ctx, db, p, c.Param("id"), in)
 	return http.StatusOK, out, err
 }
 
-func deleteOrg(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	return http.StatusNoContent, nil, orgs.DeleteOrg(c, db, p, c.Param("id"))
+func deleteOrg(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	return http.StatusNoContent, nil, orgs.DeleteOrg(ctx, db, p, c.Param("id"))
 }
 
 type memberInput struct {
 	Role string `json:"role"`
 }
 
-func listMembers(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	if _, err := orgs.GetOrg(c, db, p, c.Param("id")); err != nil {
+func listMembers(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if _, err := orgs.GetOrg(ctx, db, p, c.Param("id")); err != nil {
 		return 0, nil, err
 	}
-	out, err := access.Members(c, db, c.Param("id"))
+	out, err := access.Members(ctx, db, c.Param("id"))
 	return http.StatusOK, out, err
 }
 
-func putMember(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func putMember(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in memberInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
@@ -109,78 +110,78 @@ func putMember(c *gin.Context, db store.DB, p access.Principal) (int, any, error
 	if in.Role != access.RoleOperator {
 		return 0, nil, invalidField("role", `must be "operator"`)
 	}
-	if _, err := orgs.GetOrg(c, db, p, c.Param("id")); err != nil {
+	if _, err := orgs.GetOrg(ctx, db, p, c.Param("id")); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, access.AddMember(c, db, c.Param("user_id"), c.Param("id"), in.Role)
+	return http.StatusNoContent, nil, access.AddMember(ctx, db, c.Param("user_id"), c.Param("id"), in.Role)
 }
 
-func deleteMember(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	return http.StatusNoContent, nil, access.RemoveMember(c, db, c.Param("user_id"), c.Param("id"))
+func deleteMember(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	return http.StatusNoContent, nil, access.RemoveMember(ctx, db, c.Param("user_id"), c.Param("id"))
 }
 
-func listGuilds(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := orgs.ListGuilds(c, db, p, c.Param("id"))
+func listGuilds(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := orgs.ListGuilds(ctx, db, p, c.Param("id"))
 	return http.StatusOK, out, err
 }
 
-func createGuild(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func createGuild(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in orgs.GuildInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := orgs.CreateGuild(c, db, p, c.Param("id"), in)
+	out, err := orgs.CreateGuild(ctx, db, p, c.Param("id"), in)
 	return http.StatusCreated, out, err
 }
 
-func getGuild(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := orgs.GetGuild(c, db, p, c.Param("id"))
+func getGuild(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := orgs.GetGuild(ctx, db, p, c.Param("id"))
 	return http.StatusOK, out, err
 }
 
-func updateGuild(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func updateGuild(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in orgs.GuildInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := orgs.UpdateGuild(c, db, p, c.Param("id"), in)
+	out, err := orgs.UpdateGuild(ctx, db, p, c.Param("id"), in)
 	return http.StatusOK, out, err
 }
 
-func deleteGuild(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	return http.StatusNoContent, nil, orgs.DeleteGuild(c, db, p, c.Param("id"))
+func deleteGuild(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	return http.StatusNoContent, nil, orgs.DeleteGuild(ctx, db, p, c.Param("id"))
 }
 
-func listAgents(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := orgs.ListAgents(c, db, p, c.Param("id"))
+func listAgents(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := orgs.ListAgents(ctx, db, p, c.Param("id"))
 	return http.StatusOK, out, err
 }
 
-func createAgent(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func createAgent(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in orgs.AgentInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := orgs.CreateAgent(c, db, p, c.Param("id"), in)
+	out, err := orgs.CreateAgent(ctx, db, p, c.Param("id"), in)
 	return http.StatusCreated, out, err
 }
 
-func getAgent(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := orgs.GetAgent(c, db, p, c.Param("id"))
+func getAgent(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := orgs.GetAgent(ctx, db, p, c.Param("id"))
 	return http.StatusOK, out, err
 }
 
-func updateAgent(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func updateAgent(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in orgs.AgentInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := orgs.UpdateAgent(c, db, p, c.Param("id"), in)
+	out, err := orgs.UpdateAgent(ctx, db, p, c.Param("id"), in)
 	return http.StatusOK, out, err
 }
 
-func deleteAgent(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	return http.StatusNoContent, nil, orgs.DeleteAgent(c, db, p, c.Param("id"))
+func deleteAgent(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	return http.StatusNoContent, nil, orgs.DeleteAgent(ctx, db, p, c.Param("id"))
 }
 
 type userInput struct {
@@ -195,7 +196,7 @@ type userCreated struct {
 	Token string      `json:"token"`
 }
 
-func createUser(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func createUser(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in userInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
@@ -203,15 +204,15 @@ func createUser(c *gin.Context, db store.DB, p access.Principal) (int, any, erro
 	if in.Name == "" {
 		return 0, nil, invalidField("name", "is required")
 	}
-	u, err := access.CreateUser(c, db, in.Name, in.Email, in.Admin)
+	u, err := access.CreateUser(ctx, db, in.Name, in.Email, in.Admin)
 	if err != nil {
 		return 0, nil, err
 	}
 	if in.OrgID != "" {
-		if err := access.AddMember(c, db, u.ID, in.OrgID, access.RoleOperator); err != nil {
+		if err := access.AddMember(ctx, db, u.ID, in.OrgID, access.RoleOperator); err != nil {
 			return 0, nil, err
 		}
 	}
-	tok, err := access.MintToken(c, db, u.ID, "created by API")
+	tok, err := access.MintToken(ctx, db, u.ID, "created by API")
 	return http.StatusCreated, userCreated{User: u, Token: tok}, err
 }

@@ -48,7 +48,7 @@ type pinnedCoinsInput struct {
 	Coins []pinnedprices.Coin `json:"coins"`
 }
 
-func (s *Server) pinnedSearchWithKey(c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+func (s *Server) pinnedSearchWithKey(ctx context.Context, c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
 	var in pinnedSearchInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
@@ -61,7 +61,7 @@ func (s *Server) pinnedSearchWithKey(c *gin.Context, db store.DB, _ access.Princ
 		return 0, nil, invalidField("query", "is required")
 	}
 	var baseURL string
-	err := db.QueryRow(c, `SELECT url FROM mcp_servers WHERE kind = 'adapter' AND config->>'adapter' = $1 AND published
+	err := db.QueryRow(ctx, `SELECT url FROM mcp_servers WHERE kind = 'adapter' AND config->>'adapter' = $1 AND published
 		ORDER BY slug = $1 DESC, slug LIMIT 1`, pinnedprices.Name).Scan(&baseURL)
 	if errors.Is(store.Map(err), store.ErrNotFound) {
 		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "not_set_up", Message: "the catalog has no Pinned prices server"}
@@ -70,19 +70,19 @@ func (s *Server) pinnedSearchWithKey(c *gin.Context, db store.DB, _ access.Princ
 		return 0, nil, err
 	}
 	conn := adapters.Conn{HTTP: s.MCP.KeyHTTP, BaseURL: baseURL, Cred: connectors.Credential{AccessToken: key}}
-	return s.pinnedSearch(c, conn, in.Query)
+	return s.pinnedSearch(ctx, conn, in.Query)
 }
 
-func (s *Server) pinnedSearchStored(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func (s *Server) pinnedSearchStored(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	q := strings.TrimSpace(c.Query("q"))
-	login, err := s.pinnedLogin(c, db, p, true)
+	login, err := s.pinnedLogin(ctx, c, db, p, true)
 	if err != nil {
 		return 0, nil, err
 	}
 	if q == "" {
 		return 0, nil, invalidField("q", "is required")
 	}
-	return s.pinnedSearch(c, login.adapterConn(s), q)
+	return s.pinnedSearch(ctx, login.adapterConn(s), q)
 }
 
 func (s *Server) pinnedSearch(ctx context.Context, conn adapters.Conn, query string) (int, any, error) {
@@ -95,23 +95,23 @@ func (s *Server) pinnedSearch(ctx context.Context, conn adapters.Conn, query str
 	return http.StatusOK, coins, nil
 }
 
-func listPinnedCoins(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	conn, err := grants.GetConnection(c, db, p, c.Param("id"))
+func listPinnedCoins(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	if _, err := pinnedServerURL(c, db, conn); err != nil {
+	if _, err := pinnedServerURL(ctx, db, conn); err != nil {
 		return 0, nil, err
 	}
-	coins, err := pinnedprices.Coins(c, db, conn.ID)
+	coins, err := pinnedprices.Coins(ctx, db, conn.ID)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, coins, nil
 }
 
-func (s *Server) putPinnedCoins(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	login, err := s.pinnedLogin(c, db, p, true)
+func (s *Server) putPinnedCoins(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	login, err := s.pinnedLogin(ctx, c, db, p, true)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -119,11 +119,11 @@ func (s *Server) putPinnedCoins(c *gin.Context, db store.DB, p access.Principal)
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	coins, err := s.checkPinnedCoins(c, login.adapterConn(s), in.Coins)
+	coins, err := s.checkPinnedCoins(ctx, login.adapterConn(s), in.Coins)
 	if err != nil {
 		return 0, nil, err
 	}
-	err = s.inTx(c, func(tx pgx.Tx) error { return pinnedprices.ReplaceCoins(c, tx, login.conn.ID, coins) })
+	err = s.inTx(ctx, func(tx pgx.Tx) error { return pinnedprices.ReplaceCoins(ctx, tx, login.conn.ID, coins) })
 	if err != nil {
 		return 0, nil, err
 	}
@@ -168,12 +168,12 @@ func (l pinnedLoginRef) adapterConn(s *Server) adapters.Conn {
 // pinnedLogin loads the login of :id, visible to the caller and of the
 // Pinned prices adapter; withKey also resolves its stored key, which only a
 // connected login has, and which a platform login lends to instance admins only.
-func (s *Server) pinnedLogin(c *gin.Context, db store.DB, p access.Principal, withKey bool) (pinnedLoginRef, error) {
-	conn, err := grants.GetConnection(c, db, p, c.Param("id"))
+func (s *Server) pinnedLogin(ctx context.Context, c *gin.Context, db store.DB, p access.Principal, withKey bool) (pinnedLoginRef, error) {
+	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return pinnedLoginRef{}, err
 	}
-	base, err := pinnedServerURL(c, db, conn)
+	base, err := pinnedServerURL(ctx, db, conn)
 	if err != nil {
 		return pinnedLoginRef{}, err
 	}
@@ -190,7 +190,7 @@ func (s *Server) pinnedLogin(c *gin.Context, db store.DB, p access.Principal, wi
 	if conn.Status != grants.StatusConnected {
 		return pinnedLoginRef{}, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + conn.Status + "; connect it first"}
 	}
-	ref.cred, err = s.MCP.Engine.Resolver().Token(c, uuid.MustParse(conn.ID))
+	ref.cred, err = s.MCP.Engine.Resolver().Token(ctx, uuid.MustParse(conn.ID))
 	if err != nil {
 		var rr *connectors.ErrReconnectRequired
 		if errors.As(err, &rr) {

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
@@ -14,7 +15,22 @@ import (
 // handler serves one request with the database (a transaction for mutating
 // methods) and the caller. It returns the status and body to write on success;
 // nothing is written until the transaction has committed.
-type handler func(c *gin.Context, db store.DB, p access.Principal) (int, any, error)
+//
+// ctx is the request's context with the route's deadline: every database,
+// Temporal and remote call takes it, so the work stops when the client goes
+// away or the deadline passes. c is only for reading the request and writing
+// headers and cookies (a *gin.Context is a context.Context that is never
+// cancelled).
+type handler func(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error)
+
+// Deadlines of a handler's work (route.Timeout overrides them). Both are
+// below WriteTimeout, so a handler that runs out of time still answers.
+const (
+	// DefaultTimeout bounds a handler that only uses the database.
+	DefaultTimeout = 30 * time.Second
+	// RemoteTimeout bounds a NoTx handler, which calls a remote service.
+	RemoteTimeout = 2 * time.Minute
+)
 
 // route is one entry of the table from which both the router and the OpenAPI document are built.
 type route struct {
@@ -35,6 +51,9 @@ type route struct {
 	NoTx bool
 	// MaxBody bounds the request body (maxBody when zero).
 	MaxBody int64
+	// Timeout bounds Handle's work (DefaultTimeout, or RemoteTimeout for
+	// NoTx, when zero). Raw routes set their own.
+	Timeout time.Duration
 }
 
 // routeTable lists every route. Each area adds its own slice from its own file.
@@ -86,17 +105,21 @@ func (s *Server) mount(rt route) gin.HandlerFunc {
 			rt.Raw(c)
 			return
 		}
+		ctx, cancel := context.WithTimeout(c.Request.Context(), s.timeout(rt))
+		defer cancel()
+		// Helpers that read c.Request.Context() see the same deadline.
+		c.Request = c.Request.WithContext(ctx)
 		var status int
 		var body any
 		var err error
 		switch {
 		case c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead || rt.NoTx:
-			status, body, err = rt.Handle(c, s.db(), p)
+			status, body, err = rt.Handle(ctx, c, s.db(), p)
 		default:
 			// One transaction per mutating request: an error anywhere rolls all of it back.
-			err = s.inTx(c.Request.Context(), func(tx pgx.Tx) error {
+			err = s.inTx(ctx, func(tx pgx.Tx) error {
 				var herr error
-				status, body, herr = rt.Handle(c, tx, p)
+				status, body, herr = rt.Handle(ctx, c, tx, p)
 				return herr
 			})
 		}
@@ -113,6 +136,29 @@ func (s *Server) mount(rt route) gin.HandlerFunc {
 }
 
 const principalKey = "guilds.principal"
+
+// ginContext adapts a handler that still uses c as its context (the Tools
+// view's Test, until it moves to the shared remote call path). The router
+// sets ContextWithFallback, so c is cancelled with the request and carries
+// the route's deadline.
+func ginContext(h func(c *gin.Context, db store.DB, p access.Principal) (int, any, error)) handler {
+	return func(_ context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+		return h(c, db, p)
+	}
+}
+
+// timeout is the deadline of a route's handler.
+func (s *Server) timeout(rt route) time.Duration {
+	switch {
+	case rt.Timeout > 0:
+		return rt.Timeout
+	case s.HandlerTimeout > 0:
+		return s.HandlerTimeout
+	case rt.NoTx:
+		return RemoteTimeout
+	}
+	return DefaultTimeout
+}
 
 // db is the pool as handlers use it: each statement waits a bounded time for
 // a connection and gives it back at once.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,16 +73,16 @@ func errNoTemporal() *Error {
 	return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "runs need Temporal, which this server is not connected to"}
 }
 
-func (s *Server) startRun(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func (s *Server) startRun(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in runInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	agent, err := orgs.GetAgent(c, db, p, c.Param("id"))
+	agent, err := orgs.GetAgent(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	if _, err := s.models().Resolve(c, db, agent.OrganisationID, agent.Model); err != nil {
+	if _, err := s.models().Resolve(ctx, db, agent.OrganisationID, agent.Model); err != nil {
 		if errors.Is(err, models.ErrNoKey) {
 			return 0, nil, errNoKey(err)
 		}
@@ -90,7 +91,7 @@ func (s *Server) startRun(c *gin.Context, db store.DB, p access.Principal) (int,
 	if s.Temporal == nil {
 		return 0, nil, errNoTemporal()
 	}
-	id, err := run.Start(c, s.Temporal, db, run.Input{AgentID: c.Param("id"), Message: in.Message, Trigger: in.Trigger,
+	id, err := run.Start(ctx, s.Temporal, db, run.Input{AgentID: c.Param("id"), Message: in.Message, Trigger: in.Trigger,
 		Budget: in.Budget, Models: s.models(), TaskQueue: s.RunTaskQueue})
 	if errors.Is(err, models.ErrNoKey) {
 		return 0, nil, errNoKey(err)
@@ -98,25 +99,25 @@ func (s *Server) startRun(c *gin.Context, db store.DB, p access.Principal) (int,
 	if err != nil {
 		return 0, nil, err
 	}
-	r, err := runs.Load(c, db, id)
+	r, err := runs.Load(ctx, db, id)
 	return http.StatusCreated, r, err
 }
 
-func listRuns(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	if _, err := orgs.GetAgent(c, db, p, c.Param("id")); err != nil {
+func listRuns(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if _, err := orgs.GetAgent(ctx, db, p, c.Param("id")); err != nil {
 		return 0, nil, err
 	}
-	out, err := runs.ListByAgent(c, db, c.Param("id"), 50)
+	out, err := runs.ListByAgent(ctx, db, c.Param("id"), 50)
 	return http.StatusOK, out, err
 }
 
-func getRun(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := runs.GetTranscript(c, db, p, c.Param("id"))
+func getRun(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := runs.GetTranscript(ctx, db, p, c.Param("id"))
 	return http.StatusOK, out, err
 }
 
-func (s *Server) cancelRun(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	r, err := runs.Get(c, db, p, c.Param("id"))
+func (s *Server) cancelRun(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	r, err := runs.Get(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -126,19 +127,19 @@ func (s *Server) cancelRun(c *gin.Context, db store.DB, p access.Principal) (int
 	if s.Temporal == nil {
 		return 0, nil, errNoTemporal()
 	}
-	err = run.Cancel(c, s.Temporal, r.ID)
+	err = run.Cancel(ctx, s.Temporal, r.ID)
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
 		// No workflow behind the row (it never started, or history was
 		// purged): end the row here.
-		if err := runs.Finish(c, db, r.ID, runs.StatusCancelled, "cancelled by an operator"); err != nil {
+		if err := runs.Finish(ctx, db, r.ID, runs.StatusCancelled, "cancelled by an operator"); err != nil {
 			return 0, nil, err
 		}
 	case err != nil:
 		return 0, nil, err
 	}
-	r, err = runs.Load(c, db, r.ID)
+	r, err = runs.Load(ctx, db, r.ID)
 	return http.StatusAccepted, r, err
 }
 
@@ -147,7 +148,8 @@ func (s *Server) cancelRun(c *gin.Context, db store.DB, p access.Principal) (int
 // stream ends after the run's final status. ?after=N skips messages up to seq N.
 func (s *Server) runEvents(c *gin.Context) {
 	p := c.MustGet(principalKey).(access.Principal)
-	r, err := runs.Get(c, s.db(), p, c.Param("id"))
+	ctx := c.Request.Context()
+	r, err := runs.Get(ctx, s.db(), p, c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -174,7 +176,7 @@ func (s *Server) runEvents(c *gin.Context) {
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	w.Flush()
-	err = runs.Follow(c.Request.Context(), s.DB, r.ID, after, s.RunEvents, func(ev runs.Event) error {
+	err = runs.Follow(ctx, s.DB, r.ID, after, s.RunEvents, func(ev runs.Event) error {
 		data, err := json.Marshal(ev)
 		if err != nil {
 			return err
@@ -189,7 +191,7 @@ func (s *Server) runEvents(c *gin.Context) {
 		w.Flush()
 		return nil
 	})
-	if err != nil && c.Request.Context().Err() == nil {
+	if err != nil && ctx.Err() == nil {
 		s.Log.Warn("run event stream ended", "run_id", r.ID, "err", err)
 	}
 }
@@ -203,11 +205,11 @@ type modelKeyInput struct {
 	Key string `json:"key"`
 }
 
-func listModelKeys(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	if _, err := orgs.GetOrg(c, db, p, c.Param("id")); err != nil {
+func listModelKeys(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if _, err := orgs.GetOrg(ctx, db, p, c.Param("id")); err != nil {
 		return 0, nil, err
 	}
-	held, err := models.OrgKeyProviders(c, db, c.Param("id"))
+	held, err := models.OrgKeyProviders(ctx, db, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -218,36 +220,36 @@ func listModelKeys(c *gin.Context, db store.DB, p access.Principal) (int, any, e
 	return http.StatusOK, out, nil
 }
 
-func (s *Server) putModelKey(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func (s *Server) putModelKey(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in modelKeyInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	if _, err := orgs.GetOrg(c, db, p, c.Param("id")); err != nil {
+	if _, err := orgs.GetOrg(ctx, db, p, c.Param("id")); err != nil {
 		return 0, nil, err
 	}
-	err := models.SetOrgKey(c, db, s.models().Keyring, c.Param("id"), c.Param("provider"), in.Key)
+	err := models.SetOrgKey(ctx, db, s.models().Keyring, c.Param("id"), c.Param("provider"), in.Key)
 	if errors.Is(err, models.ErrNoKeyring) {
 		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "no_encryption_key", Message: err.Error()}
 	}
 	return http.StatusNoContent, nil, err
 }
 
-func deleteModelKey(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	if _, err := orgs.GetOrg(c, db, p, c.Param("id")); err != nil {
+func deleteModelKey(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if _, err := orgs.GetOrg(ctx, db, p, c.Param("id")); err != nil {
 		return 0, nil, err
 	}
 	if !models.Known(c.Param("provider")) {
 		return 0, nil, store.ErrNotFound
 	}
-	return http.StatusNoContent, nil, models.DeleteOrgKey(c, db, c.Param("id"), c.Param("provider"))
+	return http.StatusNoContent, nil, models.DeleteOrgKey(ctx, db, c.Param("id"), c.Param("provider"))
 }
 
-func (s *Server) listModelProviders(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	if _, err := orgs.GetOrg(c, db, p, c.Param("id")); err != nil {
+func (s *Server) listModelProviders(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if _, err := orgs.GetOrg(ctx, db, p, c.Param("id")); err != nil {
 		return 0, nil, err
 	}
-	out, err := s.models().Providers(c, db, c.Param("id"))
+	out, err := s.models().Providers(ctx, db, c.Param("id"))
 	return http.StatusOK, out, err
 }
 
@@ -255,17 +257,17 @@ type resolvedCount struct {
 	Resolved int `json:"resolved"`
 }
 
-func listIssues(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := issues.List(c, db, p, c.Param("id"), c.Query("status"))
+func listIssues(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := issues.List(ctx, db, p, c.Param("id"), c.Query("status"))
 	return http.StatusOK, out, err
 }
 
-func resolveIssue(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := issues.Resolve(c, db, p, c.Param("id"))
+func resolveIssue(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := issues.Resolve(ctx, db, p, c.Param("id"))
 	return http.StatusOK, out, err
 }
 
-func resolveAllIssues(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	n, err := issues.ResolveAll(c, db, p, c.Param("id"))
+func resolveAllIssues(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	n, err := issues.ResolveAll(ctx, db, p, c.Param("id"))
 	return http.StatusOK, resolvedCount{Resolved: n}, err
 }

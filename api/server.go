@@ -59,6 +59,9 @@ type Deps struct {
 	MCP MCPDeps
 	// Reporter receives internal errors and panics (SENTRY_DSN); nil is off.
 	Reporter *errorreport.Reporter
+	// HandlerTimeout, when set, replaces every route's handler deadline
+	// (DefaultTimeout, RemoteTimeout); tests shorten it.
+	HandlerTimeout time.Duration
 }
 
 // Server holds the dependencies of every handler.
@@ -86,6 +89,9 @@ func (s *Server) Handler() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	// A *gin.Context used as a context.Context then follows the request's
+	// (with the route's deadline) instead of never ending.
+	r.ContextWithFallback = true
 	r.Use(s.recoverer(), s.accessLog(), metricsMiddleware())
 	r.NoRoute(func(c *gin.Context) { writeError(c, errNotFoundRoute) })
 	r.NoMethod(func(c *gin.Context) {

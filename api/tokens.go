@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -42,7 +43,7 @@ type tokenMinted struct {
 	Value string       `json:"value"`
 }
 
-func listTokens(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func listTokens(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	user := c.Query("user_id")
 	if !p.Admin {
 		if user != "" && user != p.UserID {
@@ -50,11 +51,11 @@ func listTokens(c *gin.Context, db store.DB, p access.Principal) (int, any, erro
 		}
 		user = p.UserID
 	}
-	out, err := access.ListTokens(c, db, user)
+	out, err := access.ListTokens(ctx, db, user)
 	return http.StatusOK, out, err
 }
 
-func mintToken(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func mintToken(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in tokenInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
@@ -74,23 +75,23 @@ func mintToken(c *gin.Context, db store.DB, p access.Principal) (int, any, error
 		}
 		user = in.UserID
 	}
-	t, plain, err := access.MintExpiring(c, db, user, in.Name, lifetime)
+	t, plain, err := access.MintExpiring(ctx, db, user, in.Name, lifetime)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, tokenMinted{Token: t, Value: plain}, nil
 }
 
-func revokeToken(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	t, err := access.RevokeToken(c, db, p, c.Param("id"))
+func revokeToken(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	t, err := access.RevokeToken(ctx, db, p, c.Param("id"))
 	return http.StatusOK, t, err
 }
 
 func setUserDisabled(disabled bool) handler {
-	return func(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	return func(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 		if disabled && c.Param("id") == p.UserID {
 			return 0, nil, unprocessable("you cannot disable yourself: another instance admin must")
 		}
-		return http.StatusNoContent, nil, access.SetUserDisabled(c, db, c.Param("id"), disabled)
+		return http.StatusNoContent, nil, access.SetUserDisabled(ctx, db, c.Param("id"), disabled)
 	}
 }
