@@ -3,7 +3,6 @@ package gmail_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
@@ -18,36 +17,22 @@ import (
 // row and tools, the profile check with a refused then a good token, calls.
 func TestThroughPool(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	svc := newService(t)
-	e := adapterstest.New(t, "gmail", svc.api())
-
-	if _, err := e.Login.Connect(ctx, e.ConnectionID, "ya29.revoked"); !errors.Is(err, mcppool.ErrKeyRejected) {
-		t.Fatalf("refused token: %v", err)
-	}
-	if n := e.Credentials(t); n != "0" {
-		t.Fatalf("a refused token was stored (%s rows)", n)
-	}
-	listed, err := e.Login.Connect(ctx, e.ConnectionID, goodToken)
-	if err != nil || len(listed) != e.Tools || e.Tools != 7 || listed[0].Name != "gmail_search_threads" {
-		t.Fatalf("connect: %v %+v", err, listed)
-	}
-	if hint := e.Hint(t); hint != "connected ada@example.com" {
-		t.Fatalf("status and hint %q", hint)
-	}
-
-	out, err := e.Pool.Call(ctx, e.ConnectionID, "search_threads", json.RawMessage(`{"query":"label:inbox","limit":2}`))
-	if err != nil || strings.Count(out, "\n") != 3 || !strings.HasPrefix(out, "thread\t") || strings.Contains(out, goodToken) {
-		t.Fatalf("search_threads: %q %v", out, err)
-	}
-	out, err = e.Pool.Call(ctx, e.ConnectionID, "get_message", json.RawMessage(`{"id":"`+messageID(4, 0)+`"}`))
-	if err != nil || !strings.Contains(out, "\tHello Ada, the figures for 4 are in.\n") {
-		t.Fatalf("get_message: %q %v", out, err)
-	}
-	_, err = e.Pool.Call(ctx, e.ConnectionID, "search_threads", json.RawMessage(`{"query":"ratelimited"}`))
-	if err == nil || !strings.Contains(err.Error(), "429") || strings.Contains(err.Error(), goodToken) {
-		t.Fatalf("service error through the pool: %v", err)
-	}
+	adapterstest.Run(t, adapterstest.Spec{
+		Slug: "gmail", URL: svc.api(),
+		BadKeys: []string{"ya29.revoked"}, GoodKey: goodToken,
+		Tools: 7, Listed: []string{"gmail_search_threads"}, Hint: "ada@example.com",
+		Calls: []adapterstest.Call{
+			{Tool: "search_threads", Args: `{"query":"label:inbox","limit":2}`, Prefix: "thread\t",
+				Check: func(t *testing.T, out string, _ error) {
+					if strings.Count(out, "\n") != 3 {
+						t.Fatalf("search_threads: %q", out)
+					}
+				}},
+			{Tool: "get_message", Args: `{"id":"` + messageID(4, 0) + `"}`, Want: []string{"\tHello Ada, the figures for 4 are in.\n"}},
+			{Tool: "search_threads", Args: `{"query":"ratelimited"}`, WantErr: true, Want: []string{"429"}},
+		},
+	})
 }
 
 // fixedToken stands for the OAuth resolver: the access token a Google

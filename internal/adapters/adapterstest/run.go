@@ -1,0 +1,143 @@
+package adapterstest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/guilds/guilds/internal/mcppool"
+)
+
+// Spec is what the conformance run of one adapter needs: its manifest slug,
+// the fake service, the keys to try and what its tools must answer.
+type Spec struct {
+	Slug string
+	URL  string // the fake service, in place of the manifest's URL
+	// Pool sets the pool's options (its timeouts, say).
+	Pool mcppool.Options
+
+	// BadKeys are each refused by Connect with ErrKeyRejected, and none is
+	// stored.
+	BadKeys []string
+	GoodKey string
+	// Tools is how many tools Connect lists (the manifest's count);
+	// Listed names some of them, the first one first.
+	Tools  int
+	Listed []string
+	// Hint is the account hint the good key's check stores ("" for none).
+	Hint string
+	// Secrets must never appear in a call's answer or error, nor in the
+	// hint; GoodKey is always one of them.
+	Secrets []string
+	// Connected runs adapter-specific checks right after the good connect.
+	Connected func(t *testing.T)
+	Calls     []Call
+}
+
+// Call is one tool call through the pool after the good connect.
+type Call struct {
+	Tool string
+	Args string // JSON; "" means {}
+	// Want are substrings of the answer; with WantErr set, of the error.
+	Want    []string
+	WantErr bool
+	// Prefix starts the answer; Lines, when set, is its count of lines.
+	Prefix string
+	Lines  int
+	// Check runs adapter-specific checks of the answer (or error).
+	Check func(t *testing.T, out string, err error)
+}
+
+// Run connects the adapter's login through the session pool on a fresh
+// database, as production does, and checks what every adapter promises: a
+// refused key stores nothing, the good key stores the manifest's tools and
+// the hint, calls answer, and no key leaks. It returns the connected
+// environment for further checks.
+func Run(t *testing.T, s Spec) *Env {
+	t.Helper()
+	ctx := context.Background()
+	e := NewWithPool(t, s.Slug, s.URL, s.Pool)
+	secrets := append([]string{s.GoodKey}, s.Secrets...)
+
+	for _, bad := range s.BadKeys {
+		if _, err := e.Login.Connect(ctx, e.ConnectionID, bad); !errors.Is(err, mcppool.ErrKeyRejected) {
+			t.Fatalf("%s: bad key %q: %v, want ErrKeyRejected", s.Slug, bad, err)
+		}
+	}
+	if e.Stored(t) {
+		t.Fatalf("%s: a rejected key was stored", s.Slug)
+	}
+
+	listed, err := e.Login.Connect(ctx, e.ConnectionID, s.GoodKey)
+	if err != nil || len(listed) != s.Tools || e.Tools != s.Tools {
+		t.Fatalf("%s: connect: %v, %d tools listed, %d in the manifest, want %d", s.Slug, err, len(listed), e.Tools, s.Tools)
+	}
+	names := map[string]bool{}
+	for _, tool := range listed {
+		names[tool.Name] = true
+	}
+	for i, want := range s.Listed {
+		if !names[want] || (i == 0 && listed[0].Name != want) {
+			t.Fatalf("%s: %s not listed, or not first: %v", s.Slug, want, listed)
+		}
+	}
+	hint := e.Hint(t)
+	if want := strings.TrimSpace("connected " + s.Hint); hint != want {
+		t.Fatalf("%s: status and hint %q, want %q", s.Slug, hint, want)
+	}
+	noSecret(t, s.Slug+" hint", hint, nil, secrets)
+	if s.Connected != nil {
+		s.Connected(t)
+	}
+
+	for _, c := range s.Calls {
+		args := c.Args
+		if args == "" {
+			args = "{}"
+		}
+		out, err := e.Pool.Call(ctx, e.ConnectionID, c.Tool, json.RawMessage(args))
+		where := s.Slug + " " + c.Tool + " " + args
+		text := out
+		if c.WantErr {
+			if err == nil {
+				t.Fatalf("%s: answered %q, want an error", where, out)
+			}
+			text = err.Error()
+		} else if err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		for _, want := range c.Want {
+			if !strings.Contains(text, want) {
+				t.Fatalf("%s: %q lacks %q", where, text, want)
+			}
+		}
+		if !strings.HasPrefix(out, c.Prefix) {
+			t.Fatalf("%s: %q does not start with %q", where, out, c.Prefix)
+		}
+		if n := len(Lines(out)); c.Lines != 0 && n != c.Lines {
+			t.Fatalf("%s: %d lines, want %d: %q", where, n, c.Lines, out)
+		}
+		noSecret(t, where, out, err, secrets)
+		if c.Check != nil {
+			c.Check(t, out, err)
+		}
+	}
+	return e
+}
+
+// Lines splits an answer into its lines.
+func Lines(s string) []string { return strings.Split(strings.TrimSuffix(s, "\n"), "\n") }
+
+func noSecret(t *testing.T, where, out string, err error, secrets []string) {
+	t.Helper()
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
+		if strings.Contains(out, s) || (err != nil && strings.Contains(err.Error(), s)) {
+			t.Fatalf("%s: a secret leaked: %q %v", where, out, err)
+		}
+	}
+}
