@@ -15,9 +15,10 @@ import (
 	"github.com/guilds/guilds/internal/tools"
 )
 
-// Tool runs one tool call: it looks the tool up in the run's snapshot,
-// checks the arguments, invokes the native handler or the MCP session, puts
-// the raw result through tools.Stamp with the run's redaction set, and stores
+// Tool runs one tool call: it looks the tool up in the run's snapshot, runs
+// the native handler (its raw result through tools.Stamp with the run's
+// redaction set) or the remote call path (internal/remote, which stamps the
+// same way), and stores
 // only the stamped string. A call already stored (a retry, or a restart after
 // the result was written) returns the stored result without running again.
 func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error) {
@@ -40,8 +41,7 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	}
 	ctx = tools.WithLogRedactor(ctx, red) // failure detail the registry logs is redacted too
 	started := time.Now()
-	raw, outcome, filter, meta := a.invoke(ctx, r, snap, in)
-	stamped := tools.Stamp(raw, tools.StampOptions{Filter: filter, Redactor: red, Remaining: in.Remaining, Log: a.d.Log})
+	stamped, outcome, meta := a.invoke(ctx, r, snap, in, red)
 	finished := time.Now()
 	metaJSON := redactedJSON(red, meta)
 	tc, _, err := runs.SaveToolCall(ctx, a.d.DB, runs.ToolCall{
@@ -61,12 +61,16 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	return ToolOutput{Seq: tc.Seq, Result: tc.Result, Outcome: tc.Outcome}, nil
 }
 
-// invoke returns the raw result, never stored as is, and how the call went.
-func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot, in ToolInput) (raw, outcome string, filter func(string) string, meta map[string]any) {
+// invoke runs the call and returns its stamped result, the only form stored,
+// and how the call went.
+func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot, in ToolInput, red *tools.Redactor) (stamped, outcome string, meta map[string]any) {
 	meta = map[string]any{}
+	stamp := func(raw string, filter func(string) string) string {
+		return tools.Stamp(raw, tools.StampOptions{Filter: filter, Redactor: red, Remaining: in.Remaining, Log: a.d.Log})
+	}
 	offered, ok := snap.Tool(in.Name)
 	if !ok {
-		return tools.RefuseUnknown(in.Name), runs.OutcomeRefused, nil, meta
+		return stamp(tools.RefuseUnknown(in.Name), nil), runs.OutcomeRefused, meta
 	}
 	meta["kind"] = offered.Kind
 	meta["class"] = offered.Class
@@ -75,8 +79,8 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 		args = json.RawMessage(`{}`)
 	}
 	if !json.Valid(args) {
-		return tools.ErrorResult("the arguments of this call were not valid JSON; call the tool again with a JSON object that matches its schema"),
-			runs.OutcomeError, nil, meta
+		return stamp(tools.ErrorResult("the arguments of this call were not valid JSON; call the tool again with a JSON object that matches its schema"), nil),
+			runs.OutcomeError, meta
 	}
 	stop := a.heartbeat(ctx)
 	defer stop()
@@ -84,48 +88,26 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 	case "native":
 		t, ok := a.d.Tools.Lookup(in.Name)
 		if !ok || a.nowOff(ctx, r, snap)[in.Name] { // no longer registered here, or turned off since the snapshot
-			return tools.RefuseUnknown(in.Name), runs.OutcomeRefused, nil, meta
+			return stamp(tools.RefuseUnknown(in.Name), nil), runs.OutcomeRefused, meta
 		}
 		mctx, recorded := tools.WithMetadata(ctx)
-		raw = a.d.Tools.Invoke(mctx, tools.Call{Name: in.Name, Args: args, RunID: r.ID, AgentID: r.AgentID,
+		raw := a.d.Tools.Invoke(mctx, tools.Call{Name: in.Name, Args: args, RunID: r.ID, AgentID: r.AgentID,
 			GuildID: r.GuildID, OrgID: r.OrganisationID, Trigger: r.Trigger})
 		for k, v := range recorded() {
 			if _, taken := meta[k]; !taken { // kind and class stay the platform's
 				meta[k] = v
 			}
 		}
-		return raw, outcomeOf(raw), t.Filter, meta
+		return stamp(raw, t.Filter), outcomeOf(raw), meta
 	case "mcp":
 		meta["server"] = offered.ServerSlug
 		if why := a.remoteRefusal(ctx, r, offered); why != "" {
-			return tools.ErrorResult(why), runs.OutcomeRefused, nil, meta
+			return stamp(tools.ErrorResult(why), nil), runs.OutcomeRefused, meta
 		}
-		raw = a.callMCP(ctx, r, offered, args)
-		return raw, outcomeOf(raw), nil, meta
+		stamped, outcome = a.callRemote(ctx, r, offered, args, in.Remaining, red)
+		return stamped, outcome, meta
 	}
-	return tools.RefuseUnknown(in.Name), runs.OutcomeRefused, nil, meta
-}
-
-func (a *Activities) callMCP(ctx context.Context, r runs.Run, t runs.OfferedTool, args json.RawMessage) string {
-	if a.d.MCP == nil {
-		return tools.ErrorResult("remote tools are not available on this worker")
-	}
-	if len(t.Schema) > 0 {
-		s, err := tools.CompileSchema(t.Schema)
-		if err != nil {
-			return tools.ErrorResult("the tool's schema does not compile: " + err.Error())
-		}
-		if args, err = s.Prepare(args); err != nil {
-			return tools.ErrorResult(err.Error())
-		}
-	}
-	out, err := a.d.MCP.Call(ctx, t.ConnectionID, t.RemoteName, args)
-	if err != nil {
-		// The message is stamped (redacted) by the caller; the detail is logged by id only.
-		a.d.Log.WarnContext(ctx, "mcp call failed", "run_id", r.ID, "tool", t.Name, "connection_id", t.ConnectionID)
-		return tools.ErrorResult(err.Error())
-	}
-	return out
+	return stamp(tools.RefuseUnknown(in.Name), nil), runs.OutcomeRefused, meta
 }
 
 // redactedJSON encodes a call's metadata with the run's secrets redacted, as

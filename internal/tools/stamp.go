@@ -29,6 +29,9 @@ type StampOptions struct {
 	Cap       int                 // byte cap before the trailer; 0 means DefaultCap
 	Remaining int                 // tool calls the run has left after this one
 	Log       *slog.Logger        // receives a filter panic; nil means slog.Default()
+	// NoTrailer leaves out step 4, for a result no model reads (the Tools
+	// view's Test call); Remaining is then ignored.
+	NoTrailer bool
 }
 
 // Stamp turns a raw tool result into the string that is stored and shown to
@@ -61,7 +64,10 @@ func Stamp(raw string, opt StampOptions) string {
 	limit = max(limit, MinCap)
 
 	var tb [256]byte
-	trailer := appendTrailer(tb[:0], opt.Remaining, body != "")
+	var trailer []byte
+	if !opt.NoTrailer {
+		trailer = appendTrailer(tb[:0], opt.Remaining, body != "")
+	}
 
 	full := redactedLen(len(body), spans)
 	var b strings.Builder

@@ -1,0 +1,22 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/guilds/guilds/internal/remote"
+	"github.com/guilds/guilds/internal/runs"
+	"github.com/guilds/guilds/internal/tools"
+)
+
+// callRemote sends a remote or adapter tool's call down the one remote call
+// path (internal/remote), redacted with the run's set, and returns the
+// stamped result and its outcome.
+func (a *Activities) callRemote(ctx context.Context, r runs.Run, t runs.OfferedTool, args json.RawMessage, remaining int, red *tools.Redactor) (string, string) {
+	out, err := remote.Call(ctx, a.d.MCP, remote.Tool{ConnectionID: t.ConnectionID, RemoteName: t.RemoteName, Schema: t.Schema}, args,
+		remote.Options{Redactor: red, Remaining: remaining, Log: a.d.Log.With("run_id", r.ID, "tool", t.Name)})
+	if err != nil {
+		return out, runs.OutcomeError
+	}
+	return out, outcomeOf(out)
+}

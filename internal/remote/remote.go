@@ -1,0 +1,106 @@
+// Package remote is the one path a call of a login's listed tool takes,
+// whoever makes it: a run's tool activity and the Tools view's Test call.
+// The arguments are prepared against the listed schema, the call goes to the
+// MCP pool (which routes an adapter's login to the adapter and any other to
+// its MCP session), and the answer goes through the result pipeline
+// (tools.Stamp) with the caller's redaction set. See docs/adr/0608.
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/guilds/guilds/internal/tools"
+)
+
+// Caller sends one call on a login (internal/mcppool.Pool). It resolves the
+// login's credential itself and redacts the values it used.
+type Caller interface {
+	Call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) (string, error)
+}
+
+// Tool is a tool a login listed.
+type Tool struct {
+	ConnectionID string
+	RemoteName   string          // the server's own name for it
+	Schema       json.RawMessage // the listed input schema; empty: nothing to check
+}
+
+// Options are what differs between callers.
+type Options struct {
+	// Redactor is the redaction set the result is redacted against: the
+	// run's, or the login's for the Test. It is required: a caller that could
+	// not load it must not call (nil refuses the call with ErrNoRedactor).
+	Redactor *tools.Redactor
+	// Remaining is the run's tool calls left after this one (the trailer).
+	Remaining int
+	// NoTrailer leaves the remaining-calls trailer out: no model reads it.
+	NoTrailer bool
+	// Log receives a failed call by ids only; nil means slog.Default().
+	Log *slog.Logger
+}
+
+// ErrNoRedactor refuses a call made without a redaction set.
+var ErrNoRedactor = errors.New("the result cannot be redacted, so the tool was not called")
+
+// ErrNoCaller refuses a call where no pool is configured.
+var ErrNoCaller = errors.New("remote tools are not available on this worker")
+
+// SchemaError is a listed schema the validator cannot compile: the call is
+// refused, since arguments a run could not check are not sent.
+type SchemaError struct{ Err error }
+
+func (e *SchemaError) Error() string { return "the tool's schema does not compile: " + e.Err.Error() }
+func (e *SchemaError) Unwrap() error { return e.Err }
+
+// Call makes one call of t and returns its result through the pipeline, as
+// stored and shown. It always returns that result: when the call failed or
+// was refused the result is the stamped "ERROR: " text and err says why, so
+// a caller that answers some failures otherwise (the Test's 422 and 409) can
+// tell them apart:
+//
+//   - ErrNoRedactor, ErrNoCaller, *SchemaError, *tools.ArgumentError: nothing
+//     was sent;
+//   - any other error is the pool's (the login must be reconnected, the
+//     server did not answer, …), already redacted of the values it used.
+func Call(ctx context.Context, pool Caller, t Tool, args json.RawMessage, opt Options) (string, error) {
+	log := opt.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	stamp := tools.StampOptions{Redactor: opt.Redactor, Remaining: opt.Remaining, NoTrailer: opt.NoTrailer, Log: log}
+	failed := func(err error) (string, error) { return tools.Stamp(tools.ErrorResult(err.Error()), stamp), err }
+	switch {
+	case opt.Redactor == nil:
+		return failed(ErrNoRedactor)
+	case pool == nil:
+		return failed(ErrNoCaller)
+	}
+	args, err := prepare(t.Schema, args)
+	if err != nil {
+		return failed(err)
+	}
+	out, err := pool.Call(ctx, t.ConnectionID, t.RemoteName, args)
+	if err != nil {
+		// The message is redacted in the result; the log names ids only.
+		log.WarnContext(ctx, "remote call failed", "connection_id", t.ConnectionID, "remote_tool", t.RemoteName)
+		return failed(err)
+	}
+	return tools.Stamp(out, stamp), nil
+}
+
+// prepare readies a call's arguments with tools.Schema.Prepare (the optional
+// empty strings dropped, then validation); an empty schema leaves them as
+// they are.
+func prepare(schema, args json.RawMessage) (json.RawMessage, error) {
+	if len(schema) == 0 {
+		return args, nil
+	}
+	s, err := tools.CompileSchema(schema)
+	if err != nil {
+		return nil, &SchemaError{Err: err}
+	}
+	return s.Prepare(args)
+}
