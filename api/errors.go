@@ -9,9 +9,14 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/models"
+	"github.com/guilds/guilds/internal/native/artifacts"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
+	"github.com/guilds/guilds/workflows/connect"
 )
 
 // Error is an API error with its HTTP status; every error body has the same shape.
@@ -43,14 +48,38 @@ func invalidField(field, msg string) *Error {
 		Problems: []validation.Problem{{Field: field, Message: msg}}}
 }
 
-// toAPIError maps domain errors onto statuses; anything unknown is a 500 whose detail is only logged.
+// toAPIError maps domain errors onto statuses: this is the one table, so a
+// domain error reads the same from every route. A handler builds an Error
+// itself only to name what the domain error cannot (the server a key was
+// for). Anything unknown is a 500 whose detail is only logged.
 func toAPIError(err error) *Error {
 	var apiErr *Error
 	var invalid *validation.Error
 	var authErr *access.AuthError
+	var native *artifacts.Error
+	var notSetUp *grants.ErrNotSetUp
+	var disconnected *grants.ErrConnectionDisconnected
+	var reconnect *connectors.ErrReconnectRequired
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr
+	case errors.As(err, &native):
+		return nativeError(native)
+	case errors.Is(err, grants.ErrPlatformReserved):
+		// Says where the box's own credentials come from.
+		return &Error{Status: http.StatusForbidden, Code: "platform_scope_reserved", Message: err.Error()}
+	case errors.As(err, &notSetUp):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "not_set_up", Message: notSetUp.Error()}
+	case errors.As(err, &disconnected):
+		return &Error{Status: http.StatusConflict, Code: "connection_disconnected", Message: disconnected.Error()}
+	case errors.As(err, &reconnect):
+		return &Error{Status: http.StatusConflict, Code: "reconnect_required", Message: reconnect.Error()}
+	case errors.Is(err, connect.ErrSetup):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "oauth_setup_failed", Message: err.Error()}
+	case errors.Is(err, models.ErrNoKey):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "no_model_key", Message: err.Error()}
+	case errors.Is(err, models.ErrNoKeyring):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "no_encryption_key", Message: err.Error()}
 	case errors.As(err, &invalid):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid", Message: invalid.Error(), Problems: invalid.Problems}
 	case errors.Is(err, store.ErrNotFound):
@@ -77,6 +106,17 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusServiceUnavailable, Code: "timeout", Message: "the request took too long and was stopped; try again"}
 	}
 	return nil
+}
+
+// nativeError is a native family's refusal (notes, records), which carries
+// its own status.
+func nativeError(ne *artifacts.Error) *Error {
+	code := map[int]string{http.StatusNotFound: "not_found", http.StatusForbidden: "forbidden",
+		http.StatusConflict: "conflict", http.StatusUnprocessableEntity: "invalid"}[ne.Status]
+	if code == "" {
+		code = "error"
+	}
+	return &Error{Status: ne.Status, Code: code, Message: ne.Message, Problems: ne.Problems}
 }
 
 func (s *Server) fail(c *gin.Context, err error) {

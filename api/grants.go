@@ -121,13 +121,6 @@ func (s *Server) createConnection(ctx context.Context, c *gin.Context, db store.
 		return 0, nil, err
 	}
 	out, created, err := grants.Connect(ctx, db, p, s.Integrations, in)
-	if err != nil {
-		err = platformReserved(err)
-	}
-	var notSetUp *grants.ErrNotSetUp
-	if errors.As(err, &notSetUp) {
-		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "not_set_up", Message: notSetUp.Error()}
-	}
 	if errors.Is(err, store.ErrConflict) {
 		return 0, nil, &Error{Status: http.StatusConflict, Code: "conflict", Message: "a connected login of this server already exists at this scope"}
 	}
@@ -135,15 +128,6 @@ func (s *Server) createConnection(ctx context.Context, c *gin.Context, db store.
 		return http.StatusOK, out, err
 	}
 	return http.StatusCreated, out, err
-}
-
-// platformReserved answers a refused platform-scope change as a 403 that
-// says where the box's own credentials come from.
-func platformReserved(err error) error {
-	if errors.Is(err, grants.ErrPlatformReserved) {
-		return &Error{Status: http.StatusForbidden, Code: "platform_scope_reserved", Message: err.Error()}
-	}
-	return err
 }
 
 func listConnections(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
@@ -161,7 +145,7 @@ func getConnection(ctx context.Context, c *gin.Context, db store.DB, p access.Pr
 // the commit.
 func deleteConnection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	if err := grants.DeleteConnection(ctx, db, p, c.Param("id")); err != nil {
-		return 0, nil, platformReserved(err)
+		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
 }
@@ -254,9 +238,5 @@ func (s *Server) offeredTools(ctx context.Context, c *gin.Context, db store.DB, 
 		return 0, nil, err
 	}
 	out, err := s.grants().Offered(ctx, db, c.Param("id"), trigger)
-	var disc *grants.ErrConnectionDisconnected
-	if errors.As(err, &disc) {
-		return 0, nil, &Error{Status: http.StatusConflict, Code: "connection_disconnected", Message: disc.Error()}
-	}
 	return http.StatusOK, out, err
 }

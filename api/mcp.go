@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -22,7 +21,6 @@ import (
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
-	"github.com/guilds/guilds/internal/remote"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
@@ -62,7 +60,7 @@ func (s *Server) mcpRoutes() []route {
 			Summary: "The tools a login listed", Reply: []mcpTool{}, Handle: listMCPTools},
 		{Method: "POST", Path: "/api/mcp/connections/:id/call", Tag: "connections",
 			Summary: "Call a listed tool of a connected login (the Tools view's Test); the result is redacted and byte-capped",
-			Body:    mcpCallInput{}, Reply: mcpCallReply{}, Handle: s.mcpCall, NoTx: true},
+			Body:    mcpCallInput{}, Reply: mcpCallReply{}, Handle: ginContext(s.mcpCall), NoTx: true},
 	}
 }
 
@@ -121,11 +119,6 @@ func keyRejected(slug string) error {
 		Message: fmt.Sprintf("%s rejected the key: check it and paste it again", slug)}
 }
 
-type mcpServerRow struct {
-	ID, Slug, Kind, Transport, URL, Auth string
-	Config                               []byte
-}
-
 // mcpConnect runs outside the per-request transaction: the connect workflow
 // and the engine read the connection from their own pool, so it is committed
 // first, and undone (when this request created it) if anything later fails.
@@ -156,12 +149,7 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 			grants.ConnectInput{ServerID: in.ServerID, Slug: in.Slug, OwnerScope: in.OwnerScope, OwnerID: in.OwnerID})
 		return err
 	})
-	var notSetUp *grants.ErrNotSetUp
 	switch {
-	case errors.Is(err, grants.ErrPlatformReserved):
-		return mcpConnectReply{}, platformReserved(err)
-	case errors.As(err, &notSetUp):
-		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_set_up", Message: notSetUp.Error()}
 	case errors.Is(err, store.ErrConflict):
 		return mcpConnectReply{}, &Error{Status: http.StatusConflict, Code: "conflict", Message: "a connected login of this server already exists at this scope"}
 	case err != nil:
@@ -170,16 +158,15 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 	undo := func() {
 		if created {
 			// A new login that failed leaves nothing behind.
-			if _, err := s.db().Exec(context.WithoutCancel(ctx), `DELETE FROM mcp_connections WHERE id = $1 AND status <> 'connected'`, conn.ID); err != nil {
+			if err := grants.RemoveFailedLogin(context.WithoutCancel(ctx), s.db(), conn.ID); err != nil {
 				s.Log.Error("mcp connect: cannot remove a failed new login", "connection", conn.ID, "err", err)
 			}
 		}
 	}
-	var srv mcpServerRow
-	if err := s.db().QueryRow(ctx, `SELECT id, slug, kind, transport, url, auth, config FROM mcp_servers WHERE id = $1`, conn.ServerID).
-		Scan(&srv.ID, &srv.Slug, &srv.Kind, &srv.Transport, &srv.URL, &srv.Auth, &srv.Config); err != nil {
+	srv, err := grants.LoadServerRoute(ctx, s.db(), conn.ServerID)
+	if err != nil {
 		undo()
-		return mcpConnectReply{}, store.Map(err)
+		return mcpConnectReply{}, err
 	}
 	// Remote MCP servers and local adapters connect here; the GitHub App has
 	// its own install flow.
@@ -188,7 +175,7 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_remote",
 			Message: srv.Slug + " is not connected with a key or an MCP login; create its pending login with POST /api/mcp/connections"}
 	}
-	pinned := srv.Kind == "adapter" && adapterName(srv.Config) == pinnedprices.Name
+	pinned := isPinnedPrices(srv)
 	var out mcpConnectReply
 	switch {
 	case srv.Auth != "none" && len(in.Values) > 0:
@@ -213,7 +200,7 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 
 // connectKey checks a token server's key by listing with it, then stores it
 // with the listing, the connected state and the binding (mcppool.KeyLogin).
-func (s *Server) connectKey(ctx context.Context, conn grants.Connection, srv mcpServerRow, key string) (mcpConnectReply, error) {
+func (s *Server) connectKey(ctx context.Context, conn grants.Connection, srv grants.ServerRoute, key string) (mcpConnectReply, error) {
 	if strings.TrimSpace(key) == "" {
 		return mcpConnectReply{}, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: "is required for " + srv.Slug}}}
 	}
@@ -241,7 +228,7 @@ func (s *Server) connectKey(ctx context.Context, conn grants.Connection, srv mcp
 // the pasted key first (a refused key is key_rejected, an unquoted id a
 // problem of its own), so a refusal stores nothing; then the key is pinged
 // and stored like any adapter key, and the list written.
-func (s *Server) connectPinned(ctx context.Context, conn grants.Connection, srv mcpServerRow, in mcpConnectInput) (mcpConnectReply, error) {
+func (s *Server) connectPinned(ctx context.Context, conn grants.Connection, srv grants.ServerRoute, in mcpConnectInput) (mcpConnectReply, error) {
 	key := strings.TrimSpace(in.Key)
 	if key == "" {
 		return mcpConnectReply{}, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: "is required for " + srv.Slug}}}
@@ -269,7 +256,7 @@ func (s *Server) connectPinned(ctx context.Context, conn grants.Connection, srv 
 // connectConfig connects a no-auth server whose provider takes configured
 // values: they are checked against its fields, then by listing the server's
 // tools with the headers or environment they make (mcppool.KeyLogin).
-func (s *Server) connectConfig(ctx context.Context, conn grants.Connection, srv mcpServerRow, in mcpConnectInput) (mcpConnectReply, error) {
+func (s *Server) connectConfig(ctx context.Context, conn grants.Connection, srv grants.ServerRoute, in mcpConnectInput) (mcpConnectReply, error) {
 	if in.Key != "" {
 		return mcpConnectReply{}, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: srv.Slug + " takes no key; send its fields in values"}}}
 	}
@@ -371,9 +358,6 @@ func (s *Server) connectOAuth(c *gin.Context, conn grants.Connection, p access.P
 	}
 	u, err := connect.Start(ctx, s.Temporal, s.taskQueue(), connect.Input{
 		ConnectionID: conn.ID, RedirectURI: redirect, Deadline: s.MCP.OAuthDeadline}, s.MCP.Engine)
-	if errors.Is(err, connect.ErrSetup) {
-		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "oauth_setup_failed", Message: err.Error()}
-	}
 	if err != nil {
 		return mcpConnectReply{}, err
 	}
@@ -484,17 +468,15 @@ func listMCPTools(ctx context.Context, c *gin.Context, db store.DB, p access.Pri
 	return http.StatusOK, out, nil
 }
 
-// mcpCall is the Tools view's Test: the call takes a run's path
-// (internal/remote), redacted against the login's own credential values, with
-// no remaining-calls trailer as no model reads it. What a run would answer as
-// an ERROR result the Test answers as an error status when the operator can
-// act on it: arguments that do not fit (422), a login to reconnect (409).
-func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+// mcpCall is the Tools view's Test: the result is redacted against the
+// login's own credential values and byte-capped like a run's tool result;
+// the remaining-calls trailer is left out, as no model reads it.
+func (s *Server) mcpCall(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in mcpCallInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+	conn, err := grants.GetConnection(c, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -509,15 +491,15 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 	if conn.Status != grants.StatusConnected {
 		return 0, nil, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + conn.Status + "; connect it first"}
 	}
-	listed, err := mcppool.Stored(ctx, db, conn.ID)
+	var remote string
+	var schema json.RawMessage
+	err = db.QueryRow(c, `SELECT remote_name, input_schema FROM mcp_tools WHERE connection_id = $1 AND (remote_name = $2 OR name = $2)`, conn.ID, in.Tool).Scan(&remote, &schema)
+	if errors.Is(store.Map(err), store.ErrNotFound) {
+		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "tool", Message: "is not a tool this login listed"}}}
+	}
 	if err != nil {
 		return 0, nil, err
 	}
-	i := slices.IndexFunc(listed, func(t mcppool.Tool) bool { return t.RemoteName == in.Tool || t.Name == in.Tool })
-	if i < 0 {
-		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "tool", Message: "is not a tool this login listed"}}}
-	}
-	tool := listed[i]
 	args := in.Arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
@@ -525,28 +507,38 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 	if !json.Valid(args) || args[0] != '{' {
 		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "arguments", Message: "must be a JSON object"}}}
 	}
+	// Checked as a run checks them, so the Test does not send what a model's call
+	// could not; a schema the validator cannot compile is left to the server.
+	if compiled, err := tools.CompileSchema(schema); err == nil {
+		prepared, err := compiled.Prepare(args)
+		var argErr *tools.ArgumentError
+		if errors.As(err, &argErr) {
+			v := &validation.Error{}
+			for _, msg := range argErr.Problems {
+				v.Problems = append(v.Problems, validation.Problem{Field: "arguments", Message: msg})
+			}
+			return 0, nil, v
+		}
+		if err == nil {
+			args = prepared
+		}
+	}
+	ctx := c.Request.Context()
 	secrets, err := s.secretsOf(ctx, conn.ID)
 	if err != nil {
 		return 0, nil, err
 	}
-	result, err := remote.Call(ctx, s.MCP.Pool, remote.Tool{ConnectionID: conn.ID, RemoteName: tool.RemoteName, Schema: tool.Schema}, args,
-		remote.Options{Redactor: tools.NewRedactor(secrets, s.Log), NoTrailer: true, Log: s.Log})
-	var argErr *tools.ArgumentError
-	var schemaErr *remote.SchemaError
-	var rr *connectors.ErrReconnectRequired
-	switch {
-	case errors.As(err, &argErr):
-		v := &validation.Error{}
-		for _, msg := range argErr.Problems {
-			v.Problems = append(v.Problems, validation.Problem{Field: "arguments", Message: msg})
+	red := tools.NewRedactor(secrets, s.Log)
+	raw, err := s.MCP.Pool.Call(ctx, conn.ID, remote, args)
+	if err != nil {
+		var rr *connectors.ErrReconnectRequired
+		if errors.As(err, &rr) {
+			return 0, nil, &Error{Status: http.StatusConflict, Code: "reconnect_required", Message: rr.Error()}
 		}
-		return 0, nil, v
-	case errors.As(err, &schemaErr):
-		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "tool", Message: schemaErr.Error() + "; nothing was sent"}}}
-	case errors.As(err, &rr):
-		return 0, nil, &Error{Status: http.StatusConflict, Code: "reconnect_required", Message: rr.Error()}
+		s.Log.Info("mcp test call failed", "connection", conn.ID, "tool", remote)
+		raw = "ERROR: " + err.Error()
 	}
-	return http.StatusOK, mcpCallReply{Tool: tool.RemoteName, Result: result}, nil
+	return http.StatusOK, mcpCallReply{Tool: remote, Result: stampNoTrailer(raw, red)}, nil
 }
 
 // secretsOf is the login's redaction set: its credential values, less the
@@ -556,9 +548,7 @@ func (s *Server) secretsOf(ctx context.Context, connectionID string) ([]string, 
 	out, err := s.MCP.Engine.Secrets(ctx, uuid.MustParse(connectionID))
 	var rr *connectors.ErrReconnectRequired
 	switch {
-	case errors.As(err, &rr):
-		return nil, &Error{Status: http.StatusConflict, Code: "reconnect_required", Message: rr.Error()}
-	case errors.Is(err, store.ErrBusy):
+	case errors.As(err, &rr), errors.Is(err, store.ErrBusy):
 		return nil, err
 	case err != nil:
 		s.Log.Warn("mcp test call: the login's redaction set cannot be loaded; nothing called", "connection", connectionID, "err", err)
@@ -566,4 +556,13 @@ func (s *Server) secretsOf(ctx context.Context, connectionID string) ([]string, 
 			Message: "the login's credential cannot be loaded to redact the result, so nothing was called; check GUILDS_ENCRYPTION_KEY or reconnect the login"}
 	}
 	return out, nil
+}
+
+// stampNoTrailer runs the result pipeline and removes the remaining-calls
+// trailer it appends.
+func stampNoTrailer(raw string, red *tools.Redactor) string {
+	opt := tools.StampOptions{Redactor: red, Remaining: 1 << 30}
+	out := tools.Stamp(raw, opt)
+	trailer := tools.Stamp("", opt)
+	return strings.TrimSuffix(strings.TrimSuffix(out, trailer), "\n\n")
 }

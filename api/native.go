@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -75,20 +74,6 @@ func (s *Server) nativeRoutes() []route {
 	)
 }
 
-// nativeErr turns a native family's refusal into the API's error shape.
-func nativeErr(err error) error {
-	var ne *artifacts.Error
-	if !errors.As(err, &ne) {
-		return err
-	}
-	code := map[int]string{http.StatusNotFound: "not_found", http.StatusForbidden: "forbidden",
-		http.StatusConflict: "conflict", http.StatusUnprocessableEntity: "invalid"}[ne.Status]
-	if code == "" {
-		code = "error"
-	}
-	return &Error{Status: ne.Status, Code: code, Message: ne.Message, Problems: ne.Problems}
-}
-
 type noteInput struct {
 	Content string `json:"content"`
 }
@@ -150,7 +135,7 @@ func putNote(ctx context.Context, c *gin.Context, db store.DB, p access.Principa
 		return 0, nil, err
 	}
 	if err := notes.CheckContent(in.Content); err != nil {
-		return 0, nil, nativeErr(err)
+		return 0, nil, err
 	}
 	out, created, err := artifacts.Put(ctx, db, artifacts.KindNote, o, key, in.Content)
 	if created {
@@ -283,12 +268,12 @@ func listRecords(ctx context.Context, c *gin.Context, db store.DB, p access.Prin
 		q.Limit = max(q.Limit, 0)
 		recs, err := records.Search(ctx, db, []records.Collection{coll}, records.SearchQuery{Query: text, Limit: q.Limit})
 		if err != nil {
-			return 0, nil, nativeErr(err)
+			return 0, nil, err
 		}
 		return http.StatusOK, records.ListResult{Total: len(recs), Records: recs}, nil
 	}
 	out, err := records.List(ctx, db, coll, q)
-	return http.StatusOK, out, nativeErr(err)
+	return http.StatusOK, out, err
 }
 
 func addRecord(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
@@ -302,7 +287,7 @@ func addRecord(ctx context.Context, c *gin.Context, db store.DB, p access.Princi
 	}
 	res, err := records.Add(ctx, db, coll, body)
 	if err != nil {
-		return 0, nil, nativeErr(err)
+		return 0, nil, err
 	}
 	if res.MergedInto != "" {
 		return http.StatusOK, res.Record, nil
@@ -316,7 +301,7 @@ func getRecord(ctx context.Context, c *gin.Context, db store.DB, p access.Princi
 		return 0, nil, err
 	}
 	out, err := records.Get(ctx, db, coll, c.Param("record_id"))
-	return http.StatusOK, out, nativeErr(err)
+	return http.StatusOK, out, err
 }
 
 func updateRecord(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
@@ -329,7 +314,7 @@ func updateRecord(ctx context.Context, c *gin.Context, db store.DB, p access.Pri
 		return 0, nil, err
 	}
 	out, err := records.Update(ctx, db, coll, c.Param("record_id"), body)
-	return http.StatusOK, out, nativeErr(err)
+	return http.StatusOK, out, err
 }
 
 func removeRecord(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
@@ -337,7 +322,7 @@ func removeRecord(ctx context.Context, c *gin.Context, db store.DB, p access.Pri
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, nativeErr(records.Remove(ctx, db, coll, c.Param("record_id")))
+	return http.StatusNoContent, nil, records.Remove(ctx, db, coll, c.Param("record_id"))
 }
 
 func getMemory(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
@@ -359,7 +344,7 @@ func putMemory(ctx context.Context, c *gin.Context, db store.DB, p access.Princi
 		return 0, nil, err
 	}
 	out, err := memory.Write(ctx, db, a.ID, in.Content)
-	return http.StatusOK, out, nativeErr(err)
+	return http.StatusOK, out, err
 }
 
 func listMemoryRevisions(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {

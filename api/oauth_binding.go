@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/workflows/connect"
 )
@@ -37,10 +38,7 @@ func (s *Server) bindOAuthStart(ctx context.Context, connectionID, userID string
 	}
 	nonce := base64.RawURLEncoding.EncodeToString(raw)
 	sum := sha256.Sum256([]byte(nonce))
-	_, err := s.db().Exec(ctx, `INSERT INTO connection_oauth_starts (connection_id, user_id, browser_hash) VALUES ($1, $2, $3)
-		ON CONFLICT (connection_id) DO UPDATE SET user_id = EXCLUDED.user_id, browser_hash = EXCLUDED.browser_hash, created_at = now()`,
-		connectionID, userID, sum[:])
-	return nonce, store.Map(err)
+	return nonce, connectors.RecordOAuthStart(ctx, s.db(), connectionID, userID, sum[:])
 }
 
 // setOAuthCookie hands the starting browser its nonce: HttpOnly, SameSite
@@ -65,37 +63,18 @@ func (s *Server) servedOverHTTPS(c *gin.Context) bool {
 }
 
 // pendingLogin is what the callback knows of the login a state names.
-type pendingLogin struct {
-	ConnectionID string
-	Issuer       string // "" when none was recorded
-	BrowserHash  []byte // nil when nobody is recorded as the starter
-	StartedBy    string
-}
+type pendingLogin struct{ connectors.PendingOAuth }
 
 var errUnknownState = &Error{Status: http.StatusBadRequest, Code: "invalid_state", Message: "unknown or expired login"}
 
-// findPending loads the unexpired pending login of a state, with its starter
-// and the issuer it was started with: the one recorded with the pending
-// login, else the catalog row's (written when the row was prepared).
+// findPending loads the unexpired pending login of a state
+// (connectors.FindPendingOAuth); an unknown state is invalid_state.
 func findPending(ctx context.Context, db store.DB, state string) (pendingLogin, error) {
-	sum := sha256.Sum256([]byte(state))
-	var pl pendingLogin
-	var startedBy *string
-	err := db.QueryRow(ctx, `SELECT p.connection_id,
-			coalesce(nullif(p.issuer, ''), s.config->'oauth'->>'issuer', ''), st.browser_hash, st.user_id::text
-		FROM connection_oauth_pending p
-		JOIN mcp_connections c ON c.id = p.connection_id
-		JOIN mcp_servers s ON s.id = c.server_id
-		LEFT JOIN connection_oauth_starts st ON st.connection_id = p.connection_id
-		WHERE p.state_hash = $1 AND p.expires_at > now()`, sum[:]).
-		Scan(&pl.ConnectionID, &pl.Issuer, &pl.BrowserHash, &startedBy)
-	if errors.Is(store.Map(err), store.ErrNotFound) {
-		return pl, errUnknownState
+	pl, err := connectors.FindPendingOAuth(ctx, db, state)
+	if errors.Is(err, store.ErrNotFound) {
+		return pendingLogin{}, errUnknownState
 	}
-	if startedBy != nil {
-		pl.StartedBy = *startedBy
-	}
-	return pl, err
+	return pendingLogin{pl}, err
 }
 
 // checkBrowser refuses a browser callback without the starting browser's cookie.

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -60,10 +59,8 @@ func (s *Server) pinnedSearchWithKey(ctx context.Context, c *gin.Context, db sto
 	if strings.TrimSpace(in.Query) == "" {
 		return 0, nil, invalidField("query", "is required")
 	}
-	var baseURL string
-	err := db.QueryRow(ctx, `SELECT url FROM mcp_servers WHERE kind = 'adapter' AND config->>'adapter' = $1 AND published
-		ORDER BY slug = $1 DESC, slug LIMIT 1`, pinnedprices.Name).Scan(&baseURL)
-	if errors.Is(store.Map(err), store.ErrNotFound) {
+	baseURL, err := grants.PublishedAdapterURL(ctx, db, pinnedprices.Name)
+	if errors.Is(err, store.ErrNotFound) {
 		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "not_set_up", Message: "the catalog has no Pinned prices server"}
 	}
 	if err != nil {
@@ -192,10 +189,6 @@ func (s *Server) pinnedLogin(ctx context.Context, c *gin.Context, db store.DB, p
 	}
 	ref.cred, err = s.MCP.Engine.Resolver().Token(ctx, uuid.MustParse(conn.ID))
 	if err != nil {
-		var rr *connectors.ErrReconnectRequired
-		if errors.As(err, &rr) {
-			return pinnedLoginRef{}, &Error{Status: http.StatusConflict, Code: "reconnect_required", Message: rr.Error()}
-		}
 		return pinnedLoginRef{}, err
 	}
 	return ref, nil
@@ -204,26 +197,21 @@ func (s *Server) pinnedLogin(ctx context.Context, c *gin.Context, db store.DB, p
 // pinnedServerURL is the catalog URL of the login's server, which must be
 // served by the Pinned prices adapter.
 func pinnedServerURL(ctx context.Context, db store.DB, conn grants.Connection) (string, error) {
-	var kind, url string
-	var config []byte
-	if err := db.QueryRow(ctx, `SELECT kind, url, config FROM mcp_servers WHERE id = $1`, conn.ServerID).Scan(&kind, &url, &config); err != nil {
-		return "", store.Map(err)
+	srv, err := grants.LoadServerRoute(ctx, db, conn.ServerID)
+	if err != nil {
+		return "", err
 	}
-	if kind != "adapter" || adapterName(config) != pinnedprices.Name {
+	if !isPinnedPrices(srv) {
 		return "", &Error{Status: http.StatusUnprocessableEntity, Code: "not_pinned_prices",
 			Message: conn.ServerSlug + " is not a Pinned prices login; only those pin coins"}
 	}
-	return url, nil
+	return srv.URL, nil
 }
 
-func adapterName(config []byte) string {
-	var c struct {
-		Adapter string `json:"adapter"`
-	}
-	if json.Unmarshal(config, &c) != nil {
-		return ""
-	}
-	return c.Adapter
+// isPinnedPrices reports whether a catalog row is served by the Pinned
+// prices adapter.
+func isPinnedPrices(srv grants.ServerRoute) bool {
+	return srv.Kind == "adapter" && srv.Adapter == pinnedprices.Name
 }
 
 // coinGeckoFailure maps a failed search or quote: a refused key is

@@ -65,10 +65,6 @@ func (s *Server) models() *models.Resolver {
 	return &models.Resolver{Integrations: s.Integrations}
 }
 
-func errNoKey(err error) *Error {
-	return &Error{Status: http.StatusUnprocessableEntity, Code: "no_model_key", Message: err.Error()}
-}
-
 func errNoTemporal() *Error {
 	return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "runs need Temporal, which this server is not connected to"}
 }
@@ -83,9 +79,6 @@ func (s *Server) startRun(ctx context.Context, c *gin.Context, db store.DB, p ac
 		return 0, nil, err
 	}
 	if _, err := s.models().Resolve(ctx, db, agent.OrganisationID, agent.Model); err != nil {
-		if errors.Is(err, models.ErrNoKey) {
-			return 0, nil, errNoKey(err)
-		}
 		return 0, nil, err
 	}
 	if s.Temporal == nil {
@@ -93,9 +86,6 @@ func (s *Server) startRun(ctx context.Context, c *gin.Context, db store.DB, p ac
 	}
 	id, err := run.Start(ctx, s.Temporal, db, run.Input{AgentID: c.Param("id"), Message: in.Message, Trigger: in.Trigger,
 		Budget: in.Budget, Models: s.models(), TaskQueue: s.RunTaskQueue})
-	if errors.Is(err, models.ErrNoKey) {
-		return 0, nil, errNoKey(err)
-	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -229,9 +219,6 @@ func (s *Server) putModelKey(ctx context.Context, c *gin.Context, db store.DB, p
 		return 0, nil, err
 	}
 	err := models.SetOrgKey(ctx, db, s.models().Keyring, c.Param("id"), c.Param("provider"), in.Key)
-	if errors.Is(err, models.ErrNoKeyring) {
-		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "no_encryption_key", Message: err.Error()}
-	}
 	return http.StatusNoContent, nil, err
 }
 

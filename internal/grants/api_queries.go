@@ -1,0 +1,51 @@
+package grants
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/guilds/guilds/internal/store"
+)
+
+// ServerRoute is what a connect needs of a catalog row to choose how the
+// login is made: its kind, auth and, for a local adapter, the adapter's name
+// (config.adapter, "" when the config names none).
+type ServerRoute struct {
+	ID, Slug, Kind, Transport, URL, Auth string
+	Adapter                              string
+}
+
+// LoadServerRoute reads the catalog row a login belongs to.
+func LoadServerRoute(ctx context.Context, db store.DB, serverID string) (ServerRoute, error) {
+	var r ServerRoute
+	var config []byte
+	err := db.QueryRow(ctx, `SELECT id, slug, kind, transport, url, auth, config FROM mcp_servers WHERE id = $1`, serverID).
+		Scan(&r.ID, &r.Slug, &r.Kind, &r.Transport, &r.URL, &r.Auth, &config)
+	if err != nil {
+		return ServerRoute{}, store.Map(err)
+	}
+	var c struct {
+		Adapter string `json:"adapter"`
+	}
+	if json.Unmarshal(config, &c) == nil {
+		r.Adapter = c.Adapter
+	}
+	return r, nil
+}
+
+// PublishedAdapterURL is the URL of the published catalog row served by the
+// named adapter, preferring the row whose slug is the adapter's name
+// (store.ErrNotFound when the catalog has none).
+func PublishedAdapterURL(ctx context.Context, db store.DB, adapter string) (string, error) {
+	var url string
+	err := db.QueryRow(ctx, `SELECT url FROM mcp_servers WHERE kind = 'adapter' AND config->>'adapter' = $1 AND published
+		ORDER BY slug = $1 DESC, slug LIMIT 1`, adapter).Scan(&url)
+	return url, store.Map(err)
+}
+
+// RemoveFailedLogin deletes a login a connect created and could not finish;
+// a login that got connected meanwhile is kept.
+func RemoveFailedLogin(ctx context.Context, db store.DB, connectionID string) error {
+	_, err := db.Exec(ctx, `DELETE FROM mcp_connections WHERE id = $1 AND status <> 'connected'`, connectionID)
+	return store.Map(err)
+}
