@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/remote"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
@@ -60,7 +62,7 @@ func (s *Server) mcpRoutes() []route {
 			Summary: "The tools a login listed", Reply: []mcpTool{}, Handle: listMCPTools},
 		{Method: "POST", Path: "/api/mcp/connections/:id/call", Tag: "connections",
 			Summary: "Call a listed tool of a connected login (the Tools view's Test); the result is redacted and byte-capped",
-			Body:    mcpCallInput{}, Reply: mcpCallReply{}, Handle: ginContext(s.mcpCall), NoTx: true},
+			Body:    mcpCallInput{}, Reply: mcpCallReply{}, Handle: s.mcpCall, NoTx: true},
 	}
 }
 
@@ -468,15 +470,17 @@ func listMCPTools(ctx context.Context, c *gin.Context, db store.DB, p access.Pri
 	return http.StatusOK, out, nil
 }
 
-// mcpCall is the Tools view's Test: the result is redacted against the
-// login's own credential values and byte-capped like a run's tool result;
-// the remaining-calls trailer is left out, as no model reads it.
-func (s *Server) mcpCall(c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+// mcpCall is the Tools view's Test: the call takes a run's path
+// (internal/remote), redacted against the login's own credential values, with
+// no remaining-calls trailer as no model reads it. What a run would answer as
+// an ERROR result the Test answers as an error status when the operator can
+// act on it: arguments that do not fit (422), a login to reconnect (409).
+func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in mcpCallInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	conn, err := grants.GetConnection(c, db, p, c.Param("id"))
+	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -491,15 +495,15 @@ func (s *Server) mcpCall(c *gin.Context, db store.DB, p access.Principal) (int, 
 	if conn.Status != grants.StatusConnected {
 		return 0, nil, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + conn.Status + "; connect it first"}
 	}
-	var remote string
-	var schema json.RawMessage
-	err = db.QueryRow(c, `SELECT remote_name, input_schema FROM mcp_tools WHERE connection_id = $1 AND (remote_name = $2 OR name = $2)`, conn.ID, in.Tool).Scan(&remote, &schema)
-	if errors.Is(store.Map(err), store.ErrNotFound) {
-		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "tool", Message: "is not a tool this login listed"}}}
-	}
+	listed, err := mcppool.Stored(ctx, db, conn.ID)
 	if err != nil {
 		return 0, nil, err
 	}
+	i := slices.IndexFunc(listed, func(t mcppool.Tool) bool { return t.RemoteName == in.Tool || t.Name == in.Tool })
+	if i < 0 {
+		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "tool", Message: "is not a tool this login listed"}}}
+	}
+	tool := listed[i]
 	args := in.Arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
@@ -507,38 +511,28 @@ func (s *Server) mcpCall(c *gin.Context, db store.DB, p access.Principal) (int, 
 	if !json.Valid(args) || args[0] != '{' {
 		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "arguments", Message: "must be a JSON object"}}}
 	}
-	// Checked as a run checks them, so the Test does not send what a model's call
-	// could not; a schema the validator cannot compile is left to the server.
-	if compiled, err := tools.CompileSchema(schema); err == nil {
-		prepared, err := compiled.Prepare(args)
-		var argErr *tools.ArgumentError
-		if errors.As(err, &argErr) {
-			v := &validation.Error{}
-			for _, msg := range argErr.Problems {
-				v.Problems = append(v.Problems, validation.Problem{Field: "arguments", Message: msg})
-			}
-			return 0, nil, v
-		}
-		if err == nil {
-			args = prepared
-		}
-	}
-	ctx := c.Request.Context()
 	secrets, err := s.secretsOf(ctx, conn.ID)
 	if err != nil {
 		return 0, nil, err
 	}
-	red := tools.NewRedactor(secrets, s.Log)
-	raw, err := s.MCP.Pool.Call(ctx, conn.ID, remote, args)
-	if err != nil {
-		var rr *connectors.ErrReconnectRequired
-		if errors.As(err, &rr) {
-			return 0, nil, &Error{Status: http.StatusConflict, Code: "reconnect_required", Message: rr.Error()}
+	result, err := remote.Call(ctx, s.MCP.Pool, remote.Tool{ConnectionID: conn.ID, RemoteName: tool.RemoteName, Schema: tool.Schema}, args,
+		remote.Options{Redactor: tools.NewRedactor(secrets, s.Log), NoTrailer: true, Log: s.Log})
+	var argErr *tools.ArgumentError
+	var schemaErr *remote.SchemaError
+	var rr *connectors.ErrReconnectRequired
+	switch {
+	case errors.As(err, &argErr):
+		v := &validation.Error{}
+		for _, msg := range argErr.Problems {
+			v.Problems = append(v.Problems, validation.Problem{Field: "arguments", Message: msg})
 		}
-		s.Log.Info("mcp test call failed", "connection", conn.ID, "tool", remote)
-		raw = "ERROR: " + err.Error()
+		return 0, nil, v
+	case errors.As(err, &schemaErr):
+		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "tool", Message: schemaErr.Error() + "; nothing was sent"}}}
+	case errors.As(err, &rr):
+		return 0, nil, &Error{Status: http.StatusConflict, Code: "reconnect_required", Message: rr.Error()}
 	}
-	return http.StatusOK, mcpCallReply{Tool: remote, Result: stampNoTrailer(raw, red)}, nil
+	return http.StatusOK, mcpCallReply{Tool: tool.RemoteName, Result: result}, nil
 }
 
 // secretsOf is the login's redaction set: its credential values, less the
@@ -556,13 +550,4 @@ func (s *Server) secretsOf(ctx context.Context, connectionID string) ([]string, 
 			Message: "the login's credential cannot be loaded to redact the result, so nothing was called; check GUILDS_ENCRYPTION_KEY or reconnect the login"}
 	}
 	return out, nil
-}
-
-// stampNoTrailer runs the result pipeline and removes the remaining-calls
-// trailer it appends.
-func stampNoTrailer(raw string, red *tools.Redactor) string {
-	opt := tools.StampOptions{Redactor: red, Remaining: 1 << 30}
-	out := tools.Stamp(raw, opt)
-	trailer := tools.Stamp("", opt)
-	return strings.TrimSuffix(strings.TrimSuffix(out, trailer), "\n\n")
 }

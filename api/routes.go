@@ -137,16 +137,6 @@ func (s *Server) mount(rt route) gin.HandlerFunc {
 
 const principalKey = "guilds.principal"
 
-// ginContext adapts a handler that still uses c as its context (the Tools
-// view's Test, until it moves to the shared remote call path). The router
-// sets ContextWithFallback, so c is cancelled with the request and carries
-// the route's deadline.
-func ginContext(h func(c *gin.Context, db store.DB, p access.Principal) (int, any, error)) handler {
-	return func(_ context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-		return h(c, db, p)
-	}
-}
-
 // timeout is the deadline of a route's handler.
 func (s *Server) timeout(rt route) time.Duration {
 	switch {
