@@ -3,6 +3,8 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := .bin
 TEMPORAL_CLI := $(BIN)/temporal
+GOLANGCI_LINT := $(BIN)/golangci-lint
+WORKFLOWCHECK := $(BIN)/workflowcheck
 # Integration tests share one Temporal dev server started by `make test`.
 TEST_TEMPORAL_PORT ?= 7299
 GOTEST_FLAGS ?= -race -timeout 25m
@@ -21,6 +23,21 @@ $(TEMPORAL_CLI): tools/temporal/go.mod tools/temporal/go.sum
 .PHONY: temporal
 temporal: $(TEMPORAL_CLI) ## Build the pinned Temporal CLI (dev server) into .bin/
 
+$(GOLANGCI_LINT): tools/lint/go.mod tools/lint/go.sum
+	@mkdir -p $(BIN)
+	@echo "building golangci-lint (pinned in tools/lint)"
+	cd tools/lint && $(GO) build -o ../../$(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+$(WORKFLOWCHECK): tools/lint/go.mod tools/lint/go.sum
+	@mkdir -p $(BIN)
+	@echo "building workflowcheck (pinned in tools/lint)"
+	cd tools/lint && $(GO) build -o ../../$(WORKFLOWCHECK) go.temporal.io/sdk/contrib/tools/workflowcheck
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) $(WORKFLOWCHECK) ## Run golangci-lint (.golangci.yml) and Temporal's workflowcheck on the workflows
+	$(GOLANGCI_LINT) run ./...
+	$(WORKFLOWCHECK) -config tools/lint/workflowcheck.yaml ./workflows/...
+
 .PHONY: build
 build: ## Build the guilds binary into .bin/
 	@mkdir -p $(BIN)
@@ -31,7 +48,7 @@ run: build temporal ## Run the whole platform on development defaults (guilds de
 	$(BIN)/guilds dev
 
 .PHONY: test
-test: build temporal ## Run every test against real PostgreSQL, Redis and a Temporal dev server
+test: lint build temporal ## Run the linters, then every test against real PostgreSQL, Redis and a Temporal dev server
 	@scripts/with-temporal.sh $(TEMPORAL_CLI) $(TEST_TEMPORAL_PORT) \
 		$(GO) test $(GOTEST_FLAGS) ./...
 	@# Allocation counts are only meaningful without the race detector.
