@@ -63,10 +63,10 @@ func TestHotPathAllocs(t *testing.T) {
 	if _, err := r.Token(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if n := testing.AllocsPerRun(1000, func() { r.Token(ctx, id) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { _, _ = r.Token(ctx, id) }); n != 0 {
 		t.Fatalf("Token allocates %.1f times per call", n)
 	}
-	if n := testing.AllocsPerRun(1000, func() { r.Injection(ctx, id) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { _, _ = r.Injection(ctx, id) }); n != 0 {
 		t.Fatalf("Injection allocates %.1f times per call", n)
 	}
 }

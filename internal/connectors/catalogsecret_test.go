@@ -57,7 +57,9 @@ func TestRotationSealsCatalogSecrets(t *testing.T) {
 		t.Fatalf("catalog rotation = %+v", last)
 	}
 	var cfg string
-	e.pool.QueryRow(ctx, `SELECT config::text FROM mcp_servers WHERE slug = 'c1'`).Scan(&cfg)
+	if err := e.pool.QueryRow(ctx, `SELECT config::text FROM mcp_servers WHERE slug = 'c1'`).Scan(&cfg); err != nil {
+		t.Fatal(err)
+	}
 	if strings.Contains(cfg, "csecret") {
 		t.Fatalf("catalog secret left in clear: %s", cfg)
 	}

@@ -127,7 +127,7 @@ func (c Credential) String() string {
 }
 
 // Format makes every fmt verb use String, so %v, %+v and %#v cannot leak.
-func (c Credential) Format(f fmt.State, _ rune) { fmt.Fprint(f, c.String()) }
+func (c Credential) Format(f fmt.State, _ rune) { _, _ = fmt.Fprint(f, c.String()) }
 
 // LogValue makes slog print the redacted form.
 func (c Credential) LogValue() slog.Value { return slog.StringValue(c.String()) }

@@ -22,7 +22,9 @@ func ExampleResolver_Token() {
 	ctx := context.Background()
 	pool, done := exampleDatabase(ctx)
 	defer done()
-	pool.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, url, auth) VALUES ('etherscan', 'Etherscan', 'http', 'https://mcp.etherscan.io/mcp', 'token')`)
+	if _, err := pool.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, url, auth) VALUES ('etherscan', 'Etherscan', 'http', 'https://mcp.etherscan.io/mcp', 'token')`); err != nil {
+		panic(err)
+	}
 
 	keyEntry, _ := secret.GenerateKey("k1")
 	keys, _ := secret.ParseKeyring(keyEntry)
@@ -66,7 +68,9 @@ func exampleDatabase(ctx context.Context) (*pgxpool.Pool, func()) {
 		panic(err)
 	}
 	name := fmt.Sprintf("guilds_example_%d", os.Getpid())
-	admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		panic(err)
+	}
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		panic(err)
 	}
@@ -81,7 +85,8 @@ func exampleDatabase(ctx context.Context) (*pgxpool.Pool, func()) {
 	}
 	return pool, func() {
 		pool.Close()
-		admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		admin.Close(ctx)
+		// Best effort: a leftover example database is dropped by the next run.
+		_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		_ = admin.Close(ctx)
 	}
 }

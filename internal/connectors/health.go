@@ -34,22 +34,12 @@ type Health struct {
 	LastErrorCode string // an OAuth error code or short class, never a body
 }
 
-// Backoff bounds of failed refreshes: base·2^attempts, capped.
+// Backoff bounds of failed refreshes: base·2^attempts, capped; the health
+// write computes the next retry from them in SQL.
 const (
 	backoffBase = time.Second
 	backoffMax  = 5 * time.Minute
 )
-
-func backoff(attempts int) time.Duration {
-	if attempts > 20 {
-		return backoffMax
-	}
-	d := backoffBase << attempts
-	if d > backoffMax || d <= 0 {
-		return backoffMax
-	}
-	return d
-}
 
 // ErrReconnectRequired is returned when a connection's login is dead and must
 // be authorised again. Its message names the connection and never a secret,

@@ -73,13 +73,13 @@ func (ts *tokenServer) issue(w http.ResponseWriter) {
 	ts.current = rt
 	ts.issued = append(ts.issued, at, rt)
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"access_token": at, "refresh_token": rt, "token_type": "bearer", "expires_in": ts.expiresIn})
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": at, "refresh_token": rt, "token_type": "bearer", "expires_in": ts.expiresIn})
 }
 
 func oauthErr(w http.ResponseWriter, status int, code string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"error":%q,"error_description":"nope"}`, code)
+	_, _ = fmt.Fprintf(w, `{"error":%q,"error_description":"nope"}`, code)
 }
 
 func (ts *tokenServer) handle(w http.ResponseWriter, r *http.Request) {

@@ -37,7 +37,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	inj, err := t.r.Injection(req.Context(), t.id)
 	if err != nil {
 		if req.Body != nil {
-			req.Body.Close()
+			_ = req.Body.Close() // the RoundTripper contract: close the body even on error
 		}
 		return nil, err
 	}

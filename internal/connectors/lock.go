@@ -29,7 +29,7 @@ const advisoryClass int32 = 0x63726c6b
 func advisoryKey(id uuid.UUID) int32 {
 	var k uint32
 	for i := 0; i < 16; i += 4 {
-		k ^= uint32(id[i])<<24 | uint32(id[i+1])<<16 | uint32(id[i+2])<<8 | uint32(id[i+3])
+		k ^= uint32(id[i])<<24 | uint32(id[i+1])<<16 | uint32(id[i+2])<<8 | uint32(id[i+3]) //nolint:gosec // G602: i+3 < 16, the array's length
 	}
 	return int32(k)
 }

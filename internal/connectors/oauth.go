@@ -36,7 +36,7 @@ func (e *Engine) BeginOAuth(ctx context.Context, id uuid.UUID, redirectURL strin
 		return "", err
 	}
 	u, err := url.Parse(redirectURL)
-	if err != nil || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopbackHost(u.Hostname()))) {
+	if err != nil || (u.Scheme != "https" && (u.Scheme != "http" || !isLoopbackHost(u.Hostname()))) {
 		return "", fmt.Errorf("connectors: redirect URL must be https, or http on loopback: %q", redirectURL)
 	}
 	rec, err := readRecord(ctx, e.db, id)
@@ -275,7 +275,7 @@ func safeCode(c string) string {
 		return "oauth_error"
 	}
 	for _, r := range c {
-		if !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+		if r != '_' && (r < 'a' || r > 'z') && (r < '0' || r > '9') {
 			return "oauth_error"
 		}
 	}

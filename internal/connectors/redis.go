@@ -155,7 +155,7 @@ func (r *Resolver) publish(ctx context.Context, id uuid.UUID, version int64) {
 // meanwhile are caught by the periodic recheck.
 func (r *Resolver) subscribe(ctx context.Context) {
 	ps := r.rdb.Subscribe(ctx, invalidateChannel)
-	defer ps.Close()
+	defer func() { _ = ps.Close() }() // unsubscribing on the way out; nothing to do if it fails
 	ch := ps.Channel()
 	for {
 		select {

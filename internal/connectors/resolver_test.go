@@ -135,7 +135,7 @@ func TestRefreshFailures(t *testing.T) {
 		}, false, "timeout"},
 		{"malformed_json", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"access_token": "AT-leak`))
+			_, _ = w.Write([]byte(`{"access_token": "AT-leak`))
 		}, false, "malformed_response"},
 	}
 	for _, tc := range cases {
@@ -213,7 +213,7 @@ func TestRedisHoldsCiphertextOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	rdb, _ := connectors.NewRedisClient(sharedRedisURL)
-	defer rdb.Close()
+	defer func() { _ = rdb.Close() }()
 	ctx := context.Background()
 	keys, err := rdb.Keys(ctx, "guilds:*"+id.String()).Result()
 	if err != nil {
@@ -268,7 +268,9 @@ func TestKeyRotation(t *testing.T) {
 		t.Fatalf("RotateKeys = %+v, %v", st, err)
 	}
 	var left int
-	e.pool.QueryRow(ctx, `SELECT count(*) FROM connection_credentials WHERE key_id <> 'k2'`).Scan(&left)
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM connection_credentials WHERE key_id <> 'k2'`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
 	if left != 0 {
 		t.Fatalf("%d rows not rotated", left)
 	}

@@ -23,13 +23,13 @@ type slotEntry struct {
 }
 
 func newSlotTable(size int) *slotTable {
-	return &slotTable{mask: uint64(size - 1), entries: make([]slotEntry, size)}
+	return &slotTable{mask: uint64(size - 1), entries: make([]slotEntry, size)} //nolint:gosec // G115: size is a positive power of two
 }
 
 func (t *slotTable) get(id uuid.UUID) *slot {
 	i := binary.LittleEndian.Uint64(id[:8]) & t.mask
 	for {
-		e := &t.entries[i&uint64(len(t.entries)-1)]
+		e := &t.entries[i&uint64(len(t.entries)-1)] //nolint:gosec // G115: the table is never empty; the mask spares the bounds check
 		if e.id == id {
 			return e.s
 		}

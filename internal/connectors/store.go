@@ -33,7 +33,7 @@ func credAAD(id uuid.UUID) []byte {
 }
 
 func seal(kr *secret.Keyring, id uuid.UUID, c Credential) (keyID string, ct []byte, err error) {
-	pt, err := json.Marshal(storedCredential{c.AccessToken, c.RefreshToken, c.TokenType, c.Expiry, c.Extra, c.Client})
+	pt, err := json.Marshal(storedCredential(c)) //nolint:gosec // G117: the plaintext is sealed below and cleared, never stored or sent
 	if err != nil {
 		return "", nil, err
 	}
@@ -53,7 +53,7 @@ func unseal(kr *secret.Keyring, id uuid.UUID, ct []byte) (Credential, error) {
 	if err != nil {
 		return Credential{}, fmt.Errorf("connectors: stored credential of %s is not readable", id)
 	}
-	return Credential{s.AccessToken, s.RefreshToken, s.TokenType, s.Expiry, s.Extra, s.Client}, nil
+	return Credential(s), nil
 }
 
 // record is one connection with its catalog row and stored credential.

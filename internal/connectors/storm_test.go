@@ -140,7 +140,8 @@ func startHelpers(t *testing.T, n int, cfg helperConfig) []*helperProc {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		// Most helpers have exited by cleanup, so Kill and Wait report that; ignore it.
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		hs = append(hs, &helperProc{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)})
 	}
 	for _, h := range hs {
@@ -154,7 +155,7 @@ func startHelpers(t *testing.T, n int, cfg helperConfig) []*helperProc {
 
 func goAll(hs []*helperProc) {
 	for _, h := range hs {
-		io.WriteString(h.stdin, "go\n")
+		_, _ = io.WriteString(h.stdin, "go\n") // a helper that misses it fails in result
 	}
 }
 
@@ -168,7 +169,9 @@ func (h *helperProc) result(t *testing.T) helperResult {
 	if err := json.Unmarshal([]byte(line), &r); err != nil {
 		t.Fatalf("helper %d said %q", h.cmd.Process.Pid, line)
 	}
-	h.cmd.Wait()
+	if err := h.cmd.Wait(); err != nil {
+		t.Fatalf("helper %d exited: %v", h.cmd.Process.Pid, err)
+	}
 	return r
 }
 
@@ -285,7 +288,7 @@ func TestRefreshHolderKilled(t *testing.T) {
 			if err := h.cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
-			h.cmd.Wait()
+			_ = h.cmd.Wait() // reaps it; the status is the kill
 		} else {
 			survivors = append(survivors, h)
 		}
@@ -357,7 +360,7 @@ func startPrivateRedis(t *testing.T) (stop func()) {
 		t.Fatal(err)
 	}
 	var stopOnce sync.Once
-	stop = func() { stopOnce.Do(func() { cmd.Process.Kill(); cmd.Wait() }) }
+	stop = func() { stopOnce.Do(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) } // the status is the kill
 	t.Cleanup(stop)
 	privateRedisURL = "unix://" + sock
 	waitFor(t, "private redis", func() bool {
@@ -365,9 +368,9 @@ func startPrivateRedis(t *testing.T) (stop func()) {
 		if err != nil {
 			return false
 		}
-		c.Close()
+		_ = c.Close()
 		rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
-		defer rdb.Close()
+		defer func() { _ = rdb.Close() }()
 		return rdb.Ping(context.Background()).Err() == nil
 	})
 	return stop

@@ -30,13 +30,13 @@ const (
 // Environment variables of the shared client.
 const (
 	EnvClientID     = "GMAIL_OAUTH_CLIENT_ID"
-	EnvClientSecret = "GMAIL_OAUTH_CLIENT_SECRET"
+	EnvClientSecret = "GMAIL_OAUTH_CLIENT_SECRET" //nolint:gosec // G101: the name of a variable, not its value
 )
 
 // Google's user OAuth endpoints.
 const (
 	AuthURL   = "https://accounts.google.com/o/oauth2/v2/auth"
-	TokenURL  = "https://oauth2.googleapis.com/token"
+	TokenURL  = "https://oauth2.googleapis.com/token" //nolint:gosec // G101: a public endpoint URL
 	RevokeURL = "https://oauth2.googleapis.com/revoke"
 )
 

@@ -137,12 +137,12 @@ func newGoogleToken(t *testing.T) *googleToken {
 		g.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		if r.URL.Path == "/revoke" {
-			fmt.Fprint(w, `{}`)
+			_, _ = fmt.Fprint(w, `{}`)
 			return
 		}
 		if r.PostForm.Get("client_secret") != "gsecret" {
 			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprint(w, `{"error":"invalid_client","error_description":"Unauthorized"}`)
+			_, _ = fmt.Fprint(w, `{"error":"invalid_client","error_description":"Unauthorized"}`)
 			return
 		}
 		switch r.PostForm.Get("grant_type") {

@@ -117,7 +117,7 @@ func checkEndpoint(raw string) error {
 	}
 	h := strings.ToLower(u.Hostname())
 	loop := h == "localhost" || h == "127.0.0.1" || h == "::1"
-	if u.Scheme != "https" && !(u.Scheme == "http" && loop) {
+	if u.Scheme != "https" && (u.Scheme != "http" || !loop) {
 		return fmt.Errorf("oauth2 provider: endpoint %q must use https", raw)
 	}
 	ip := net.ParseIP(h)

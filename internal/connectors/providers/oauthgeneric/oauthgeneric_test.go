@@ -78,7 +78,7 @@ func tokens(w http.ResponseWriter, access, refresh string, expiresIn int) {
 func oauthError(w http.ResponseWriter, status int, code string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"error":%q,"error_description":"AT-leaked-in-description"}`, code)
+	_, _ = fmt.Fprintf(w, `{"error":%q,"error_description":"AT-leaked-in-description"}`, code)
 }
 
 func newProvider(t *testing.T, te *tokenEndpoint, mod func(*oauthgeneric.Config)) *oauthgeneric.Provider {
