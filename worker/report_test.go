@@ -62,7 +62,7 @@ func TestWorkerReportsUnexpectedFailures(t *testing.T) {
 			w.RegisterActivityWithOptions(failing, activity.RegisterOptions{Name: "failing"})
 		})
 	}()
-	defer func() { stop(); <-done }()
+	defer func() { stop(); <-done }() //nolint:errcheck // Run's result after stop is not under test
 
 	for _, tc := range []struct{ id, kind string }{{"run-11111111-2222-3333-4444-555555555555", "untyped"}, {"run-typed", "typed"}} {
 		r, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: tc.id, TaskQueue: TaskQueue}, "failing", tc.kind)

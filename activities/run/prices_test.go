@@ -37,12 +37,12 @@ func geckoPrices(t *testing.T) *httptest.Server {
 		w.Header().Set("Content-Type", "application/json")
 		if r.Header.Get("x-cg-pro-api-key") != geckoKey {
 			w.WriteHeader(http.StatusUnauthorized)
-			w.Write([]byte(`{"status":{"error_code":10002,"error_message":"Incorrect API Key"}}`))
+			_, _ = w.Write([]byte(`{"status":{"error_code":10002,"error_message":"Incorrect API Key"}}`))
 			return
 		}
 		switch r.URL.Path {
 		case "/ping":
-			w.Write([]byte(`{"gecko_says":"(V3) To the Moon!"}`))
+			_, _ = w.Write([]byte(`{"gecko_says":"(V3) To the Moon!"}`))
 		case "/simple/price":
 			var parts []string
 			for _, id := range strings.Split(r.URL.Query().Get("ids"), ",") {
@@ -50,7 +50,7 @@ func geckoPrices(t *testing.T) *httptest.Server {
 					parts = append(parts, fmt.Sprintf("%q:%s", id, q))
 				}
 			}
-			w.Write([]byte("{" + strings.Join(parts, ",") + "}"))
+			_, _ = w.Write([]byte("{" + strings.Join(parts, ",") + "}"))
 		default:
 			http.NotFound(w, r)
 		}

@@ -50,7 +50,7 @@ func New(t testing.TB, o Options) *Env {
 		t.Fatal(err)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-	t.Cleanup(func() { rdb.Close() })
+	t.Cleanup(func() { _ = rdb.Close() })
 	d := api.Deps{
 		DB: db, Redis: rdb, AuthMode: "token", Log: slog.New(slog.DiscardHandler),
 		Integrations: integrations.New(func(k string) string { return o.Env[k] }),

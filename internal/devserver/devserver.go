@@ -118,7 +118,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", fmt.Sprint(o.Port),
 		"--namespace", o.Namespace, "--log-level", "warn"}
 	if o.DBFile != "" {
-		if err := os.MkdirAll(filepath.Dir(o.DBFile), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(o.DBFile), 0o700); err != nil {
 			return nil, err
 		}
 		args = append(args, "--db-filename", o.DBFile)
@@ -134,7 +134,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	for _, sa := range SearchAttributes {
 		args = append(args, "--search-attribute", sa)
 	}
-	cmd := exec.Command(o.Binary, args...)
+	cmd := exec.Command(o.Binary, args...) //nolint:gosec // G204: the Temporal CLI the operator or make built; args are ours
 	cmd.Env = childEnv()
 	out := o.Output
 	if out == nil {
@@ -249,7 +249,7 @@ func FreePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 

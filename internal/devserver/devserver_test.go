@@ -57,7 +57,7 @@ func TestTakenPortIsRefusedBeforeStarting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	taken := l.Addr().(*net.TCPAddr).Port
 	free, _ := FreePort()
 	for _, o := range []Options{{Port: taken}, {Port: free, UIPort: taken}} {
@@ -77,7 +77,7 @@ func TestListensOnNamesTheOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	port := l.Addr().(*net.TCPAddr).Port
 	if ok, err := listensOn(os.Getpid(), port); !ok || err != nil {
 		t.Fatalf("own listener: %v %v", ok, err)

@@ -102,7 +102,7 @@ func (l *Loopback) Authorize(ctx context.Context, hc *http.Client, id uuid.UUID)
 		return fmt.Errorf("following the authorization URL: %w", err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	select {
 	case err := <-done:
 		return err

@@ -197,7 +197,7 @@ func TestAuthorizeFollowsTheRedirectToTheListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	if err := l.Authorize(context.Background(), http.DefaultClient, uuid.New()); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestAuthorizeWithoutRedirectFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	if err := l.Authorize(context.Background(), http.DefaultClient, uuid.New()); err == nil {
 		t.Fatal("an authorization server that shows a page instead of redirecting must fail the headless login")
 	}

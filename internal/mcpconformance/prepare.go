@@ -128,7 +128,7 @@ func Prepare(ctx context.Context, d mcpoauth.Discoverer, in PrepareInput) (Prepa
 		return Prepared{}, fmt.Errorf("authorization server %s offers no client registration and no client is configured", hostOf(issuer))
 	}
 
-	oa, _ := json.Marshal(next)
+	oa, _ := json.Marshal(next) //nolint:gosec // G117: the row is catalog config; its writer seals client_secret (connectors.SealCatalogSecrets) before it is stored
 	row["oauth"] = oa
 	row["provider"] = json.RawMessage(`"oauth2"`)
 	rs, _ := json.Marshal(resource)
@@ -164,7 +164,7 @@ func (s *sniffer) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	body, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	var doc map[string]any
 	if rerr == nil && json.Unmarshal(body, &doc) == nil {

@@ -57,7 +57,7 @@ func (p Policy) Check(raw string) (*url.URL, error) {
 	switch u.Scheme {
 	case "https":
 	case "http":
-		if !(loop && p.AllowLoopback) {
+		if !loop || !p.AllowLoopback {
 			return nil, fmt.Errorf("%w: %q must use https", ErrBlockedEndpoint, raw)
 		}
 	default:

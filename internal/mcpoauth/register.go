@@ -89,7 +89,7 @@ func safeWord(s string) string {
 		return ""
 	}
 	for _, r := range s {
-		if !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+		if r != '_' && (r < 'a' || r > 'z') && (r < '0' || r > '9') {
 			return ""
 		}
 	}

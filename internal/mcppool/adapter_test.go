@@ -61,9 +61,9 @@ func quoteService(t *testing.T, key string, revoked *atomic.Bool) *httptest.Serv
 		}
 		switch r.URL.Path {
 		case "/ping":
-			w.Write([]byte(`{"plan":"pro"}`))
+			_, _ = w.Write([]byte(`{"plan":"pro"}`))
 		case "/quote":
-			w.Write([]byte(`{"price":101.5}`))
+			_, _ = w.Write([]byte(`{"price":101.5}`))
 		default:
 			http.NotFound(w, r)
 		}
@@ -176,7 +176,7 @@ func TestOAuthAdapterRefreshesOnceOn401(t *testing.T) {
 			http.Error(w, `{"error":"invalid_token"}`, http.StatusUnauthorized)
 			return
 		}
-		w.Write([]byte(`{"data":"inbox"}`))
+		_, _ = w.Write([]byte(`{"data":"inbox"}`))
 	}))
 	t.Cleanup(svc.Close)
 	ok := addConnection(t, db, "mail_ok", svc.URL, "oauth", `{"adapter":"test_bearer"}`)

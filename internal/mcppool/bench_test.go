@@ -45,7 +45,7 @@ func BenchmarkCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		if err := c.Start(ctx); err != nil {
 			b.Fatal(err)
 		}

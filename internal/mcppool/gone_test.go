@@ -51,7 +51,7 @@ func replicaShared(t *testing.T) (*secret.Keyring, *redis.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rdb.Close() })
+	t.Cleanup(func() { _ = rdb.Close() })
 	return keys, rdb
 }
 

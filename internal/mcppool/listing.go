@@ -86,7 +86,7 @@ func ListInjected(ctx context.Context, hc *http.Client, info ServerInfo, inj con
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if err := initialize(ctx, c); err != nil {
 		if isUnauthorized(err) {
 			return nil, ErrKeyRejected

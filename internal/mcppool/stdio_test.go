@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	if peerPath != "" {
-		os.RemoveAll(filepath.Dir(peerPath))
+		_ = os.RemoveAll(filepath.Dir(peerPath))
 	}
 	os.Exit(code)
 }

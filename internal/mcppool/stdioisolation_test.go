@@ -56,7 +56,7 @@ func peerCommand(t testing.TB) string {
 			peerErr = err
 			return
 		}
-		defer src.Close()
+		defer func() { _ = src.Close() }()
 		peerPath = filepath.Join(dir, "peer")
 		dst, err := os.OpenFile(peerPath, os.O_CREATE|os.O_WRONLY, 0o755)
 		if err != nil {

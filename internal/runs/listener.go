@@ -88,7 +88,7 @@ func (l *Listener) listen(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
 	if _, err := conn.Exec(ctx, "LISTEN "+EventsChannel); err != nil {
 		return err
 	}

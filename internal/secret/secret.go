@@ -181,7 +181,7 @@ func (kr *Keyring) KeyIDs() []string {
 func (kr *Keyring) Seal(plaintext, aad []byte) ([]byte, error) {
 	k := kr.active
 	out := make([]byte, 0, 2+len(k.id)+nonceSize+len(plaintext)+k.aead.Overhead())
-	out = append(out, formatV1, byte(len(k.id)))
+	out = append(out, formatV1, byte(len(k.id))) //nolint:gosec // G115: key ids are at most maxKIDLen (32) bytes, checked when parsed
 	out = append(out, k.id...)
 	nonce := make([]byte, nonceSize)
 	if _, err := rand.Read(nonce); err != nil {
@@ -260,7 +260,7 @@ func GenerateKey(kid string) (string, error) {
 // instead.
 func DevKeyring(dataDir string) (*Keyring, error) {
 	path := filepath.Join(dataDir, DevKeyFile)
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := os.ReadFile(path); err == nil { //nolint:gosec // G304: the operator's data directory
 		return parseDevKey(path, b)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -278,11 +278,11 @@ func DevKeyring(dataDir string) (*Keyring, error) {
 	}
 	defer os.Remove(tmp.Name()) //nolint:errcheck // gone after a successful link
 	if _, err := tmp.WriteString(entry + "\n"); err != nil {
-		tmp.Close()
+		_ = tmp.Close()
 		return nil, err
 	}
 	if err := tmp.Sync(); err != nil {
-		tmp.Close()
+		_ = tmp.Close()
 		return nil, err
 	}
 	if err := tmp.Close(); err != nil {
@@ -292,7 +292,7 @@ func DevKeyring(dataDir string) (*Keyring, error) {
 	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, err
 	}
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the operator's data directory
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ const AcquireTimeout = 5 * time.Second
 // PoolSize is the connection count when DATABASE_URL does not set
 // pool_max_conns: pgxpool's own default (max(4, cores)) starves as soon as a
 // few requests wait on remote services.
-func PoolSize() int32 { return int32(max(8, 4*runtime.NumCPU())) }
+func PoolSize() int32 { return int32(max(8, 4*runtime.NumCPU())) } //nolint:gosec // G115: a CPU count times four fits in int32
 
 // sizePool applies PoolSize unless the URL chose a size.
 func sizePool(cfg *pgxpool.Config, databaseURL string) {

@@ -62,7 +62,7 @@ func EnsureDatabase(ctx context.Context, databaseURL string) error {
 	if err != nil {
 		return unreachable(databaseURL, err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
 		return err

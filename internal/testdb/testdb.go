@@ -47,7 +47,7 @@ func URL(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("testdb: PostgreSQL not reachable at TEST_DATABASE_URL (%s): %v", ServerURL(), err)
 	}
-	defer admin.Close(ctx)
+	defer func() { _ = admin.Close(ctx) }()
 	tmpl, err := template(ctx, admin)
 	if err != nil {
 		t.Fatalf("testdb: template: %v", err)
@@ -63,8 +63,9 @@ func URL(t testing.TB) string {
 		if err != nil {
 			return
 		}
-		defer c.Close(ctx)
-		c.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name)) //nolint:errcheck
+		defer func() { _ = c.Close(ctx) }()
+		// Best effort: a database left behind is named after the test and dropped by its next run.
+		_, _ = c.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
 	})
 	return withDatabase(ServerURL(), name)
 }
@@ -101,7 +102,8 @@ func template(ctx context.Context, admin *pgx.Conn) (string, error) {
 		return name, nil
 	}
 	building := name + "_build"
-	admin.Exec(ctx, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)") //nolint:errcheck
+	// A leftover of an interrupted build; if it cannot go, CREATE below says why.
+	_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)")
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+building); err != nil {
 		return "", err
 	}

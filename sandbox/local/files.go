@@ -44,7 +44,7 @@ func (d *Driver) CopyTo(ctx context.Context, id, p string, content []byte, mode 
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	if err := r.MkdirAll(path.Dir(rel), 0o755); err != nil {
 		return fmt.Errorf("sandbox/local: copy to %s: %w", p, err)
 	}
@@ -74,7 +74,7 @@ func (d *Driver) CopyFrom(ctx context.Context, id, p string) (sandbox.File, erro
 	if err != nil {
 		return sandbox.File{}, err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	f, err := r.Open(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return sandbox.File{}, fmt.Errorf("%w: %s", sandbox.ErrNotFound, p)
@@ -82,7 +82,7 @@ func (d *Driver) CopyFrom(ctx context.Context, id, p string) (sandbox.File, erro
 	if err != nil {
 		return sandbox.File{}, fmt.Errorf("sandbox/local: copy from %s: %w", p, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	st, err := f.Stat()
 	if err != nil {
 		return sandbox.File{}, fmt.Errorf("sandbox/local: copy from %s: %w", p, err)

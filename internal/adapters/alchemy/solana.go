@@ -35,10 +35,10 @@ func rpc(ctx context.Context, c adapters.Conn, key, method string, params, out a
 		return explain(err, solana)
 	}
 	if resp.Error != nil {
-		return fmt.Errorf("Alchemy's %s answered error %d: %s", method, resp.Error.Code, adapters.Clip(resp.Error.Message, 300))
+		return fmt.Errorf("%s at Alchemy answered error %d: %s", method, resp.Error.Code, adapters.Clip(resp.Error.Message, 300))
 	}
 	if len(resp.Result) == 0 || string(resp.Result) == "null" {
-		return fmt.Errorf("Alchemy's %s answered no result", method)
+		return fmt.Errorf("%s at Alchemy answered no result", method)
 	}
 	if err := json.Unmarshal(resp.Result, out); err != nil {
 		return fmt.Errorf("the service's answer is not the JSON expected: %w", err)

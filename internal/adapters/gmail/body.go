@@ -107,13 +107,13 @@ func htmlText(src string) string {
 			}
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, _ := z.TagName()
-			tag := string(name)
+			hiddenElem := hiddenElems[string(name)] // no string allocated for the lookup
 			switch {
-			case hiddenElems[tag] && tt == html.StartTagToken:
+			case hiddenElem && tt == html.StartTagToken:
 				hidden++
-			case hiddenElems[tag] && tt == html.EndTagToken && hidden > 0:
+			case hiddenElem && tt == html.EndTagToken && hidden > 0:
 				hidden--
-			case blockElems[tag]:
+			case blockElems[string(name)]:
 				b.WriteByte('\n')
 			}
 		}

@@ -63,7 +63,7 @@ func (f *fakeService) lastPost() map[string]any {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 func googleError(w http.ResponseWriter, code int, status, reason, msg string) {
@@ -91,7 +91,7 @@ func b64(s string) string { return base64.URLEncoding.EncodeToString([]byte(s)) 
 func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {
 	var posted map[string]any
 	if r.Method == http.MethodPost {
-		json.NewDecoder(r.Body).Decode(&posted)
+		_ = json.NewDecoder(r.Body).Decode(&posted)
 	}
 	f.mu.Lock()
 	f.requests = append(f.requests, r)

@@ -70,7 +70,7 @@ func (f *fakeGecko) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	switch r.URL.Path {
 	case "/ping":
-		w.Write([]byte(`{"gecko_says":"(V3) To the Moon!"}`))
+		_, _ = w.Write([]byte(`{"gecko_says":"(V3) To the Moon!"}`))
 	case "/search":
 		f.search(w, r.URL.Query().Get("query"))
 	case "/simple/price":
@@ -85,7 +85,7 @@ func (f *fakeGecko) serve(w http.ResponseWriter, r *http.Request) {
 				parts = append(parts, fmt.Sprintf("%q:%s", id, v))
 			}
 		}
-		w.Write([]byte("{" + strings.Join(parts, ",") + "}"))
+		_, _ = w.Write([]byte("{" + strings.Join(parts, ",") + "}"))
 	default:
 		http.NotFound(w, r)
 	}

@@ -44,7 +44,7 @@ func newService(t testing.TB) *fakeService {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {

@@ -43,7 +43,6 @@ type Server struct {
 	codes    map[string]grant
 	access   map[string]time.Time // token → expiry
 	refresh  map[string]string    // refresh token → client id
-	revoked  bool
 	counts   map[string]int
 	lastAuth url.Values
 	issued   []string // every access and refresh token handed out

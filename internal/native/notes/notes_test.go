@@ -144,7 +144,7 @@ func TestKeysAndLimits(t *testing.T) {
 	e := newEnv(t)
 	for key, want := range map[string]string{
 		"a/b.md":    "no folders",
-		"..md":      "may not contain ..",
+		"..md":      `may not contain ".."`,
 		"../x.md":   "no folders",
 		"notes.txt": "ending in .md",
 		".md":       "ending in .md",

@@ -28,7 +28,7 @@ func CheckKey(key string) error {
 	case strings.ContainsAny(key, `/\`):
 		return fmt.Errorf("key %q: notes have no folders, so a key may not contain / or \\", key)
 	case strings.Contains(key, ".."):
-		return fmt.Errorf("key %q may not contain ..", key)
+		return fmt.Errorf("key %q may not contain \"..\"", key)
 	case !strings.HasSuffix(key, ".md") || len(key) == len(".md"):
 		return fmt.Errorf("key %q must be a file name ending in .md", key)
 	case strings.TrimSpace(key) != key:

@@ -120,14 +120,6 @@ func (e *env) count(sql string, args ...any) int {
 	return n
 }
 
-func ids(m map[string]any) []string {
-	var out []string
-	for _, r := range m["records"].([]any) {
-		out = append(out, r.(map[string]any)["id"].(string))
-	}
-	return out
-}
-
 func values(m map[string]any) map[string]any {
 	return m["record"].(map[string]any)["values"].(map[string]any)
 }
