@@ -447,7 +447,7 @@ func oauthCode(s string) string {
 		return "oauth_error"
 	}
 	for _, r := range s {
-		if !(r == '_' || r >= 'a' && r <= 'z') {
+		if r != '_' && (r < 'a' || r > 'z') {
 			return "oauth_error"
 		}
 	}

@@ -40,7 +40,7 @@ func TestAdapterConnectAndTestCall(t *testing.T) {
 			http.Error(w, "bad key", http.StatusUnauthorized)
 			return
 		}
-		w.Write([]byte(`{}`))
+		_, _ = w.Write([]byte(`{}`))
 	}))
 	ctx := context.Background()
 	addServer(t, me.DB, "echoer", svc, "token", `{"adapter":"test_echo"}`)

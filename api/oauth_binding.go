@@ -49,11 +49,13 @@ func (s *Server) setOAuthCookie(c *gin.Context, connectionID, nonce string) {
 	if s.MCP.OAuthDeadline > 0 {
 		maxAge = int(s.MCP.OAuthDeadline.Seconds())
 	}
+	//nolint:gosec // G124: Secure follows the scheme the API is served on (plain http only for local development); HttpOnly and SameSite are set
 	http.SetCookie(c.Writer, &http.Cookie{Name: oauthCookieName(connectionID), Value: nonce, Path: oauthCookiePath,
 		MaxAge: maxAge, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.servedOverHTTPS(c)})
 }
 
 func (s *Server) clearOAuthCookie(c *gin.Context, connectionID string) {
+	//nolint:gosec // G124: Secure follows the scheme the API is served on (plain http only for local development); HttpOnly and SameSite are set
 	http.SetCookie(c.Writer, &http.Cookie{Name: oauthCookieName(connectionID), Path: oauthCookiePath, MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.servedOverHTTPS(c)})
 }

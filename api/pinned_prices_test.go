@@ -23,12 +23,12 @@ func fakePinnedGecko(t *testing.T) string {
 		w.Header().Set("Content-Type", "application/json")
 		if r.Header.Get("x-cg-pro-api-key") != pinnedKey {
 			w.WriteHeader(http.StatusUnauthorized)
-			w.Write([]byte(`{"status":{"error_code":10002,"error_message":"Incorrect API Key"}}`))
+			_, _ = w.Write([]byte(`{"status":{"error_code":10002,"error_message":"Incorrect API Key"}}`))
 			return
 		}
 		switch r.URL.Path {
 		case "/ping":
-			w.Write([]byte(`{"gecko_says":"(V3) To the Moon!"}`))
+			_, _ = w.Write([]byte(`{"gecko_says":"(V3) To the Moon!"}`))
 		case "/search":
 			json.NewEncoder(w).Encode(map[string]any{ //nolint:errcheck
 				"coins": []map[string]any{
@@ -44,7 +44,7 @@ func fakePinnedGecko(t *testing.T) string {
 					parts = append(parts, fmt.Sprintf("%q:%s", id, q))
 				}
 			}
-			w.Write([]byte("{" + strings.Join(parts, ",") + "}"))
+			_, _ = w.Write([]byte("{" + strings.Join(parts, ",") + "}"))
 		default:
 			http.NotFound(w, r)
 		}
@@ -236,7 +236,7 @@ func TestPinnedPricesRefusals(t *testing.T) {
 	}
 
 	// coins belong to Pinned prices only, and its routes to its logins only.
-	echo := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{}`)) }))
+	echo := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(`{}`)) }))
 	addServer(t, me.DB, "echoer", echo, "token", `{"adapter":"test_echo"}`)
 	if _, err := me.DB.Exec(context.Background(), `UPDATE mcp_servers SET kind = 'adapter' WHERE slug = 'echoer'`); err != nil {
 		t.Fatal(err)

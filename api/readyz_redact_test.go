@@ -24,7 +24,7 @@ func echoingRedis(t *testing.T, password string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	t.Cleanup(func() { _ = l.Close() })
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -32,7 +32,7 @@ func echoingRedis(t *testing.T, password string) string {
 				return
 			}
 			go func() {
-				defer c.Close()
+				defer func() { _ = c.Close() }()
 				r := bufio.NewReader(c)
 				for {
 					line, err := r.ReadString('\n')
@@ -40,7 +40,7 @@ func echoingRedis(t *testing.T, password string) string {
 						return
 					}
 					if strings.HasPrefix(line, "*") { // a new command
-						io.WriteString(c, "-WRONGPASS invalid password "+password+" for user default\r\n")
+						_, _ = io.WriteString(c, "-WRONGPASS invalid password "+password+" for user default\r\n")
 					}
 				}
 			}()
@@ -55,7 +55,7 @@ func TestReadyzNamesNoPassword(t *testing.T) {
 	t.Parallel()
 	const pw = "redis-s3cret-pw"
 	rdb := redis.NewClient(&redis.Options{Addr: echoingRedis(t, pw), Password: pw, MaxRetries: -1})
-	defer rdb.Close()
+	defer func() { _ = rdb.Close() }()
 	srv := api.New(api.Deps{DB: testdb.New(t), Redis: rdb, Log: slog.New(slog.DiscardHandler)})
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()

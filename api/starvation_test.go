@@ -133,7 +133,7 @@ func TestSlowBodyFloodDoesNotStarveTheAPI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { c.Close() })
+		t.Cleanup(func() { _ = c.Close() })
 		fmt.Fprintf(c, "POST /api/orgs HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"na", addr, me.AdminToken)
 	}
 	// Every flooding request has been authenticated (one acquire each) and

@@ -82,7 +82,7 @@ func (s *Server) codec(op string) gin.HandlerFunc {
 			writeError(c, badRequest("body must be {\"payloads\": [...]} as Temporal sends it: "+err.Error()))
 			return
 		}
-		out := in.Payloads
+		var out []*commonpb.Payload
 		if op == "decode" {
 			out, err = s.Codec.Decode(in.Payloads)
 		} else {

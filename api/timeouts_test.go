@@ -37,7 +37,7 @@ func TestServerTimeoutsSpareTheEventStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if _, err := c.Write([]byte("GET /api/orgs HTTP/1.1\r\nHost: x\r\n")); err != nil {
 		t.Fatal(err)
 	}
