@@ -67,10 +67,10 @@ func TestRunCallsAnAdapterTool(t *testing.T) {
 			return
 		}
 		if r.URL.Path == "/quote" {
-			w.Write([]byte(`{"price":101.5}`))
+			_, _ = w.Write([]byte(`{"price":101.5}`))
 			return
 		}
-		w.Write([]byte(`{}`))
+		_, _ = w.Write([]byte(`{}`))
 	}))
 	t.Cleanup(svc.Close)
 	if err := grants.Seed(ctx, e.db); err != nil {

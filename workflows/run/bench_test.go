@@ -91,12 +91,12 @@ func BenchmarkToolCallDirect(b *testing.B) {
 // activities over every execution of its continue-as-new chain.
 func toolLatencies(b *testing.B, e *env, id string) []time.Duration {
 	ctx := context.Background()
-	desc, err := e.c.DescribeWorkflowExecution(ctx, run.WorkflowID(id), "")
+	desc, err := e.c.DescribeWorkflow(ctx, run.WorkflowID(id), "")
 	if err != nil {
 		b.Fatal(err)
 	}
 	var out []time.Duration
-	runID := desc.WorkflowExecutionInfo.GetFirstRunId()
+	runID := desc.RawResponse.WorkflowExecutionInfo.GetFirstRunId()
 	for runID != "" {
 		next := ""
 		scheduled := map[int64]time.Time{}

@@ -180,11 +180,11 @@ func TestRunOverRealGrants(t *testing.T) {
 	}
 
 	// The Temporal UI: memo, search attributes, a summary naming each tool.
-	desc, err := e.c.DescribeWorkflowExecution(context.Background(), run.WorkflowID(id), "")
+	desc, err := e.c.DescribeWorkflow(context.Background(), run.WorkflowID(id), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := desc.WorkflowExecutionInfo
+	info := desc.RawResponse.WorkflowExecutionInfo
 	var agentName string
 	if p := info.GetMemo().GetFields()["agent"]; p == nil || json.Unmarshal(p.GetData(), &agentName) != nil || agentName != "scout" {
 		t.Errorf("memo agent = %q", agentName)

@@ -250,7 +250,7 @@ func (m *mcpCaller) Call(ctx context.Context, connectionID, remoteName string, a
 
 func (m *mcpCaller) Close() {
 	if m.c != nil {
-		m.c.Close()
+		_ = m.c.Close()
 	}
 }
 

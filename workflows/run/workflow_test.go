@@ -348,11 +348,11 @@ func TestContinueAsNew(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM tool_calls WHERE run_id = $1`, id); n != 30 {
 		t.Fatalf("tool calls = %d", n)
 	}
-	desc, err := e.c.DescribeWorkflowExecution(context.Background(), run.WorkflowID(id), "")
+	desc, err := e.c.DescribeWorkflow(context.Background(), run.WorkflowID(id), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if desc.WorkflowExecutionInfo.GetFirstRunId() == desc.WorkflowExecutionInfo.GetExecution().GetRunId() {
+	if desc.RawResponse.WorkflowExecutionInfo.GetFirstRunId() == desc.RawResponse.WorkflowExecutionInfo.GetExecution().GetRunId() {
 		t.Fatal("the run never continued as new")
 	}
 	recordHistory(t, e, id, "continued.json")
