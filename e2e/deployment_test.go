@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := testtemporal.Main(m)
-	os.RemoveAll(dir)
+	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
 
@@ -299,7 +299,7 @@ func freePort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port
 }
 
@@ -318,7 +318,7 @@ func freshDatabase(t *testing.T) string {
 		defer cancel()
 		if c, err := pgx.Connect(ctx, testdb.ServerURL()); err == nil {
 			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") //nolint:errcheck
-			c.Close(ctx)
+			_ = c.Close(ctx)
 		}
 	})
 	return u.String()

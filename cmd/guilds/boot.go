@@ -83,7 +83,7 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 	p.redis = redis.NewClient(opt)
 	if err := p.redis.Ping(ctx).Err(); err != nil {
 		p.close()
-		return nil, fmt.Errorf("Redis at %s is not reachable (set REDIS_URL): %s", config.Redact(cfg.RedisURL), config.RedactWith(err.Error(), opt.Password))
+		return nil, fmt.Errorf("cannot reach Redis at %s (set REDIS_URL): %s", config.Redact(cfg.RedisURL), config.RedactWith(err.Error(), opt.Password))
 	}
 	if p.keyring, err = platformKeyring(cfg, dev); err != nil {
 		p.close()
@@ -104,7 +104,7 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 		})
 		if err != nil {
 			p.close()
-			return nil, fmt.Errorf("Temporal at %s is not reachable (set TEMPORAL_ADDRESS): %w", cfg.TemporalAddress, err)
+			return nil, fmt.Errorf("cannot reach Temporal at %s (set TEMPORAL_ADDRESS): %w", cfg.TemporalAddress, err)
 		}
 		p.temporal = c
 		if err := ensureSearchAttributes(ctx, c, cfg.TemporalNS); err != nil {
@@ -171,7 +171,7 @@ func (p *platform) close() {
 		p.temporal.Close()
 	}
 	if p.redis != nil {
-		p.redis.Close()
+		_ = p.redis.Close()
 	}
 	if p.db != nil {
 		p.db.Close()

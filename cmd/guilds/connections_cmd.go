@@ -126,7 +126,7 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		for _, c := range conns {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.ServerSlug, c.OwnerScope, c.Status, c.Health.State, c.AccountHint)
 		}
-		tw.Flush()
+		_ = tw.Flush()
 	case "status":
 		c, err := eng.Get(ctx, id)
 		if err != nil {
@@ -303,7 +303,7 @@ func printStatus(w io.Writer, c connectors.Connection) {
 	if c.Health.LastErrorCode != "" {
 		row("last error", c.Health.LastErrorCode)
 	}
-	tw.Flush()
+	_ = tw.Flush()
 }
 
 // connectOAuth prints the authorization URL and completes the login when the
@@ -313,7 +313,7 @@ func connectOAuth(ctx context.Context, eng *connectors.Engine, c connectors.Conn
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
 	authURL, err := eng.BeginOAuth(ctx, c.ID, redirect)
 	if err != nil {
@@ -352,7 +352,7 @@ func connectOAuth(ctx context.Context, eng *connectors.Engine, c connectors.Conn
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		srv.Shutdown(sctx) //nolint:errcheck
+		_ = srv.Shutdown(sctx) // best effort: the wait is over either way
 	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -416,7 +416,7 @@ func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c
 			line, err = br.ReadString('\n')
 		}
 		line = strings.TrimRight(line, "\r\n")
-		if err != nil && !(errors.Is(err, io.EOF) && line != "") {
+		if err != nil && (!errors.Is(err, io.EOF) || line == "") {
 			if f.Optional && errors.Is(err, io.EOF) {
 				continue
 			}
@@ -536,7 +536,7 @@ func openConnectors(ctx context.Context, stderr io.Writer) (*connectors.Engine, 
 		if rdb.Ping(pctx).Err() == nil {
 			opts.Redis = rdb
 		} else {
-			rdb.Close()
+			_ = rdb.Close()
 			fmt.Fprintln(stderr, "guilds connections: Redis is not reachable at REDIS_URL; continuing with PostgreSQL only")
 		}
 		cancel()
@@ -549,7 +549,7 @@ func openConnectors(ctx context.Context, stderr io.Writer) (*connectors.Engine, 
 	return eng, pool, func() {
 		eng.Close()
 		if opts.Redis != nil {
-			opts.Redis.Close()
+			_ = opts.Redis.Close()
 		}
 		pool.Close()
 	}, nil

@@ -37,7 +37,7 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	org := cliOrg(t, conn)
 	cfg := fmt.Sprintf(`{"provider":"oauth2","oauth":{"auth_url":%q,"token_url":%q,"client_id":"cid","auth_style":"none"}}`, srv.URL+"/authorize", srv.URL+"/token")
 	if _, err := conn.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, auth, config) VALUES ('notionish', 'N', 'http', 'oauth', $1), ('cigale', 'C', 'http', 'token', '{}')`, cfg); err != nil {
@@ -61,7 +61,7 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- connectionsCommand(ctx, []string{"connect", "notionish", "-scope", "organisation", "-owner", org, "-timeout", "30s"}, strings.NewReader(""), pw, &stderr)
-		pw.Close()
+		_ = pw.Close()
 	}()
 	br := bufio.NewReader(pr)
 	var authURL string
@@ -74,7 +74,7 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 			authURL = strings.TrimSpace(line)
 		}
 	}
-	go io.Copy(io.Discard, br)
+	go func() { _, _ = io.Copy(io.Discard, br) }()
 	if count("notionish") != 1 {
 		t.Fatal("connect did not create a pending connection")
 	}

@@ -55,7 +55,10 @@ type cliTokenServer struct {
 }
 
 func (s *cliTokenServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r.ParseForm()
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r.PostForm.Get("grant_type") == "authorization_code" {
@@ -68,7 +71,7 @@ func (s *cliTokenServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.n++
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"access_token": fmt.Sprintf("AT-cli-%d", s.n), "refresh_token": fmt.Sprintf("RT-cli-%d", s.n), "expires_in": 3600})
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": fmt.Sprintf("AT-cli-%d", s.n), "refresh_token": fmt.Sprintf("RT-cli-%d", s.n), "expires_in": 3600})
 }
 
 func TestConnectionsLifecycle(t *testing.T) {
@@ -86,7 +89,7 @@ func TestConnectionsLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	org := cliOrg(t, conn)
 	cfg := fmt.Sprintf(`{"provider":"oauth2","oauth":{"auth_url":%q,"token_url":%q,"client_id":"cid","auth_style":"none"}}`, srv.URL+"/authorize", srv.URL+"/token")
 	if _, err := conn.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, auth, config) VALUES ('notionish', 'N', 'http', 'oauth', $1), ('cigale', 'C', 'http', 'token', '{}')`, cfg); err != nil {
@@ -104,7 +107,7 @@ func TestConnectionsLifecycle(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- connectionsCommand(ctx, []string{"connect", "notionish", "-scope", "organisation", "-owner", org, "-timeout", "30s"}, strings.NewReader(""), pw, &stderr)
-		pw.Close()
+		_ = pw.Close()
 	}()
 	br := bufio.NewReader(pr)
 	var authURL string
@@ -117,7 +120,7 @@ func TestConnectionsLifecycle(t *testing.T) {
 			authURL = strings.TrimSpace(line)
 		}
 	}
-	go io.Copy(io.Discard, br)
+	go func() { _, _ = io.Copy(io.Discard, br) }()
 	u, _ := url.Parse(authURL)
 	q := u.Query()
 	ts.mu.Lock()
@@ -158,7 +161,9 @@ func TestConnectionsLifecycle(t *testing.T) {
 		t.Fatalf("list: %d\n%s%s", code, out, errs)
 	}
 	var oauthID string
-	conn.QueryRow(ctx, `SELECT c.id::text FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE s.slug = 'notionish'`).Scan(&oauthID)
+	if err := conn.QueryRow(ctx, `SELECT c.id::text FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE s.slug = 'notionish'`).Scan(&oauthID); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, sub := range []string{"status", "refresh", "test"} {
 		code, out, errs = runConn(t, connectionsCommand, "", sub, oauthID)
@@ -172,7 +177,9 @@ func TestConnectionsLifecycle(t *testing.T) {
 	// A login whose row names a server is tested by asking it, through the
 	// pool: a tools/list with the stored key.
 	var keyID string
-	conn.QueryRow(ctx, `SELECT c.id::text FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE s.slug = 'cigale'`).Scan(&keyID)
+	if err := conn.QueryRow(ctx, `SELECT c.id::text FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE s.slug = 'cigale'`).Scan(&keyID); err != nil {
+		t.Fatal(err)
+	}
 	if code, out, errs := runConn(t, connectionsCommand, "", "test", keyID); code != 0 || !strings.Contains(out, "tools listed") || strings.Contains(out+errs, "sk-secret") {
 		t.Fatalf("test of the key login: %d %s %s", code, out, errs)
 	}
@@ -235,7 +242,7 @@ func TestConnectionsConnectConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	org := cliOrg(t, conn)
 	const cfg = `{"provider":"config","fields":[{"name":"workspace","header":"X-Workspace"},
 		{"name":"region","header":"X-Region","secret":false,"optional":true}]}`

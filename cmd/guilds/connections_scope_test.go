@@ -59,7 +59,7 @@ func TestConnectionsConnectScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	var id string
 	if err := conn.QueryRow(ctx, `WITH s AS (INSERT INTO mcp_servers (slug, name, transport, url, auth, config)
 		VALUES ('cigale', 'C', 'http', 'http://127.0.0.1:1/mcp', 'token', '{}') RETURNING id)

@@ -62,7 +62,7 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 			fmt.Fprintln(stderr, "guilds:", err)
 			return 1
 		}
-		defer logFile.Close()
+		defer func() { _ = logFile.Close() }()
 		port, uiPort := devPorts()
 		opts := devserver.Options{
 			DBFile: filepath.Join(cfg.DataDir, "temporal.db"), Port: port, UIPort: uiPort,

@@ -27,7 +27,7 @@ func TestDevRefusesATakenTemporalPort(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer l.Close()
+			defer func() { _ = l.Close() }()
 			apiPort, _ := devserver.FreePort()
 			tPort, _ := devserver.FreePort()
 			uiPort, _ := devserver.FreePort()

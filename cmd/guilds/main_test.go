@@ -279,12 +279,12 @@ func runAgentEndToEnd(t *testing.T, env map[string]string) (*devEnv, string) {
 		w.Header().Set("Content-Type", "application/json")
 		if n == 1 {
 			args, _ := json.Marshal(map[string]string{"level": "agent", "key": "todo.md", "content": "buy milk"})
-			json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"finish_reason": "tool_calls",
+			_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"finish_reason": "tool_calls",
 				"message": map[string]any{"role": "assistant", "content": "", "tool_calls": []any{map[string]any{
 					"id": "call_1", "type": "function", "function": map[string]any{"name": "note_write", "arguments": string(args)}}}}}}})
 			return
 		}
-		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"finish_reason": "stop",
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"finish_reason": "stop",
 			"message": map[string]any{"role": "assistant", "content": "Noted."}}}})
 	}))
 	t.Cleanup(model.Close)

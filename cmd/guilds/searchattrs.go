@@ -40,7 +40,7 @@ func ensureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 	})
 	var exists *serviceerror.AlreadyExists
 	if err != nil && !errors.As(err, &exists) { // AlreadyExists: another replica added them first
-		return fmt.Errorf("Temporal namespace %q lacks the search attributes %s and refused to add them (%s); register them with: %s",
+		return fmt.Errorf("the Temporal namespace %q lacks the search attributes %s and refused to add them (%s); register them with: %s",
 			namespace, strings.Join(sortedNames(missing), ", "), oneLine(err), createCommand(namespace, missing))
 	}
 	return waitSearchAttributes(ctx, c, namespace)
@@ -51,7 +51,7 @@ func missingSearchAttributes(ctx context.Context, c client.Client, namespace str
 	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
 	var notFound *serviceerror.NamespaceNotFound
 	if errors.As(err, &notFound) {
-		return nil, fmt.Errorf("Temporal namespace %q does not exist (set TEMPORAL_NAMESPACE, or create it with `temporal operator namespace create --namespace %s`)", namespace, namespace)
+		return nil, fmt.Errorf("the Temporal namespace %q does not exist (set TEMPORAL_NAMESPACE, or create it with `temporal operator namespace create --namespace %s`)", namespace, namespace)
 	}
 	if err != nil {
 		want := map[string]enumspb.IndexedValueType{}
@@ -82,7 +82,7 @@ func waitSearchAttributes(ctx context.Context, c client.Client, namespace string
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("Temporal namespace %q still lacks the search attributes %s after registering them", namespace, strings.Join(sortedNames(missing), ", "))
+			return fmt.Errorf("the Temporal namespace %q still lacks the search attributes %s after registering them", namespace, strings.Join(sortedNames(missing), ", "))
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

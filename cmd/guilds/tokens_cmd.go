@@ -16,7 +16,7 @@ import (
 	"github.com/guilds/guilds/internal/store"
 )
 
-const tokensUsage = "usage: guilds tokens create --admin | --org ID | --user ID [--name NAME] [--expires 30d] | list [--user ID] | revoke TOKEN_ID | disable-user USER_ID | enable-user USER_ID"
+const tokensUsage = "usage: guilds tokens create --admin | --org ID | --user ID [--name NAME] [--expires 30d] | list [--user ID] | revoke TOKEN_ID | disable-user USER_ID | enable-user USER_ID" //nolint:gosec // G101: a usage line that names TOKEN_ID, not a credential
 
 func tokensCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {

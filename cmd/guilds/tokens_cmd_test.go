@@ -30,7 +30,7 @@ func TestTokensForUnknownOrganisation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(context.Background())
+	defer func() { _ = conn.Close(context.Background()) }()
 	var users int
 	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM users`).Scan(&users); err != nil {
 		t.Fatal(err)
