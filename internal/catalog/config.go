@@ -1,0 +1,106 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Config is what a catalog row's config JSON holds, for reading. Writers that
+// rewrite a stored config (secret sealing and redaction, OAuth preparation)
+// work on the raw object so that keys this struct does not name survive
+// byte for byte; Config is never marshalled back into a row.
+type Config struct {
+	// Provider names the connectors plugin ("oauth2", "google", "github",
+	// "configured"); empty means the slug.
+	Provider string `json:"provider"`
+	// SubService picks a service of a shared provider (google: gmail, drive).
+	SubService string `json:"sub_service"`
+	// DynamicRegistration: the OAuth client is registered at first connect.
+	DynamicRegistration bool `json:"dynamic_registration"`
+	// Adapter names the local adapter of a KindAdapter row; empty means the slug.
+	Adapter string `json:"adapter"`
+	// Header and Scheme say how a key is sent ({"header": "Authorization",
+	// "scheme": "Bearer"}).
+	Header string `json:"header"`
+	Scheme string `json:"scheme"`
+	// Command and Args start a stdio server.
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+	// Resource is the RFC 8707 resource the OAuth preparation recorded.
+	Resource string `json:"resource"`
+	// Fields are the values a configured server asks for, each parsed and
+	// checked by the configured provider.
+	Fields []json.RawMessage `json:"fields"`
+	OAuth  OAuth             `json:"oauth"`
+}
+
+// OAuth is config.oauth: the row's OAuth client and endpoints.
+type OAuth struct {
+	AuthURL         string            `json:"auth_url"`
+	TokenURL        string            `json:"token_url"`
+	RevokeURL       string            `json:"revoke_url"`
+	UserinfoURL     string            `json:"userinfo_url"`
+	Issuer          string            `json:"issuer"`
+	ClientID        string            `json:"client_id"`
+	ClientSecret    string            `json:"client_secret"`
+	ClientSecretEnv string            `json:"client_secret_env"`
+	AuthStyle       string            `json:"auth_style"`
+	Scopes          []string          `json:"scopes"`
+	AuthParams      map[string]string `json:"auth_params"`
+	RedirectURI     string            `json:"redirect_uri"`
+	// Registered marks a client the platform registered (RFC 7591).
+	Registered bool `json:"registered"`
+	// Registrations are the clients Connect registered, by redirect URI.
+	Registrations map[string]Registration `json:"registrations"`
+}
+
+// Registration is a client registered for one redirect URI.
+type Registration struct {
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+	AuthStyle    string `json:"auth_style"`
+}
+
+// ParseConfig reads a catalog row's config. An empty or null config is the
+// zero Config; anything else must be a JSON object whose known keys have
+// their documented types. On a type error the keys that did decode are kept
+// (as encoding/json does), so a lenient reader may use the result and drop
+// the error; a validator reports it.
+func ParseConfig(raw []byte) (Config, error) {
+	var c Config
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return c, nil
+	}
+	if t[0] != '{' {
+		return Config{}, errors.New("catalog config is not a JSON object")
+	}
+	if err := json.Unmarshal(t, &c); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return c, fmt.Errorf("catalog config: %w", err)
+		}
+		return Config{}, fmt.Errorf("catalog config: %w", err)
+	}
+	return c, nil
+}
+
+// AdapterName is the local adapter a row is served by: config.adapter, else
+// the slug.
+func (c Config) AdapterName(slug string) string {
+	if c.Adapter != "" {
+		return c.Adapter
+	}
+	return slug
+}
+
+// ProviderName is the connectors plugin a row names: config.provider, else
+// the slug.
+func (c Config) ProviderName(slug string) string {
+	if c.Provider != "" {
+		return c.Provider
+	}
+	return slug
+}

@@ -1,0 +1,29 @@
+// Package catalog is the catalog row (mcp_servers) as typed values: its kind
+// and its config, parsed in one place.
+package catalog
+
+// Kind is how the platform reaches a catalog server.
+type Kind string
+
+// Catalog kinds.
+const (
+	// KindRemote is an MCP server reached over the network (or stdio).
+	KindRemote Kind = "remote"
+	// KindAdapter is a local adapter compiled into the binary (config.adapter).
+	KindAdapter Kind = "adapter"
+	// KindGitHub is the GitHub App connector.
+	KindGitHub Kind = "github"
+)
+
+// Kinds lists every kind, in the order error messages name them.
+var Kinds = []Kind{KindRemote, KindAdapter, KindGitHub}
+
+// Valid reports whether k is one of the catalog kinds.
+func (k Kind) Valid() bool {
+	for _, x := range Kinds {
+		if k == x {
+			return true
+		}
+	}
+	return false
+}
