@@ -493,7 +493,7 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 		return 0, nil, notConfigured()
 	}
 	if conn.Status != grants.StatusConnected {
-		return 0, nil, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + conn.Status + "; connect it first"}
+		return 0, nil, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + string(conn.Status) + "; connect it first"}
 	}
 	listed, err := mcppool.Stored(ctx, db, conn.ID)
 	if err != nil {

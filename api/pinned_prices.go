@@ -185,7 +185,7 @@ func (s *Server) pinnedLogin(ctx context.Context, c *gin.Context, db store.DB, p
 		return pinnedLoginRef{}, notConfigured()
 	}
 	if conn.Status != grants.StatusConnected {
-		return pinnedLoginRef{}, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + conn.Status + "; connect it first"}
+		return pinnedLoginRef{}, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + string(conn.Status) + "; connect it first"}
 	}
 	ref.cred, err = s.MCP.Engine.Resolver().Token(ctx, uuid.MustParse(conn.ID))
 	if err != nil {

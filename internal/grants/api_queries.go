@@ -2,8 +2,8 @@ package grants
 
 import (
 	"context"
-	"encoding/json"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -11,8 +11,9 @@ import (
 // login is made: its kind, auth and, for a local adapter, the adapter's name
 // (config.adapter, "" when the config names none).
 type ServerRoute struct {
-	ID, Slug, Kind, Transport, URL, Auth string
-	Adapter                              string
+	ID, Slug, Transport, URL, Auth string
+	Kind                           catalog.Kind
+	Adapter                        string
 }
 
 // LoadServerRoute reads the catalog row a login belongs to.
@@ -24,12 +25,8 @@ func LoadServerRoute(ctx context.Context, db store.DB, serverID string) (ServerR
 	if err != nil {
 		return ServerRoute{}, store.Map(err)
 	}
-	var c struct {
-		Adapter string `json:"adapter"`
-	}
-	if json.Unmarshal(config, &c) == nil {
-		r.Adapter = c.Adapter
-	}
+	c, _ := catalog.ParseConfig(config) // lenient: a bad config names no adapter
+	r.Adapter = c.Adapter
 	return r, nil
 }
 

@@ -7,16 +7,22 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
 )
 
+// Status is a login's status (the status column of mcp_connections). It is
+// the connectors engine's type, so that a grants.Connection and the engine's
+// view of the same row compare without conversions.
+type Status = connectors.ConnStatus
+
 // Connection statuses.
 const (
-	StatusPending      = "pending"
-	StatusConnected    = "connected"
-	StatusDisconnected = "disconnected"
+	StatusPending      = connectors.StatusPending
+	StatusConnected    = connectors.StatusConnected
+	StatusDisconnected = connectors.StatusDisconnected
 )
 
 // Connection is a login's metadata; credentials never appear here.
@@ -27,7 +33,7 @@ type Connection struct {
 	ServerName  string    `json:"server_name"`
 	OwnerScope  Scope     `json:"owner_scope"`
 	OwnerID     string    `json:"owner_id,omitempty"`
-	Status      string    `json:"status"`
+	Status      Status    `json:"status"`
 	AccountHint string    `json:"account_hint"`
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
@@ -193,7 +199,8 @@ func Connect(ctx context.Context, db store.DB, p access.Principal, integ *integr
 	if id := owner.ID(); id != "" {
 		ownerArg = id
 	}
-	var id, status string
+	var id string
+	var status Status
 	err = db.QueryRow(ctx, `SELECT id, status FROM mcp_connections WHERE server_id = $1 AND owner_scope = $2
 		AND owner_id IS NOT DISTINCT FROM $3::uuid FOR UPDATE`, srv.ID, string(in.OwnerScope), ownerArg).Scan(&id, &status)
 	switch {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"
@@ -68,10 +69,12 @@ type StoredTool struct {
 
 // ServerLogin is a server the chain mentions with the login it resolved to.
 type ServerLogin struct {
-	ServerID, Slug, Name, Kind string
+	ServerID, Slug, Name string
+	Kind                 catalog.Kind
 	// ConnectionStatus is empty when the chain names no login.
-	ConnectionID, ConnectionStatus string
-	Tools                          []StoredTool
+	ConnectionID     string
+	ConnectionStatus Status
+	Tools            []StoredTool
 }
 
 // OfferInputs are everything a run offer depends on.
@@ -166,7 +169,7 @@ func BuildOffer(in OfferInputs) (Offer, error) {
 	sort.Slice(servers, func(i, j int) bool { return servers[i].Slug < servers[j].Slug })
 	seen := map[string]bool{}
 	for _, s := range servers {
-		if s.Kind == "github" || !in.Resolved.Servers[s.ServerID].Enabled {
+		if s.Kind == catalog.KindGitHub || !in.Resolved.Servers[s.ServerID].Enabled {
 			continue
 		}
 		switch s.ConnectionStatus {
@@ -179,7 +182,7 @@ func BuildOffer(in OfferInputs) (Offer, error) {
 			continue
 		}
 		class := tools.ClassMCP
-		if s.Kind == "adapter" {
+		if s.Kind == catalog.KindAdapter {
 			class = tools.ClassAdapter
 		}
 		list := append([]StoredTool(nil), s.Tools...)
@@ -300,7 +303,8 @@ func loadLogins(ctx context.Context, db store.DB, chain []chainRow, res Resolved
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var cid, sid, status string
+			var cid, sid string
+			var status Status
 			var t StoredTool
 			if err := rows.Scan(&cid, &sid, &status, &t.RemoteName, &t.Name, &t.Description, &t.Schema); err != nil {
 				return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -19,7 +20,7 @@ var listingPublished = sync.OnceValue(func() map[string]bool {
 		return out
 	}
 	for _, m := range ms {
-		if *m.Kind == "remote" && (m.Tools == nil || len(*m.Tools) == 0) {
+		if *m.Kind == catalog.KindRemote && (m.Tools == nil || len(*m.Tools) == 0) {
 			out[*m.Slug] = true
 		}
 	}

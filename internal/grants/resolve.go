@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -106,7 +107,8 @@ func (r Resolved) Reach() ArtifactReach {
 // chainRow is a Row with the copy of its server, for offers and views.
 type chainRow struct {
 	Row
-	ServerSlug, ServerName, ServerKind string
+	ServerSlug, ServerName string
+	ServerKind             catalog.Kind
 }
 
 // loadChain reads every binding of the platform and the given scope ids in one query.

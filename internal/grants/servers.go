@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/store"
@@ -37,7 +38,7 @@ type Server struct {
 	ID          string          `json:"id"`
 	Slug        string          `json:"slug"`
 	Name        string          `json:"name"`
-	Kind        string          `json:"kind"`
+	Kind        catalog.Kind    `json:"kind"`
 	Transport   string          `json:"transport"`
 	URL         string          `json:"url"`
 	Auth        string          `json:"auth"`
@@ -62,18 +63,12 @@ type Server struct {
 // shipped reports whether this build can serve a catalog row: every remote
 // server, and a local adapter whose package is compiled in (config.adapter,
 // else the slug).
-func shipped(kind, slug string, config json.RawMessage) bool {
-	if kind != "adapter" {
+func shipped(kind catalog.Kind, slug string, config json.RawMessage) bool {
+	if kind != catalog.KindAdapter {
 		return true
 	}
-	var c struct {
-		Adapter string `json:"adapter"`
-	}
-	_ = json.Unmarshal(config, &c)
-	if c.Adapter == "" {
-		c.Adapter = slug
-	}
-	_, ok := adapters.Lookup(c.Adapter)
+	c, _ := catalog.ParseConfig(config) // lenient: a bad config names no adapter
+	_, ok := adapters.Lookup(c.AdapterName(slug))
 	return ok
 }
 
@@ -91,16 +86,9 @@ func SetupState(integ *integrations.Registry, slug, auth string, config json.Raw
 			return SetupUnsupported, append(missing, miss...)
 		}
 	}
-	var c struct {
-		Dynamic bool `json:"dynamic_registration"`
-		OAuth   struct {
-			ClientID   string `json:"client_id"`
-			Registered bool   `json:"registered"`
-		} `json:"oauth"`
-	}
-	_ = json.Unmarshal(config, &c)
+	c, _ := catalog.ParseConfig(config) // lenient: what decoded decides
 	switch {
-	case c.Dynamic || c.OAuth.Registered:
+	case c.DynamicRegistration || c.OAuth.Registered:
 		return SetupDynamic, missing
 	case c.OAuth.ClientID != "":
 		// The admin put an OAuth client on the catalog row.
@@ -115,7 +103,7 @@ var manifestsJSON []byte
 type manifest struct {
 	Slug        string          `json:"slug"`
 	Name        string          `json:"name"`
-	Kind        string          `json:"kind"`
+	Kind        catalog.Kind    `json:"kind"`
 	Transport   string          `json:"transport"`
 	URL         string          `json:"url"`
 	Auth        string          `json:"auth"`
@@ -155,7 +143,7 @@ func Manifests() ([]ServerInput, error) {
 type ServerInput struct {
 	Slug        *string         `json:"slug"`
 	Name        *string         `json:"name"`
-	Kind        *string         `json:"kind"`
+	Kind        *catalog.Kind   `json:"kind"`
 	Transport   *string         `json:"transport"`
 	URL         *string         `json:"url"`
 	Auth        *string         `json:"auth"`
@@ -202,7 +190,7 @@ func checkServer(in ServerInput, create bool, checkURL URLCheck) error {
 	if in.Name != nil {
 		p.Check(strings.TrimSpace(*in.Name) != "" && len(*in.Name) <= 100, "name", "must be 1 to 100 characters")
 	}
-	p.Check(oneOf(in.Kind, "remote", "adapter", "github"), "kind", "must be remote, adapter or github")
+	p.Check(in.Kind == nil || in.Kind.Valid(), "kind", "must be remote, adapter or github")
 	p.Check(oneOf(in.Transport, "http", "sse", "stdio"), "transport", "must be http, sse or stdio")
 	p.Check(oneOf(in.Auth, "none", "token", "oauth"), "auth", "must be none, token or oauth")
 	if in.URL != nil {
@@ -325,6 +313,13 @@ func GetServer(ctx context.Context, db store.DB, integ *integrations.Registry, i
 	return s, rows.Err()
 }
 
+func kindOr(v *catalog.Kind, def catalog.Kind) catalog.Kind {
+	if v == nil {
+		return def
+	}
+	return *v
+}
+
 func strOr(v *string, def string) string {
 	if v == nil {
 		return def
@@ -349,7 +344,7 @@ func CreateServer(ctx context.Context, db store.DB, integ *integrations.Registry
 	var id string
 	err = db.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config, description,
 		limitations, setup_hint, copy_source, published) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'admin',$11) RETURNING id`,
-		*in.Slug, strings.TrimSpace(*in.Name), strOr(in.Kind, "remote"), *in.Transport, strOr(in.URL, ""), *in.Auth, cfg,
+		*in.Slug, strings.TrimSpace(*in.Name), kindOr(in.Kind, catalog.KindRemote), *in.Transport, strOr(in.URL, ""), *in.Auth, cfg,
 		strOr(in.Description, ""), strOr(in.Limitations, ""), strOr(in.SetupHint, ""), pub).Scan(&id)
 	if err != nil {
 		return Server{}, store.Map(err)

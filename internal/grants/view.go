@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -59,19 +60,19 @@ type ServerToolView struct {
 
 // ServerView is one catalog server in the Tools view.
 type ServerView struct {
-	ID               string     `json:"id"`
-	Slug             string     `json:"slug"`
-	Name             string     `json:"name"`
-	Kind             string     `json:"kind"`
-	Auth             string     `json:"auth"`
-	OAuthSetupState  string     `json:"oauth_setup_state"`
-	SetUp            bool       `json:"set_up"` // false: "Not set up", Connect disabled
-	MissingVariables []string   `json:"missing_variables"`
-	HasSwitch        bool       `json:"has_switch"` // GitHub has none
-	Switch           Switch     `json:"switch"`
-	Enabled          bool       `json:"enabled"`
-	DecidedBy        Scope      `json:"decided_by,omitempty"`
-	Login            *LoginView `json:"login,omitempty"`
+	ID               string       `json:"id"`
+	Slug             string       `json:"slug"`
+	Name             string       `json:"name"`
+	Kind             catalog.Kind `json:"kind"`
+	Auth             string       `json:"auth"`
+	OAuthSetupState  string       `json:"oauth_setup_state"`
+	SetUp            bool         `json:"set_up"` // false: "Not set up", Connect disabled
+	MissingVariables []string     `json:"missing_variables"`
+	HasSwitch        bool         `json:"has_switch"` // GitHub has none
+	Switch           Switch       `json:"switch"`
+	Enabled          bool         `json:"enabled"`
+	DecidedBy        Scope        `json:"decided_by,omitempty"`
+	Login            *LoginView   `json:"login,omitempty"`
 	// OwnLogin is the login owned at this very scope, whatever its status, so
 	// the view can show a pending Connect or offer Reconnect; it may differ
 	// from Login when a binding names another login.
@@ -163,7 +164,7 @@ func (s *Service) View(ctx context.Context, db store.DB, p access.Principal, sco
 		d := res.Servers[srv.ID]
 		sv := ServerView{ID: srv.ID, Slug: srv.Slug, Name: srv.Name, Kind: srv.Kind, Auth: srv.Auth,
 			OAuthSetupState: srv.OAuthSetupState, SetUp: srv.OAuthSetupState != SetupUnsupported && srv.Available,
-			MissingVariables: srv.MissingVariables, HasSwitch: srv.Kind != "github",
+			MissingVariables: srv.MissingVariables, HasSwitch: srv.Kind != catalog.KindGitHub,
 			Switch: switchAt(chain, scope, KindMCP, srv.ID), Enabled: d.Enabled, DecidedBy: d.DecidedBy, Tools: []ServerToolView{}}
 		if l, ok := logins[d.ConnectionID]; ok && d.ConnectionID != "" {
 			lv := l.view
@@ -172,7 +173,7 @@ func (s *Service) View(ctx context.Context, db store.DB, p access.Principal, sco
 			for _, t := range l.tools {
 				sv.Tools = append(sv.Tools, s.toolView(chain, res, scope, srv.ID, t, true))
 			}
-		} else if srv.Kind != "github" {
+		} else if srv.Kind != catalog.KindGitHub {
 			for _, ct := range srv.Tools {
 				t := StoredTool{RemoteName: ct.Name, Name: ModelName(srv.Slug, ct.Name), Description: ct.Description}
 				sv.Tools = append(sv.Tools, s.toolView(chain, res, scope, srv.ID, t, false))

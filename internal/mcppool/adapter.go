@@ -49,7 +49,7 @@ func (p *Pool) callAdapter(ctx context.Context, connectionID string, info Server
 	if err != nil {
 		return "", store.ErrNotFound
 	}
-	if info.Status == "disconnected" {
+	if info.Status == connectors.StatusDisconnected {
 		return "", &connectors.ErrReconnectRequired{ConnectionID: id, Server: info.Slug, Code: "disconnected"}
 	}
 	cred, err := p.o.Credentials.Token(ctx, id)

@@ -36,7 +36,8 @@ func (p *Pool) present(ctx context.Context, connectionID string) error {
 	if err != nil {
 		return store.ErrNotFound
 	}
-	var status, slug string
+	var status connectors.ConnStatus
+	var slug string
 	err = p.o.DB.QueryRow(ctx, `SELECT c.status, s.slug FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id
 		WHERE c.id = $1`, id).Scan(&status, &slug)
 	if errors.Is(store.Map(err), store.ErrNotFound) {
@@ -45,7 +46,7 @@ func (p *Pool) present(ctx context.Context, connectionID string) error {
 	if err != nil {
 		return store.Map(err)
 	}
-	if status == "disconnected" {
+	if status == connectors.StatusDisconnected {
 		p.Drop(connectionID)
 		return &connectors.ErrReconnectRequired{ConnectionID: id, Server: slug, Code: "disconnected"}
 	}

@@ -24,7 +24,7 @@ type ServerInfo struct {
 	Transport string // http, sse or stdio
 	URL       string
 	Auth      string // none, token or oauth
-	Status    string
+	Status    connectors.ConnStatus
 	// Configured: a no-auth server whose login holds configured values (a
 	// no-auth-with-config provider), sent as the provider injects them:
 	// headers to an http or sse server, environment to a stdio one.
@@ -246,7 +246,7 @@ func (p *Pool) open(ctx context.Context, connectionID string) (*session, error) 
 		return nil, err
 	}
 	s := &session{id: id, info: info}
-	if info.Status == "disconnected" {
+	if info.Status == connectors.StatusDisconnected {
 		return s, &connectors.ErrReconnectRequired{ConnectionID: id, Server: info.Slug, Code: "disconnected"}
 	}
 	if info.Auth != "none" || info.Configured {
