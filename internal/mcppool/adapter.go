@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/store"
@@ -35,7 +36,7 @@ func (p *Pool) adapterInfo(ctx context.Context, connectionID string) (ServerInfo
 	if err != nil {
 		return info, false, err
 	}
-	return info, info.Kind == "adapter", nil
+	return info, info.Kind == catalog.KindAdapter, nil
 }
 
 // callAdapter runs a tool of a local adapter with the login's stored values,

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
@@ -55,7 +56,7 @@ func (k KeyLogin) Connect(ctx context.Context, connectionID, key string) ([]Tool
 	if err != nil {
 		return nil, err
 	}
-	if info.Kind == "adapter" {
+	if info.Kind == catalog.KindAdapter {
 		return k.connectAdapter(ctx, connectionID, info, key)
 	}
 	listed, err := ListWith(ctx, k.HTTP, info, Headers(info, connectors.Credential{AccessToken: key}))

@@ -2,7 +2,6 @@ package mcppool
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -35,18 +35,11 @@ type ServerInfo struct {
 	// Command and Args start a stdio server the platform runs itself.
 	Command string
 	Args    []string
-	// Kind is the catalog row's kind; for "adapter", Adapter names the local
+	// Kind is the catalog row's kind; for an adapter, Adapter names the local
 	// adapter (internal/adapters) that serves the connection instead of an
 	// MCP session.
-	Kind, Adapter string
-}
-
-type serverConfig struct {
-	Adapter string   `json:"adapter"`
-	Header  string   `json:"header"`
-	Scheme  string   `json:"scheme"`
-	Command string   `json:"command"`
-	Args    []string `json:"args"`
+	Kind    catalog.Kind
+	Adapter string
 }
 
 func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error) {
@@ -62,10 +55,9 @@ FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE c.id = $1`
 	if info.Auth == "none" {
 		info.Configured = p.holdsLogin(ctx, connectionID)
 	}
-	var sc serverConfig
-	_ = json.Unmarshal(cfg, &sc)
+	sc, _ := catalog.ParseConfig(cfg) // lenient: what decoded is used, as before
 	info.Header, info.Scheme, info.Command, info.Args = sc.Header, sc.Scheme, sc.Command, sc.Args
-	if info.Kind == "adapter" {
+	if info.Kind == catalog.KindAdapter {
 		info.Adapter = sc.Adapter
 	}
 	return info, nil
