@@ -2,7 +2,6 @@ package connectors
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -247,8 +247,7 @@ func (b *binding) inject(c Credential) Injection {
 // its catalog row ({"header": "X-API-KEY"} or {"header": "Authorization",
 // "scheme": "Bearer"}), so that no call site has to know.
 type catalogHeader struct {
-	Header string `json:"header"`
-	Scheme string `json:"scheme"`
+	Header, Scheme string
 }
 
 func (h catalogHeader) inject(c Credential) Injection {
@@ -282,10 +281,7 @@ func (e *Engine) loadCatalog(ctx context.Context) error {
 			// Expected until set up: a server registering its OAuth client on first
 			// connect, or one whose box integration is off (the Tools view says so).
 			level := slog.LevelInfo
-			var c struct {
-				Dynamic bool `json:"dynamic_registration"`
-			}
-			if json.Unmarshal(cfg, &c) == nil && c.Dynamic {
+			if c, _ := catalog.ParseConfig(cfg); c.DynamicRegistration {
 				level = slog.LevelDebug
 			}
 			e.log.Log(ctx, level, "connectors: catalog server not usable yet", "server", slug, "provider", b.ref.Provider, "reason", b.err)
@@ -312,7 +308,8 @@ func (e *Engine) binding(slug string, cfg []byte) *binding {
 		return b
 	}
 	b := &binding{slug: slug, ref: refFromConfig(slug, cfg), cfg: string(cfg)}
-	_ = json.Unmarshal(cfg, &b.header)
+	c, _ := catalog.ParseConfig(cfg) // lenient: no header named, default injection
+	b.header = catalogHeader{Header: c.Header, Scheme: c.Scheme}
 	e.bindings[slug] = b
 	p, ok := Lookup(b.ref.Provider)
 	if !ok || !e.enabled[b.ref.Provider] {

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/oauth2"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/mcpoauth"
 )
 
@@ -181,24 +182,13 @@ func authURLAAD(stateHash []byte) []byte {
 // issuerOf is the authorization server's issuer the catalog row was
 // prepared with, recorded with each pending login for the RFC 9207 check.
 func issuerOf(rec *record) string {
-	var c struct {
-		OAuth struct {
-			Issuer string `json:"issuer"`
-		} `json:"oauth"`
-	}
-	_ = json.Unmarshal(rec.serverCfg, &c)
+	c, _ := catalog.ParseConfig(rec.serverCfg) // lenient: no issuer recorded
 	return c.OAuth.Issuer
 }
 
 func resourceOf(rec *record) string {
-	var c struct {
-		Resource string `json:"resource"`
-	}
-	_ = json.Unmarshal(rec.serverCfg, &c)
-	if c.Resource != "" {
-		return c.Resource
-	}
-	return ""
+	c, _ := catalog.ParseConfig(rec.serverCfg) // lenient: no resource recorded
+	return c.Resource
 }
 
 func stateHash(state string) []byte {

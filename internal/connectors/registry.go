@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/guilds/guilds/internal/catalog"
 )
 
 var registry struct {
@@ -59,13 +61,12 @@ type CatalogChecker interface {
 // CheckCatalogConfig runs the CatalogChecker of the plugin a catalog row's
 // config names ("provider"), if it is registered and has one.
 func CheckCatalogConfig(config json.RawMessage) error {
-	var row struct {
-		Provider ProviderID `json:"provider"`
-	}
-	if json.Unmarshal(config, &row) != nil || row.Provider == "" {
+	// Lenient: a type error elsewhere in the config is the plugin's to report.
+	row, _ := catalog.ParseConfig(config)
+	if row.Provider == "" {
 		return nil
 	}
-	p, ok := Lookup(row.Provider)
+	p, ok := Lookup(ProviderID(row.Provider))
 	if !ok {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -149,15 +150,8 @@ func listRecords(ctx context.Context, db store.DB) ([]*record, error) {
 // refFromConfig reads {"provider": …, "sub_service": …} from a catalog row's
 // config; the provider defaults to the slug.
 func refFromConfig(slug string, cfg []byte) Ref {
-	var c struct {
-		Provider   string `json:"provider"`
-		SubService string `json:"sub_service"`
-	}
-	_ = json.Unmarshal(cfg, &c)
-	if c.Provider == "" {
-		c.Provider = slug
-	}
-	return Ref{Provider: ProviderID(c.Provider), SubService: SubService(c.SubService)}
+	c, _ := catalog.ParseConfig(cfg) // lenient: a bad config names the slug's provider
+	return Ref{Provider: ProviderID(c.ProviderName(slug)), SubService: SubService(c.SubService)}
 }
 
 // putCredential stores a new login (connect) and marks the connection connected.
