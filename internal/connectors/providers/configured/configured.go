@@ -38,6 +38,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 )
 
@@ -111,13 +112,9 @@ func reservedEnv(name string) bool {
 // Parse reads the fields of a catalog row's config and reports every problem
 // with them at once.
 func Parse(config json.RawMessage) ([]Field, error) {
-	var row struct {
-		Fields []json.RawMessage `json:"fields"`
-	}
-	if len(bytes.TrimSpace(config)) > 0 {
-		if err := json.Unmarshal(config, &row); err != nil {
-			return nil, fmt.Errorf("config provider: config is not an object with a fields list: %v", err)
-		}
+	row, err := catalog.ParseConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("config provider: %v", err)
 	}
 	if len(row.Fields) == 0 {
 		return nil, errors.New(`config provider: config needs a "fields" list naming at least one field`)

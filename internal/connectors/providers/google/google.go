@@ -9,11 +9,11 @@
 package google
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
 )
@@ -64,14 +64,7 @@ func (p *plugin) Configure(pc connectors.ProviderConfig) (connectors.Provider, e
 	if _, ok := Scopes[pc.SubService]; !ok {
 		return nil, fmt.Errorf("server %s: google sub_service must be gmail or drive, got %q", pc.Server, pc.SubService)
 	}
-	var rc struct {
-		OAuth struct {
-			AuthURL   string `json:"auth_url"`
-			TokenURL  string `json:"token_url"`
-			RevokeURL string `json:"revoke_url"`
-		} `json:"oauth"`
-	}
-	_ = json.Unmarshal(pc.Config, &rc)
+	rc, _ := catalog.ParseConfig(pc.Config) // lenient: the endpoints default to Google's
 	cfg := oauthgeneric.Config{
 		ID: ID, AuthURL: AuthURL, TokenURL: TokenURL, RevokeURL: RevokeURL,
 		AuthStyle: oauthgeneric.AuthStylePost, Scopes: Scopes,

@@ -22,7 +22,6 @@ package oauthgeneric
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +33,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 )
 
@@ -308,48 +308,36 @@ type plugin struct{}
 
 func (plugin) ID() connectors.ProviderID { return ID }
 
-type rowConfig struct {
-	OAuth struct {
-		AuthURL         string            `json:"auth_url"`
-		TokenURL        string            `json:"token_url"`
-		RevokeURL       string            `json:"revoke_url"`
-		ClientID        string            `json:"client_id"`
-		ClientSecret    string            `json:"client_secret"`
-		ClientSecretEnv string            `json:"client_secret_env"`
-		AuthStyle       AuthStyle         `json:"auth_style"`
-		Scopes          []string          `json:"scopes"`
-		AuthParams      map[string]string `json:"auth_params"`
-		Issuer          string            `json:"issuer"`
-		// Registrations are written by Connect (internal/mcpoauth), one per redirect URI.
-		Registrations map[string]Registration `json:"registrations"`
-	} `json:"oauth"`
-}
-
 func (plugin) Configure(pc connectors.ProviderConfig) (connectors.Provider, error) {
-	var rc rowConfig
-	if err := json.Unmarshal(pc.Config, &rc); err != nil {
-		return nil, fmt.Errorf("server %s: config is not valid JSON", pc.Server)
+	rc, err := catalog.ParseConfig(pc.Config)
+	if err != nil {
+		return nil, fmt.Errorf("server %s: %w", pc.Server, err)
 	}
 	o := rc.OAuth
 	secret := o.ClientSecret
 	if o.ClientSecretEnv != "" && pc.Getenv != nil {
 		secret = pc.Getenv(o.ClientSecretEnv)
 	}
-	switch o.AuthStyle {
+	switch AuthStyle(o.AuthStyle) {
 	case AuthStyleAuto, AuthStyleBasic, AuthStylePost, AuthStyleNone:
 	default:
 		return nil, fmt.Errorf("server %s: auth_style must be basic, post or none", pc.Server)
 	}
+	var regs map[string]Registration
+	if len(o.Registrations) > 0 {
+		regs = make(map[string]Registration, len(o.Registrations))
+	}
 	for uri, r := range o.Registrations {
-		switch r.AuthStyle {
+		switch AuthStyle(r.AuthStyle) {
 		case AuthStyleAuto, AuthStyleBasic, AuthStylePost, AuthStyleNone:
 		default:
 			return nil, fmt.Errorf("server %s: the registration for %s has an unknown auth_style", pc.Server, uri)
 		}
+		regs[uri] = Registration{ClientID: r.ClientID, ClientSecret: r.ClientSecret, AuthStyle: AuthStyle(r.AuthStyle)}
 	}
 	p, err := New(Config{AuthURL: o.AuthURL, TokenURL: o.TokenURL, RevokeURL: o.RevokeURL, ClientID: o.ClientID,
-		ClientSecret: secret, AuthStyle: o.AuthStyle, Scopes: map[connectors.SubService][]string{"": o.Scopes},
-		AuthParams: o.AuthParams, Registrations: o.Registrations, Issuer: o.Issuer, HTTPClient: pc.HTTPClient})
+		ClientSecret: secret, AuthStyle: AuthStyle(o.AuthStyle), Scopes: map[connectors.SubService][]string{"": o.Scopes},
+		AuthParams: o.AuthParams, Registrations: regs, Issuer: o.Issuer, HTTPClient: pc.HTTPClient})
 	if err != nil {
 		return nil, fmt.Errorf("server %s: %w", pc.Server, err)
 	}
