@@ -114,7 +114,7 @@ func reservedEnv(name string) bool {
 func Parse(config json.RawMessage) ([]Field, error) {
 	row, err := catalog.ParseConfig(config)
 	if err != nil {
-		return nil, fmt.Errorf("config provider: %v", err)
+		return nil, fmt.Errorf("config provider: config is not an object with a fields list: %v", err)
 	}
 	if len(row.Fields) == 0 {
 		return nil, errors.New(`config provider: config needs a "fields" list naming at least one field`)
