@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
@@ -130,10 +131,7 @@ WHERE c.id = $1`, in.ConnectionID).Scan(&serverID, &slug, &mcpURL, &cfg)
 // another provider (Drive: "google") uses the client the box configures for
 // it, and discovery would overwrite that provider.
 func discovers(cfg []byte) bool {
-	var row struct {
-		Provider string `json:"provider"`
-	}
-	_ = json.Unmarshal(cfg, &row)
+	row, _ := catalog.ParseConfig(cfg) // lenient: a bad config discovers, as before
 	return row.Provider == "" || row.Provider == "oauth2"
 }
 
@@ -239,10 +237,7 @@ func (a *Activities) accountHint(ctx context.Context, connectionID string) strin
 		connectionID).Scan(&current, &cfg); err != nil {
 		return ""
 	}
-	var row struct {
-		OAuth mcpoauth.OAuthConfig `json:"oauth"`
-	}
-	_ = json.Unmarshal(cfg, &row)
+	row, _ := catalog.ParseConfig(cfg) // lenient: no userinfo URL, no hint
 	if current != "" || row.OAuth.UserinfoURL == "" || a.Discoverer == nil {
 		return current
 	}
