@@ -19,6 +19,7 @@ import (
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
@@ -172,7 +173,7 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 	}
 	// Remote MCP servers and local adapters connect here; the GitHub App has
 	// its own install flow.
-	if srv.Kind != "remote" && srv.Kind != "adapter" {
+	if srv.Kind != catalog.KindRemote && srv.Kind != catalog.KindAdapter {
 		undo()
 		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_remote",
 			Message: srv.Slug + " is not connected with a key or an MCP login; create its pending login with POST /api/mcp/connections"}

@@ -13,6 +13,7 @@ import (
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
@@ -211,7 +212,7 @@ func pinnedServerURL(ctx context.Context, db store.DB, conn grants.Connection) (
 // isPinnedPrices reports whether a catalog row is served by the Pinned
 // prices adapter.
 func isPinnedPrices(srv grants.ServerRoute) bool {
-	return srv.Kind == "adapter" && srv.Adapter == pinnedprices.Name
+	return srv.Kind == catalog.KindAdapter && srv.Adapter == pinnedprices.Name
 }
 
 // coinGeckoFailure maps a failed search or quote: a refused key is

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/term"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/configured"
@@ -238,7 +239,7 @@ func probe(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, id uui
 		return "", err
 	}
 	kind, err := serverKind(ctx, db, c.ServerID)
-	if err != nil || (kind != "remote" && kind != "adapter") {
+	if err != nil || (kind != catalog.KindRemote && kind != catalog.KindAdapter) {
 		return "", err
 	}
 	pool := terminalPool(db, eng)
@@ -433,7 +434,7 @@ func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c
 	if err != nil {
 		return err
 	}
-	if kind == "remote" || kind == "adapter" {
+	if kind == catalog.KindRemote || kind == catalog.KindAdapter {
 		// The same check as the API's: the key or values must list the
 		// server's tools (an adapter asks its service instead).
 		login := mcppool.KeyLogin{DB: db, Engine: eng, HTTP: outboundClient()}
@@ -477,7 +478,7 @@ func finishOAuthLogin(ctx context.Context, db *pgxpool.Pool, eng *connectors.Eng
 		return err
 	}
 	kind, err := serverKind(ctx, db, c.ServerID)
-	if err != nil || kind != "remote" {
+	if err != nil || kind != catalog.KindRemote {
 		return err
 	}
 	pool := terminalPool(db, eng)
@@ -491,8 +492,8 @@ func finishOAuthLogin(ctx context.Context, db *pgxpool.Pool, eng *connectors.Eng
 	return nil
 }
 
-func serverKind(ctx context.Context, db *pgxpool.Pool, serverID uuid.UUID) (string, error) {
-	var kind string
+func serverKind(ctx context.Context, db *pgxpool.Pool, serverID uuid.UUID) (catalog.Kind, error) {
+	var kind catalog.Kind
 	err := db.QueryRow(ctx, `SELECT kind FROM mcp_servers WHERE id = $1`, serverID).Scan(&kind)
 	return kind, store.Map(err)
 }
