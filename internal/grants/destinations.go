@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
 )
@@ -23,10 +24,15 @@ func checkTokenDestinations(ctx context.Context, db store.DB, cur Server, stored
 		moved = append(moved, "url")
 	}
 	if len(newConfig) > 0 {
-		before, after := oauthEndpoints(stored), oauthEndpoints(newConfig)
-		for _, f := range []string{"token_url", "revoke_url"} {
-			if origin(before[f]) != origin(after[f]) && before[f] != "" {
-				moved = append(moved, "config.oauth."+f)
+		// Lenient: an endpoint that is not a string counts as unset, as before.
+		b, _ := catalog.ParseConfig(stored)
+		a, _ := catalog.ParseConfig(newConfig)
+		for _, f := range []struct{ name, before, after string }{
+			{"token_url", b.OAuth.TokenURL, a.OAuth.TokenURL},
+			{"revoke_url", b.OAuth.RevokeURL, a.OAuth.RevokeURL},
+		} {
+			if origin(f.before) != origin(f.after) && f.before != "" {
+				moved = append(moved, "config.oauth."+f.name)
 			}
 		}
 	}
@@ -46,20 +52,6 @@ func checkTokenDestinations(ctx context.Context, db store.DB, cur Server, stored
 		p.Add(f, "cannot move to another host while %d login(s) hold credentials for this server: their tokens would be sent there; disconnect them first, or add the new host as another catalog server", n)
 	}
 	return p.Err()
-}
-
-func oauthEndpoints(config json.RawMessage) map[string]string {
-	var row struct {
-		OAuth map[string]any `json:"oauth"`
-	}
-	_ = json.Unmarshal(config, &row)
-	out := map[string]string{}
-	for k, v := range row.OAuth {
-		if s, ok := v.(string); ok {
-			out[k] = s
-		}
-	}
-	return out
 }
 
 // origin is scheme://host:port, lower case ("" for "").
