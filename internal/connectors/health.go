@@ -41,6 +41,10 @@ const (
 	backoffMax  = 5 * time.Minute
 )
 
+// CodeDisconnected is the ErrReconnectRequired code of a login whose status
+// is disconnected.
+const CodeDisconnected = "disconnected"
+
 // ErrReconnectRequired is returned when a connection's login is dead and must
 // be authorised again. Its message names the connection and never a secret,
 // so it can be a tool result "ERROR: …" line as is.
@@ -53,7 +57,7 @@ type ErrReconnectRequired struct {
 func (e *ErrReconnectRequired) Error() string {
 	var why string
 	switch e.Code {
-	case "disconnected":
+	case CodeDisconnected:
 		why = "its login was disconnected"
 	case "expired":
 		why = "its login expired and cannot be renewed"

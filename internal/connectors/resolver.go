@@ -481,7 +481,7 @@ func (r *Resolver) evaluate(rec *record, b *binding, mode loadMode) (e *entry, c
 	case h.State == HealthReconnectRequired, h.State == HealthDisconnected && (rec.has || c.Status == StatusDisconnected):
 		code := h.LastErrorCode
 		if code == "" {
-			code = "disconnected"
+			code = CodeDisconnected
 		}
 		return r.errEntry(&ErrReconnectRequired{ConnectionID: c.ID, Server: c.ServerSlug, Code: code}, rec.version, now, time.Time{}), cred, false
 	case !rec.has:

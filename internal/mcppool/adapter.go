@@ -51,7 +51,7 @@ func (p *Pool) callAdapter(ctx context.Context, connectionID string, info Server
 		return "", store.ErrNotFound
 	}
 	if info.Status == connectors.StatusDisconnected {
-		return "", &connectors.ErrReconnectRequired{ConnectionID: id, Server: info.Slug, Code: "disconnected"}
+		return "", &connectors.ErrReconnectRequired{ConnectionID: id, Server: info.Slug, Code: connectors.CodeDisconnected}
 	}
 	cred, err := p.o.Credentials.Token(ctx, id)
 	if err != nil {

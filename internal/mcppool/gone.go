@@ -48,7 +48,7 @@ func (p *Pool) present(ctx context.Context, connectionID string) error {
 	}
 	if status == connectors.StatusDisconnected {
 		p.Drop(connectionID)
-		return &connectors.ErrReconnectRequired{ConnectionID: id, Server: slug, Code: "disconnected"}
+		return &connectors.ErrReconnectRequired{ConnectionID: id, Server: slug, Code: connectors.CodeDisconnected}
 	}
 	return nil
 }

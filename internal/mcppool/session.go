@@ -239,7 +239,7 @@ func (p *Pool) open(ctx context.Context, connectionID string) (*session, error) 
 	}
 	s := &session{id: id, info: info}
 	if info.Status == connectors.StatusDisconnected {
-		return s, &connectors.ErrReconnectRequired{ConnectionID: id, Server: info.Slug, Code: "disconnected"}
+		return s, &connectors.ErrReconnectRequired{ConnectionID: id, Server: info.Slug, Code: connectors.CodeDisconnected}
 	}
 	if info.Auth != "none" || info.Configured {
 		// Surface a dead login as its typed error before dialling.
