@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -50,6 +51,36 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// consulted makes the test cache treat the binary's sources as inputs: the
+// binary is built from the whole module, which this package does not import,
+// and `go test` records only the files a running test consults (TestMain's
+// own reads happen before recording starts). Every test calls it through deploy.
+var consulted = sync.OnceValue(func() error { return consultSources("..") })
+
+// consultSources stats every file the guilds binary is built from (Go
+// sources, go.mod and go.sum, embedded SQL and JSON), so that the test cache,
+// which keys a result on the files a test consulted, treats them as inputs.
+func consultSources(root string) error {
+	return filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := e.Name()
+		if e.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "tools" || name == "e2e" || name == "node_modules" || name == "results") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case strings.HasSuffix(name, "_test.go"):
+		case strings.HasSuffix(name, ".go"), strings.HasSuffix(name, ".sql"), strings.HasSuffix(name, ".json"), name == "go.mod", name == "go.sum":
+			_, err = os.Stat(path)
+		}
+		return err
+	})
+}
+
 // logBuffer collects a process's stderr (its JSON log lines).
 type logBuffer struct {
 	mu sync.Mutex
@@ -88,6 +119,9 @@ type deployment struct {
 // deploy starts a deployment with extra environment variables.
 func deploy(t *testing.T, extra map[string]string) *deployment {
 	t.Helper()
+	if err := consulted(); err != nil {
+		t.Fatal(err)
+	}
 	d := &deployment{t: t, logs: map[string]*logBuffer{}, procs: map[string]*process{}}
 	encKey := d.newKey()
 
