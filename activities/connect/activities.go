@@ -8,20 +8,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
-	"net/http"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
-	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/secret"
@@ -30,7 +26,7 @@ import (
 
 // MarkConnectedFunc writes a connected login's hint and its enabled binding
 // (grants.MarkConnected).
-type MarkConnectedFunc func(ctx context.Context, db store.DB, connectionID, accountHint string) error
+type MarkConnectedFunc = connections.MarkFunc
 
 // Activities are the connect workflow's activities with their dependencies.
 type Activities struct {
@@ -183,92 +179,25 @@ type FinishResult struct {
 }
 
 // Finish marks the login connected with its account hint and enabled
-// binding, then lists and stores its tools.
+// binding, then lists and stores its tools (connections.Finish). A local
+// adapter behind an OAuth login (Gmail) checks the new token with the
+// service first, as a key login's Connect does, and its answer (the mailbox
+// address) is the hint.
 func (a *Activities) Finish(ctx context.Context, connectionID string) (FinishResult, error) {
-	hint := a.accountHint(ctx, connectionID)
-	// A local adapter behind an OAuth login (Gmail) checks the new token
-	// with the service, as a key login's Connect does, and its answer (the
-	// mailbox address) is the hint.
-	if h, isAdapter, err := a.Pool.CheckAdapter(ctx, connectionID); isAdapter {
-		if errors.Is(err, adapters.ErrRejected) {
-			// The exchange stored the token; the service will not take it.
-			if derr := a.Engine.Disconnect(ctx, uuid.MustParse(connectionID)); derr != nil {
-				return FinishResult{}, derr
-			}
-			return FinishResult{}, temporal.NewNonRetryableApplicationError(
-				"the service refused the new login: check that every permission was granted, then connect again", ErrTypeRefused, nil)
-		}
-		if err != nil {
-			return FinishResult{}, err
-		}
-		if h != "" {
-			hint = h
-		}
+	d := connections.Deps{DB: a.DB, Engine: a.Engine, Sessions: a.Pool, Discoverer: a.Discoverer,
+		Mark: a.MarkConnected, Log: a.Log}
+	r, err := connections.Finish(ctx, d, connectionID, connections.Options{HintFrom: connections.HintStored, CheckAdapter: true})
+	if errors.Is(err, connections.ErrRefused) {
+		return FinishResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, nil)
 	}
-	mark := a.MarkConnected
-	if mark == nil {
-		mark = grants.MarkConnected
-	}
-	err := store.InTx(ctx, a.DB, func(tx pgx.Tx) error { return mark(ctx, tx, connectionID, hint) })
 	if err != nil {
 		return FinishResult{}, err
 	}
-	res := FinishResult{AccountHint: hint}
-	a.Pool.Drop(connectionID)
-	tools, err := a.Pool.Sync(ctx, connectionID)
-	if err != nil {
-		a.log().Warn("connect: first listing failed; tools appear at the next run start", "connection", connectionID, "err", err.Error())
-		res.Tools = -1
-	} else {
-		res.Tools = len(tools)
+	if r.ListErr != nil {
+		a.log().Warn("connect: first listing failed; tools appear at the next run start", "connection", connectionID, "err", r.ListErr.Error())
 	}
-	a.log().Info("connect: connected", "connection", connectionID, "tools", res.Tools)
-	return res, nil
-}
-
-// accountHint is the login's display hint. The token response's
-// email_domain (Notion) comes first: the engine stored it on the connection
-// during the exchange. Only a login without a hint asks the server's userinfo
-// endpoint, when its metadata names one.
-func (a *Activities) accountHint(ctx context.Context, connectionID string) string {
-	var current string
-	var cfg []byte
-	if err := a.DB.QueryRow(ctx, `SELECT c.account_hint, s.config FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE c.id = $1`,
-		connectionID).Scan(&current, &cfg); err != nil {
-		return ""
-	}
-	row, _ := catalog.ParseConfig(cfg) // lenient: no userinfo URL, no hint
-	if current != "" || row.OAuth.UserinfoURL == "" || a.Discoverer == nil {
-		return current
-	}
-	if _, err := a.Discoverer.Policy.Check(row.OAuth.UserinfoURL); err != nil {
-		return current
-	}
-	cred, err := a.Engine.Resolver().Token(ctx, uuid.MustParse(connectionID))
-	if err != nil {
-		return current
-	}
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(rctx, http.MethodGet, row.OAuth.UserinfoURL, nil)
-	for k, v := range connectors.DefaultInjection(cred).Headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := a.Discoverer.Policy.Client(10 * time.Second).Do(req)
-	if err != nil {
-		return current
-	}
-	defer resp.Body.Close()
-	var info struct {
-		EmailDomain string `json:"email_domain"`
-	}
-	if resp.StatusCode == http.StatusOK {
-		_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&info)
-	}
-	if info.EmailDomain != "" && len(info.EmailDomain) <= 253 {
-		return info.EmailDomain
-	}
-	return current
+	a.log().Info("connect: connected", "connection", connectionID, "tools", r.Tools)
+	return FinishResult{AccountHint: r.AccountHint, Tools: r.Tools}, nil
 }
 
 // Abandon ends a login that will not complete: its pending state is deleted,

@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/term"
 
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/config"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/configured"
 	_ "github.com/guilds/guilds/internal/connectors/providers/google"
@@ -454,9 +454,8 @@ func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c
 	if err != nil {
 		return err
 	}
-	if err := store.InTx(ctx, db, func(tx pgx.Tx) error {
-		return grants.MarkConnected(ctx, tx, c.ID.String(), kv.AccountHint)
-	}); err != nil {
+	if _, err := connections.Finish(ctx, connections.Deps{DB: db, Engine: eng}, c.ID.String(),
+		connections.Options{HintFrom: connections.HintGiven, Hint: kv.AccountHint}); err != nil {
 		return err
 	}
 	if kv.AccountHint != "" {
@@ -466,29 +465,22 @@ func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c
 }
 
 // finishOAuthLogin does what the connect workflow's last step does for a login
-// completed from the terminal: the enabled binding, then the first listing.
+// completed from the terminal (connections.Finish): the stored hint and the
+// enabled binding, then the first listing of a remote server's login. The
+// adapter check stays the workflow's.
 func finishOAuthLogin(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, id uuid.UUID, stdout io.Writer) error {
-	c, err := eng.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	if err := store.InTx(ctx, db, func(tx pgx.Tx) error {
-		return grants.MarkConnected(ctx, tx, id.String(), c.AccountHint)
-	}); err != nil {
-		return err
-	}
-	kind, err := serverKind(ctx, db, c.ServerID)
-	if err != nil || kind != catalog.KindRemote {
-		return err
-	}
 	pool := terminalPool(db, eng)
 	defer pool.Close()
-	listed, err := pool.Sync(ctx, id.String())
-	if err != nil {
-		fmt.Fprintf(stdout, "connected, but the first listing failed (tools appear at the next run start): %s\n", oneLineErr(err))
-		return nil
+	d := connections.Deps{DB: db, Engine: eng, Sessions: pool}
+	r, err := connections.Finish(ctx, d, id.String(), connections.Options{HintFrom: connections.HintStored, ListRemoteOnly: true})
+	switch {
+	case err != nil:
+		return err
+	case r.ListErr != nil:
+		fmt.Fprintf(stdout, "connected, but the first listing failed (tools appear at the next run start): %s\n", oneLineErr(r.ListErr))
+	case r.FirstListing:
+		fmt.Fprintf(stdout, "%d tools listed\n", r.Tools)
 	}
-	fmt.Fprintf(stdout, "%d tools listed\n", len(listed))
 	return nil
 }
 

@@ -8,13 +8,12 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
-	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
@@ -146,25 +145,17 @@ func redactValues(msg string, values map[string]string) string {
 
 // finish stores what a checked login listed, marks it connected with its
 // enabled binding, and drops any cached session; on failure the stored
-// credential is wiped again.
+// credential is wiped again (connections.Finish).
 func (k KeyLogin) finish(ctx context.Context, id uuid.UUID, info ServerInfo, kv connectors.KeyValidation, listed []Tool) ([]Tool, error) {
-	connectionID := id.String()
-	err := store.InTx(ctx, k.DB, func(tx pgx.Tx) error {
-		if err := StoreTools(ctx, tx, connectionID, listed); err != nil {
-			return err
-		}
-		return grants.MarkConnected(ctx, tx, connectionID, kv.AccountHint)
-	})
-	if err != nil {
-		if derr := k.Engine.Disconnect(context.WithoutCancel(ctx), id); derr != nil {
-			k.log().Error("mcp login: cannot wipe the credential of a failed connect", "connection", connectionID, "err", derr)
-		}
+	d := connections.Deps{DB: k.DB, Engine: k.Engine, Log: k.Log}
+	if k.Pool != nil {
+		d.Sessions = k.Pool
+	}
+	o := connections.Options{HintFrom: connections.HintGiven, Hint: kv.AccountHint, Listed: listedTools(listed)}
+	if _, err := connections.Finish(ctx, d, id.String(), o); err != nil {
 		return nil, err
 	}
-	if k.Pool != nil {
-		k.Pool.Drop(connectionID)
-	}
-	k.log().Info("mcp login: connected", "connection", connectionID, "server", info.Slug, "tools", len(listed))
+	k.log().Info("mcp login: connected", "connection", id.String(), "server", info.Slug, "tools", len(listed))
 	return listed, nil
 }
 

@@ -17,11 +17,16 @@ import (
 // StoreTools persists a listing through grants.SyncListedTools (mcp_tools
 // rows and the default-off overlays of risky tools).
 func StoreTools(ctx context.Context, db store.DB, connectionID string, tools []Tool) error {
+	return grants.SyncListedTools(ctx, db, connectionID, listedTools(tools))
+}
+
+// listedTools is a listing as grants stores it; never nil.
+func listedTools(tools []Tool) []grants.ListedTool {
 	list := make([]grants.ListedTool, len(tools))
 	for i, t := range tools {
 		list[i] = grants.ListedTool{Name: t.RemoteName, Description: t.Description, Schema: t.Schema}
 	}
-	return grants.SyncListedTools(ctx, db, connectionID, list)
+	return list
 }
 
 // Stored returns a connection's stored listing, by model-facing name.

@@ -239,6 +239,12 @@ func (p *Pool) Sync(ctx context.Context, connectionID string) ([]Tool, error) {
 	return tools, nil
 }
 
+// SyncTools is Sync counting the tools (connections.Sessions).
+func (p *Pool) SyncTools(ctx context.Context, connectionID string) (int, error) {
+	tools, err := p.Sync(ctx, connectionID)
+	return len(tools), err
+}
+
 // Refresh lists and persists the connection's tools when its stored listing
 // is older than maxAge (or absent). A failed listing keeps the stored one; it
 // is logged and returned so that the caller may ignore it.

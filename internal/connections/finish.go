@@ -1,0 +1,185 @@
+// Package connections is the connect service: the one place a login is
+// finished, whichever flow checked it (a key or values checked by the MCP
+// pool's KeyLogin, an OAuth exchange in the connect workflow or in the
+// terminal). See docs/adr/0610-one-finish-for-every-login.md.
+package connections
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/mcpoauth"
+	"github.com/guilds/guilds/internal/store"
+)
+
+// Sessions is the MCP pool as a finish uses it (*mcppool.Pool). It is an
+// interface, not the pool itself, because the pool's own KeyLogin finishes
+// through this package: mcppool imports connections, never the reverse.
+type Sessions interface {
+	// Drop ends the connection's cached session, if any.
+	Drop(connectionID string)
+	// CheckAdapter runs a local adapter's own check of the stored login.
+	CheckAdapter(ctx context.Context, connectionID string) (hint string, isAdapter bool, err error)
+	// SyncTools lists the connection's tools, stores them and counts them.
+	SyncTools(ctx context.Context, connectionID string) (int, error)
+}
+
+// MarkFunc writes a connected login's hint and its enabled binding
+// (grants.MarkConnected).
+type MarkFunc func(ctx context.Context, db store.DB, connectionID, accountHint string) error
+
+// Deps are what a finish works with.
+type Deps struct {
+	DB       *pgxpool.Pool
+	Engine   *connectors.Engine
+	Sessions Sessions // nil: no session to drop and no first listing
+	// Discoverer, when set, lets a login without a stored hint ask the
+	// server's userinfo endpoint (HintStored).
+	Discoverer *mcpoauth.Discoverer
+	Mark       MarkFunc // nil: grants.MarkConnected
+	Log        *slog.Logger
+}
+
+// HintSource says where the written account hint comes from.
+type HintSource int
+
+const (
+	// HintGiven writes Options.Hint as it is (a key login's check answered it).
+	HintGiven HintSource = iota
+	// HintStored writes the hint the exchange stored on the connection, or
+	// the userinfo endpoint's answer when there is none (Deps.Discoverer).
+	HintStored
+)
+
+// Options are where the flows differ; each is named for the flow that sets it.
+type Options struct {
+	HintFrom HintSource
+	Hint     string // HintGiven
+	// Listed: tools a key login already listed with the checked key (non-nil
+	// even when empty: nil means none were listed yet). They
+	// are stored in the marking transaction, a failure wipes the stored
+	// credential again, and no first listing follows.
+	Listed []grants.ListedTool
+	// CheckAdapter: an adapter's login is checked with its service first
+	// (the connect workflow's OAuth: Gmail), and a hint it answers wins.
+	CheckAdapter bool
+	// ListRemoteOnly: the first listing runs only for a remote server's login
+	// (the terminal's OAuth connect); otherwise for every login.
+	ListRemoteOnly bool
+}
+
+// ErrRefused: an adapter's service refused the new login; its credential
+// was wiped.
+var ErrRefused = errors.New("the service refused the new login: check that every permission was granted, then connect again")
+
+// Result is what a finished login reports.
+type Result struct {
+	AccountHint string
+	Tools       int   // tools stored; -1 when the first listing failed
+	ListErr     error // why the first listing failed; the login is connected anyway
+	// FirstListing: the first listing ran (whether or not it failed).
+	FirstListing bool
+}
+
+// Finish marks a checked login connected: account hint, enabled binding and
+// (for a key login) its listed tools in one transaction; then its cached
+// session is dropped and, unless it brought its tools, the first listing
+// stored. A failed first listing is reported in Result, not as an error.
+func Finish(ctx context.Context, d Deps, connectionID string, o Options) (Result, error) {
+	id, err := uuid.Parse(connectionID)
+	if err != nil {
+		return Result{}, store.ErrNotFound
+	}
+	hint := o.Hint
+	if o.HintFrom == HintStored {
+		hint = storedHint(ctx, d, id)
+	}
+	if o.CheckAdapter && d.Sessions != nil {
+		if hint, err = checkAdapter(ctx, d, id, hint); err != nil {
+			return Result{}, err
+		}
+	}
+	mark := d.Mark
+	if mark == nil {
+		mark = grants.MarkConnected
+	}
+	err = store.InTx(ctx, d.DB, func(tx pgx.Tx) error {
+		if o.Listed != nil {
+			if err := grants.SyncListedTools(ctx, tx, connectionID, o.Listed); err != nil {
+				return err
+			}
+		}
+		return mark(ctx, tx, connectionID, hint)
+	})
+	if err != nil {
+		if o.Listed != nil {
+			if derr := d.Engine.Disconnect(context.WithoutCancel(ctx), id); derr != nil {
+				d.log().Error("mcp login: cannot wipe the credential of a failed connect", "connection", connectionID, "err", derr)
+			}
+		}
+		return Result{}, err
+	}
+	res := Result{AccountHint: hint, Tools: len(o.Listed)}
+	if d.Sessions == nil {
+		return res, nil
+	}
+	d.Sessions.Drop(connectionID)
+	if o.Listed != nil {
+		return res, nil
+	}
+	if o.ListRemoteOnly {
+		remote, err := isRemote(ctx, d.DB, id)
+		if err != nil || !remote {
+			return res, err
+		}
+	}
+	res.FirstListing = true
+	if res.Tools, res.ListErr = d.Sessions.SyncTools(ctx, connectionID); res.ListErr != nil {
+		res.Tools = -1
+	}
+	return res, nil
+}
+
+// checkAdapter checks an adapter's new login with its service (isAdapter is
+// false for other logins); a refusal wipes the stored credential.
+func checkAdapter(ctx context.Context, d Deps, id uuid.UUID, hint string) (string, error) {
+	h, isAdapter, err := d.Sessions.CheckAdapter(ctx, id.String())
+	if !isAdapter {
+		return hint, nil
+	}
+	if errors.Is(err, adapters.ErrRejected) {
+		if derr := d.Engine.Disconnect(ctx, id); derr != nil {
+			return "", derr
+		}
+		return "", ErrRefused
+	}
+	if err != nil {
+		return "", err
+	}
+	if h != "" {
+		return h, nil
+	}
+	return hint, nil
+}
+
+func isRemote(ctx context.Context, db *pgxpool.Pool, id uuid.UUID) (bool, error) {
+	var kind catalog.Kind
+	err := db.QueryRow(ctx, `SELECT s.kind FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE c.id = $1`, id).Scan(&kind)
+	return kind == catalog.KindRemote, store.Map(err)
+}
+
+func (d Deps) log() *slog.Logger {
+	if d.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.Log
+}
