@@ -26,7 +26,9 @@ import (
 // it answer 503.
 func peer(t *testing.T, token string, down *atomic.Bool) string {
 	s := server.NewMCPServer("peer", "1.0.0", server.WithToolCapabilities(false))
-	ok := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("ok"), nil }
+	ok := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	}
 	s.AddTool(mcp.NewTool("search", mcp.WithDescription("Search")), ok)
 	s.AddTool(mcp.NewTool("fetch", mcp.WithDescription("Fetch")), ok)
 	h := server.NewStreamableHTTPServer(s, server.WithStateful(true))
