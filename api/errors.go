@@ -17,6 +17,7 @@ import (
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
 	"github.com/guilds/guilds/workflows/connect"
+	"github.com/guilds/guilds/workflows/run"
 )
 
 // Error is an API error with its HTTP status; every error body has the same shape.
@@ -76,6 +77,8 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: "reconnect_required", Message: reconnect.Error()}
 	case errors.Is(err, connect.ErrSetup):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "oauth_setup_failed", Message: err.Error()}
+	case errors.Is(err, run.ErrSearchAttributesMissing):
+		return &Error{Status: http.StatusServiceUnavailable, Code: "temporal_not_ready", Message: run.ErrSearchAttributesMissing.Error()}
 	case errors.Is(err, models.ErrNoKey):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "no_model_key", Message: err.Error()}
 	case errors.Is(err, models.ErrNoKeyring):

@@ -2,10 +2,12 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -104,11 +106,20 @@ func Start(ctx context.Context, c client.Client, db store.DB, in Input) (string,
 	}
 	_, err = c.ExecuteWorkflow(ctx, opts, WorkflowName, Params{RunID: r.ID, AgentID: agent.ID, GuildID: agent.GuildID,
 		OrganisationID: agent.OrganisationID, Trigger: in.Trigger})
+	var invalid *serviceerror.InvalidArgument
+	if errors.As(err, &invalid) && strings.Contains(strings.ToLower(invalid.Error()), "search attribute") {
+		// Removed from the namespace since start-up registered them.
+		return "", fmt.Errorf("%w: %s", ErrSearchAttributesMissing, invalid.Error())
+	}
 	if err != nil {
 		return "", fmt.Errorf("start run workflow: %w", err)
 	}
 	return r.ID, nil
 }
+
+// ErrSearchAttributesMissing: the namespace lacks the search attributes a
+// run is started with; restarting serve or worker registers them.
+var ErrSearchAttributesMissing = errors.New("the Temporal namespace lacks the Guilds search attributes: restart guilds serve or guilds worker, which register them, or create them with `temporal operator search-attribute create`")
 
 // Cancel asks Temporal to cancel a run's workflow; the workflow records the
 // cancelled status itself.
