@@ -62,7 +62,10 @@ func (w *reportWorkflow) ExecuteWorkflow(ctx workflow.Context, in *interceptor.E
 	var ce *temporal.CanceledError
 	if err != nil && !workflow.IsReplaying(ctx) && !errors.As(err, &ce) {
 		info := workflow.GetInfo(ctx)
-		w.rep.Error(context.Background(), err, errorreport.Tags{Component: "workflow " + info.WorkflowType.Name, Run: runID(info.WorkflowExecution.ID)})
+		tags := errorreport.Tags{Component: "workflow " + info.WorkflowType.Name, Run: runID(info.WorkflowExecution.ID)}
+		// Off the workflow's goroutine: sending blocks, and a workflow task
+		// that blocks for a second is taken for a deadlock.
+		w.rep.ErrorAsync(context.Background(), err, tags)
 	}
 	return out, err
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/getsentry/sentry-go"
@@ -31,9 +32,10 @@ type Tags struct {
 
 // Reporter sends events. A nil *Reporter is off: every method does nothing.
 type Reporter struct {
-	client *sentry.Client
-	static *tools.Redactor
-	log    *slog.Logger
+	inFlight sync.WaitGroup // ErrorAsync sends not yet done
+	client   *sentry.Client
+	static   *tools.Redactor
+	log      *slog.Logger
 }
 
 // New returns a reporter for dsn, or nil when dsn is empty. secrets are the
@@ -47,8 +49,14 @@ func New(dsn string, secrets []string, release string, log *slog.Logger) (*Repor
 		log = slog.Default()
 	}
 	r := &Reporter{static: tools.NewRedactor(secrets, log), log: log}
+	// Sent synchronously, within sendTimeout: the platform's own errors are
+	// rare, and an event queued behind a buffer can be lost when the process
+	// ends or the buffer is flushed before it was taken.
+	transport := sentry.NewHTTPSyncTransport()
+	transport.Timeout = sendTimeout
 	c, err := sentry.NewClient(sentry.ClientOptions{
 		Dsn:              dsn,
+		Transport:        transport,
 		Release:          release,
 		AttachStacktrace: true,
 		SendDefaultPII:   false,
@@ -65,6 +73,9 @@ func New(dsn string, secrets []string, release string, log *slog.Logger) (*Repor
 	return r, nil
 }
 
+// sendTimeout bounds how long reporting one error can hold its caller.
+const sendTimeout = 5 * time.Second
+
 type tagsKey struct{}
 
 // Error reports err with tags.
@@ -73,6 +84,19 @@ func (r *Reporter) Error(ctx context.Context, err error, tags Tags) {
 		return
 	}
 	r.capture(ctx, err, tags, sentry.LevelError)
+}
+
+// ErrorAsync reports err without blocking the caller (a workflow task must
+// not block); Flush waits for it.
+func (r *Reporter) ErrorAsync(ctx context.Context, err error, tags Tags) {
+	if r == nil || err == nil {
+		return
+	}
+	r.inFlight.Add(1)
+	go func() {
+		defer r.inFlight.Done()
+		r.capture(ctx, err, tags, sentry.LevelError)
+	}()
 }
 
 // Panic reports a recovered panic value with tags.
@@ -100,10 +124,16 @@ func (r *Reporter) capture(ctx context.Context, err error, tags Tags, level sent
 	r.client.CaptureException(err, hint, scope)
 }
 
-// Flush waits up to timeout for queued events to be sent.
+// Flush waits up to timeout for the sends ErrorAsync started.
 func (r *Reporter) Flush(timeout time.Duration) {
 	if r == nil {
 		return
+	}
+	done := make(chan struct{})
+	go func() { r.inFlight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
 	}
 	r.client.Flush(timeout)
 }
