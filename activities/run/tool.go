@@ -92,7 +92,7 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 		}
 		mctx, recorded := tools.WithMetadata(ctx)
 		raw := a.d.Tools.Invoke(mctx, tools.Call{Name: in.Name, Args: args, RunID: r.ID, AgentID: r.AgentID,
-			GuildID: r.GuildID, OrgID: r.OrganisationID, Trigger: r.Trigger})
+			GuildID: r.GuildID, OrgID: r.OrganisationID, Trigger: r.Trigger, Seq: in.Seq, CallID: in.CallID})
 		for k, v := range recorded() {
 			if _, taken := meta[k]; !taken { // kind and class stay the platform's
 				meta[k] = v

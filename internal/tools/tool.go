@@ -15,6 +15,11 @@ type Call struct {
 	RunID, AgentID, GuildID, OrgID string // may be empty outside a run
 
 	Trigger string // "direct" | "group" | "schedule" (may be empty)
+
+	// Seq is the message seq the call's result is stored at, and CallID the
+	// model's id for the call; both are zero outside a run.
+	Seq    int
+	CallID string
 }
 
 // Handler runs a native tool. It returns the raw result; the caller stamps it.
