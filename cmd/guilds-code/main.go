@@ -1,0 +1,89 @@
+// Command guilds-code runs one code tool call inside an agent's sandbox.
+//
+// Its only argument is the request (codeproto): base64 JSON, or "@<path>"
+// naming a JSON file under /run/guilds/requests/, which it reads and
+// deletes. It prints one codeproto.Response as base64 JSON and exits 0; a
+// non-zero exit means the helper itself failed, never a tool result.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/guilds/guilds/internal/codeops"
+	"github.com/guilds/guilds/internal/codeproto"
+)
+
+// handler serves one tool. A tool-level failure is an "ERROR: ..." text in
+// the Response, never a Go error.
+type handler func(ctx context.Context, env *codeops.Env, args json.RawMessage) codeproto.Response
+
+// handlers maps a tool name to its handler. graph.go registers the
+// graph-backed tools (code_map, code_find, code_outline, code_callers) from
+// its init.
+var handlers = map[string]handler{}
+
+// symbolSearch serves code_search mode symbols; graph.go sets it. nil means
+// this build has no code graph.
+var symbolSearch func(ctx context.Context, env *codeops.Env, args json.RawMessage) codeproto.Response
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		_, _ = fmt.Fprintln(stderr, "usage: guilds-code <base64 request> | @/run/guilds/requests/<file>")
+		return 2
+	}
+	if args[0] == codeops.JobArg {
+		return codeops.SuperviseJob(args[1:], stderr)
+	}
+	if len(args) != 1 {
+		_, _ = fmt.Fprintln(stderr, "guilds-code: expected one argument, the request")
+		return 2
+	}
+	req, err := readRequest(args[0])
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "guilds-code: %v\n", err)
+		return 2
+	}
+	resp := serve(ctx, req)
+	out, err := codeproto.EncodeResponse(resp)
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "guilds-code: encode response: %v\n", err)
+		return 1
+	}
+	if _, err := fmt.Fprintln(stdout, out); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// serve runs one request through its handler and caps the result.
+func serve(ctx context.Context, req codeproto.Request) (resp codeproto.Response) {
+	env, err := codeops.NewEnv(req)
+	if err != nil {
+		return codeops.Errorf("%v", err)
+	}
+	h, ok := handlers[req.Tool]
+	if !ok {
+		return codeops.Errorf("tool: %q is not a code tool this helper knows", req.Tool)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			resp = codeops.Errorf("guilds-code failed on %s: %v", req.Tool, p)
+		}
+		resp.Text = codeops.CapText(resp.Text, env.MaxBytes())
+	}()
+	env.TouchRun()
+	args := req.Args
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	return h(ctx, env, args)
+}
