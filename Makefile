@@ -48,13 +48,17 @@ run: build temporal ## Run the whole platform on development defaults (guilds de
 	$(BIN)/guilds dev
 
 .PHONY: test
-test: lint build temporal ## Run the linters, then every test against real PostgreSQL, Redis and a Temporal dev server
+test: lint build temporal sandbox-image ## Run the linters, then every test against real PostgreSQL, Redis and a Temporal dev server
 	@scripts/with-temporal.sh $(TEMPORAL_CLI) $(TEST_TEMPORAL_PORT) \
 		$(GO) test $(GOTEST_FLAGS) ./...
 	@# Allocation counts are only meaningful without the race detector.
 	$(GO) test -count=1 -run 'Allocat|HotPathAllocs' ./internal/tools/ ./internal/connectors/
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(MAKE) --no-print-directory conformance
+
+.PHONY: sandbox-image
+sandbox-image: ## Build the agent sandbox image guilds-sandbox:latest into Podman (cached; see scripts/sandbox-image.sh)
+	scripts/sandbox-image.sh
 
 .PHONY: fuzz-smoke
 # A count, not a duration: a time budget can end while the fuzzer is minimising a new
