@@ -19,6 +19,11 @@ import (
 // the provider again.
 func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, error) {
 	if m, err := runs.GetMessage(ctx, a.d.DB, in.RunID, in.Seq); err == nil {
+		if snap, err := runs.SnapshotOf(ctx, a.d.DB, in.RunID); err == nil {
+			if err := a.recordExploration(ctx, snap); err != nil {
+				return ModelOutput{}, err
+			}
+		}
 		return modelOutput(m), nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return ModelOutput{}, err
@@ -93,7 +98,23 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 	if err != nil {
 		return ModelOutput{}, err
 	}
+	if err := a.recordExploration(ctx, snap); err != nil {
+		return ModelOutput{}, err
+	}
 	return modelOutput(stored), nil
+}
+
+// recordExploration rewrites a coding run's metadata.exploration once a
+// generation has ended; every tool call of the run so far has its result
+// stored by then.
+func (a *Activities) recordExploration(ctx context.Context, snap runs.Snapshot) error {
+	if !snap.Flags.Coding {
+		return nil
+	}
+	if _, err := runs.RecordExploration(ctx, a.d.DB, snap.RunID); err != nil {
+		return fmt.Errorf("record exploration: %w", err)
+	}
+	return nil
 }
 
 func modelOutput(m runs.Message) ModelOutput {

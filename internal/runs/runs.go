@@ -9,6 +9,7 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/guilds/guilds/internal/access"
@@ -62,15 +63,24 @@ type Run struct {
 	CreatedAt      time.Time  `json:"created_at"`
 	StartedAt      *time.Time `json:"started_at,omitempty"`
 	FinishedAt     *time.Time `json:"finished_at,omitempty"`
+	// Exploration is set on coding runs after their first generation.
+	Exploration *Exploration `json:"exploration,omitempty"`
 }
 
 const runCols = `id, agent_id, guild_id, organisation_id, trigger, status, model, budget, remaining, error,
-	created_at, started_at, finished_at`
+	created_at, started_at, finished_at, metadata->'exploration'`
 
 func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var r Run
+	var exploration []byte
 	err := row.Scan(&r.ID, &r.AgentID, &r.GuildID, &r.OrganisationID, &r.Trigger, &r.Status, &r.Model,
-		&r.Budget, &r.Remaining, &r.Error, &r.CreatedAt, &r.StartedAt, &r.FinishedAt)
+		&r.Budget, &r.Remaining, &r.Error, &r.CreatedAt, &r.StartedAt, &r.FinishedAt, &exploration)
+	if err == nil && len(exploration) > 0 {
+		var e Exploration
+		if json.Unmarshal(exploration, &e) == nil {
+			r.Exploration = &e
+		}
+	}
 	return r, store.Map(err)
 }
 
