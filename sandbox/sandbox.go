@@ -44,8 +44,12 @@ type Driver interface {
 	// List returns the sandboxes this driver manages, newest first.
 	List(ctx context.Context) ([]Sandbox, error)
 	// Cleanup removes the managed sandboxes created more than olderThan
-	// ago and returns the ones it removed.
+	// ago and returns the ones it removed. Home volumes are kept.
 	Cleanup(ctx context.Context, olderThan time.Duration) ([]Sandbox, error)
+	// RemoveVolume deletes a home volume (Spec.HomeVolume) the driver
+	// created. Removing a volume that does not exist, or that the driver
+	// did not create, is not an error; one a sandbox still uses is.
+	RemoveVolume(ctx context.Context, name string) error
 }
 
 // Sandbox describes one sandbox as the driver sees it.
@@ -70,6 +74,9 @@ const MaxFileSize = 16 << 20
 var (
 	// ErrNotFound: no sandbox with that id, or no such file in it.
 	ErrNotFound = errors.New("sandbox: not found")
+	// ErrNotRunning: the sandbox exists but has stopped (its main process
+	// exited or was killed); only Remove is of use on it.
+	ErrNotRunning = errors.New("sandbox: not running")
 	// ErrInvalid: a Spec, ExecRequest or path the driver refuses.
 	ErrInvalid = errors.New("sandbox: invalid request")
 	// ErrTooLarge: a file over MaxFileSize.

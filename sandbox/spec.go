@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"strings"
 )
 
@@ -60,6 +61,12 @@ type Spec struct {
 	// Command keeps the sandbox alive; empty = a small shell loop that
 	// idles and reaps orphaned processes. Commands run through Exec.
 	Command []string
+	// HomeVolume keeps HomeDir on the named volume of that name instead of
+	// a tmpfs, so the home outlives the sandbox: a sandbox created later
+	// with the same HomeVolume finds it as it was left. The driver creates
+	// the volume when missing, with the platform's labels, and refuses one
+	// it did not create. Empty = a tmpfs that goes with the sandbox.
+	HomeVolume string
 	// Env is set for every process of the sandbox; ExecRequest.Env wins.
 	Env map[string]string
 	// Labels are extra labels; keys under "guilds." are reserved.
@@ -91,7 +98,23 @@ func (s Spec) Normalize() (Spec, error) {
 			return s, fmt.Errorf("%w: environment name %q", ErrInvalid, k)
 		}
 	}
+	if s.HomeVolume != "" {
+		if err := CheckVolumeName(s.HomeVolume); err != nil {
+			return s, err
+		}
+	}
 	return s, nil
+}
+
+var volumeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+// CheckVolumeName accepts the volume names every engine accepts: a letter
+// or digit, then letters, digits, '_', '.' or '-', 128 characters at most.
+func CheckVolumeName(name string) error {
+	if !volumeName.MatchString(name) {
+		return fmt.Errorf("%w: home volume name %q (want letters, digits, '_', '.', '-', starting with a letter or digit, at most 128)", ErrInvalid, name)
+	}
+	return nil
 }
 
 // AllLabels returns the spec's labels plus the platform's own; scope may be

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/google/uuid"
 
@@ -265,5 +266,82 @@ func BenchmarkCopyToFrom(b *testing.B) {
 		if _, err := d.CopyFrom(ctx, sb.ID, sandbox.RunDir+"/requests/r.json"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestHomeVolumeLabelsAndOwnership(t *testing.T) {
+	t.Parallel()
+	d, cli := engine(t)
+	ctx := context.Background()
+	name := "guilds-test-home-" + uuid.NewString()
+	t.Cleanup(func() { _ = cli.VolumeRemove(context.Background(), name, true) })
+	sb, err := d.Create(ctx, sandbox.Spec{Image: testImage(), AgentID: "a", RunID: "r", HomeVolume: name, User: "1000:1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = d.Remove(ctx, sb.ID) }()
+	v, err := cli.VolumeInspect(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{sandbox.LabelManaged: "true", sandbox.LabelAgent: "a", sandbox.LabelScope: d.scope} {
+		if v.Labels[k] != want {
+			t.Errorf("volume label %s = %q, want %q", k, v.Labels[k], want)
+		}
+	}
+	if _, ok := v.Labels[sandbox.LabelRun]; ok {
+		t.Error("a home volume carries a run label; it belongs to the agent")
+	}
+	info, err := cli.ContainerInspect(ctx, sb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onVolume := slices.ContainsFunc(info.Mounts, func(m container.MountPoint) bool {
+		return m.Type == "volume" && m.Name == name && m.Destination == sandbox.HomeDir
+	})
+	if _, tmpfs := info.HostConfig.Tmpfs[sandbox.HomeDir]; tmpfs || !onVolume {
+		t.Errorf("tmpfs = %v, mounts = %+v; want the home on volume %s", info.HostConfig.Tmpfs, info.Mounts, name)
+	}
+	res, err := d.Exec(ctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"sh", "-c", "touch /home/agent/f && stat -c %u /home/agent/f"}})
+	if err != nil || strings.TrimSpace(string(res.Stdout)) != "1000" {
+		t.Fatalf("the sandbox user writes its home volume: %+v %v", res, err)
+	}
+}
+
+func TestForeignVolumeRefused(t *testing.T) {
+	t.Parallel()
+	d, cli := engine(t)
+	ctx := context.Background()
+	name := "guilds-test-foreign-" + uuid.NewString()
+	if _, err := cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: map[string]string{"purpose": "guilds-sandbox-test"}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.VolumeRemove(context.Background(), name, true) })
+	if _, err := d.Create(ctx, sandbox.Spec{Image: testImage(), HomeVolume: name}); !errors.Is(err, sandbox.ErrInvalid) {
+		t.Fatalf("create on a volume the platform did not make: err = %v, want ErrInvalid", err)
+	}
+	if err := d.RemoveVolume(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.VolumeInspect(ctx, name); err != nil {
+		t.Fatalf("RemoveVolume removed a foreign volume: %v", err)
+	}
+}
+
+func TestExecOnStoppedSandbox(t *testing.T) {
+	t.Parallel()
+	d, cli := engine(t)
+	ctx := context.Background()
+	sb, err := d.Create(ctx, sandbox.Spec{Image: testImage()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = d.Remove(ctx, sb.ID) }()
+	timeout := 0
+	if err := cli.ContainerStop(ctx, sb.ID, container.StopOptions{Timeout: &timeout}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Exec(ctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"true"}}); !errors.Is(err, sandbox.ErrNotRunning) {
+		t.Fatalf("exec on a stopped sandbox: err = %v, want ErrNotRunning", err)
 	}
 }

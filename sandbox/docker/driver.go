@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
 
 	"github.com/guilds/guilds/sandbox"
@@ -90,6 +91,11 @@ func (d *Driver) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 	}
 	if spec.Image == "" {
 		return sandbox.Sandbox{}, fmt.Errorf("%w: image is required", sandbox.ErrInvalid)
+	}
+	if spec.HomeVolume != "" {
+		if err := d.ensureVolume(ctx, spec); err != nil {
+			return sandbox.Sandbox{}, err
+		}
 	}
 	cfg, host := d.containerConfig(spec)
 	var b [6]byte
@@ -169,6 +175,12 @@ func (d *Driver) containerConfig(spec sandbox.Spec) (*container.Config, *contain
 			PidsLimit:  &pids,
 		},
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
+	}
+	if spec.HomeVolume != "" {
+		// The home outlives the container on its volume. An empty new
+		// volume is filled from the image's /home/agent (owner included).
+		delete(host.Tmpfs, sandbox.HomeDir)
+		host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: spec.HomeVolume, Target: sandbox.HomeDir}}
 	}
 	return cfg, host
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,6 +72,9 @@ func (d *Driver) exec(ctx context.Context, id, user string, req sandbox.ExecRequ
 		if cerrdefs.IsNotFound(err) {
 			return sandbox.ExecResult{}, fmt.Errorf("%w: %s", sandbox.ErrNotFound, id)
 		}
+		if isNotRunning(err) {
+			return sandbox.ExecResult{}, fmt.Errorf("%w: %s: %v", sandbox.ErrNotRunning, id, err)
+		}
 		return sandbox.ExecResult{}, fmt.Errorf("sandbox/docker: exec: %w", err)
 	}
 	hj, err := d.cli.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
@@ -128,6 +132,14 @@ func (d *Driver) exec(ctx context.Context, id, user string, req sandbox.ExecRequ
 	}
 	res.ExitCode = code
 	return res, nil
+}
+
+// isNotRunning recognises the engine's answer to an exec into a stopped
+// container: Docker says 409 "is not running", Podman 500 "container state
+// improper".
+func isNotRunning(err error) bool {
+	msg := err.Error()
+	return cerrdefs.IsConflict(err) || strings.Contains(msg, "state improper") || strings.Contains(msg, "is not running")
 }
 
 // exitCode reads the exec's exit code. The stream can end a moment before

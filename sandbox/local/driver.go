@@ -88,6 +88,8 @@ type meta struct {
 	Created time.Time         `json:"created"`
 	Labels  map[string]string `json:"labels"`
 	Env     map[string]string `json:"env,omitempty"`
+	// HomeVolume is Spec.HomeVolume: /home/agent lives in that volume.
+	HomeVolume string `json:"home_volume,omitempty"`
 }
 
 const metaFile = "sandbox.json"
@@ -105,6 +107,29 @@ func (d *Driver) dir(id string) (string, error) {
 	return dir, nil
 }
 
+// load returns the sandbox's directory and metadata.
+func (d *Driver) load(id string) (string, meta, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.loadLocked(id)
+}
+
+func (d *Driver) loadLocked(id string) (string, meta, error) {
+	var m meta
+	dir, err := d.dir(id)
+	if err != nil {
+		return "", m, err
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, metaFile)) //nolint:gosec // G304: dir is the sandbox's own directory (d.dir checks the id)
+	if err != nil {
+		return "", m, sandbox.ErrNotFound
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return "", m, fmt.Errorf("sandbox/local: %s: %w", metaFile, err)
+	}
+	return dir, m, nil
+}
+
 // Create makes the sandbox directory with its home, run and tmp folders.
 func (d *Driver) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, error) {
 	spec, err := spec.Normalize()
@@ -120,7 +145,13 @@ func (d *Driver) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 			return sandbox.Sandbox{}, fmt.Errorf("sandbox/local: create: %w", err)
 		}
 	}
-	m := meta{Created: d.now().UTC(), Labels: spec.AllLabels(d.scope), Env: spec.Env}
+	if spec.HomeVolume != "" {
+		if err := d.ensureVolume(spec); err != nil {
+			_ = os.RemoveAll(dir)
+			return sandbox.Sandbox{}, err
+		}
+	}
+	m := meta{Created: d.now().UTC(), Labels: spec.AllLabels(d.scope), Env: spec.Env, HomeVolume: spec.HomeVolume}
 	raw, _ := json.Marshal(m)
 	d.mu.Lock()
 	err = os.WriteFile(filepath.Join(dir, metaFile), raw, 0o600)
@@ -140,8 +171,10 @@ func toSandbox(id string, m meta) sandbox.Sandbox {
 	}
 }
 
-// Remove deletes the sandbox directory after killing nothing: processes the
-// sandbox started in the background are the caller's to have stopped.
+// Remove kills the processes the sandbox's commands left running (those
+// that still carry its GUILDS_SANDBOX_ROOT; one that scrubbed its
+// environment escapes) and deletes the sandbox directory. A home volume is
+// kept.
 func (d *Driver) Remove(ctx context.Context, id string) error {
 	dir, err := d.dir(id)
 	if errors.Is(err, sandbox.ErrNotFound) {
@@ -149,6 +182,7 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	killLeftovers(filepath.Join(dir, "fs"))
 	// The metadata goes first, so a half-removed directory is no longer a sandbox.
 	if err := os.Remove(filepath.Join(dir, metaFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("sandbox/local: remove: %w", err)

@@ -3,7 +3,6 @@ package local
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -25,25 +24,22 @@ func (d *Driver) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (
 	if err != nil {
 		return sandbox.ExecResult{}, err
 	}
-	dir, err := d.dir(id)
+	dir, m, err := d.load(id)
 	if err != nil {
 		return sandbox.ExecResult{}, err
 	}
-	var m meta
-	if raw, err := os.ReadFile(filepath.Join(dir, metaFile)); err == nil { //nolint:gosec // G304: dir is the sandbox's own directory (d.dir checks the id)
-		_ = json.Unmarshal(raw, &m)
-	}
+	host := func(p string) string { b, rel := d.place(dir, m, p); return filepath.Join(b, rel) }
 	fsRoot := filepath.Join(dir, "fs")
 	base := map[string]string{
 		"PATH":                os.Getenv("PATH"),
-		"HOME":                filepath.Join(fsRoot, sandbox.HomeDir),
-		"TMPDIR":              filepath.Join(fsRoot, sandbox.TmpDir),
+		"HOME":                host(sandbox.HomeDir),
+		"TMPDIR":              host(sandbox.TmpDir),
 		"GUILDS_SANDBOX_ROOT": fsRoot,
 	}
 
 	stdout, stderr := capbuf.New(req.MaxOutput), capbuf.New(req.MaxOutput)
 	cmd := exec.Command(req.Cmd[0], req.Cmd[1:]...) //nolint:gosec // G204: running the agent's command is what a sandbox driver does
-	cmd.Dir = filepath.Join(fsRoot, req.Dir)
+	cmd.Dir = host(req.Dir)
 	cmd.Env = sandbox.EnvList(base, m.Env, req.Env)
 	cmd.Stdin = req.Stdin
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -99,6 +95,32 @@ func (d *Driver) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (
 		}
 	}
 	return res, nil
+}
+
+// killLeftovers SIGKILLs every process whose environment holds the
+// sandbox's GUILDS_SANDBOX_ROOT: what its commands left in the background.
+func killLeftovers(fsRoot string) {
+	want := []byte("GUILDS_SANDBOX_ROOT=" + fsRoot)
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		raw, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(raw, []byte{0}) {
+			if bytes.Equal(kv, want) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
+		}
+	}
 }
 
 // stopGroup sends SIGTERM to the process group, waits up to KillGrace for

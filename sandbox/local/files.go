@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 
 	"github.com/guilds/guilds/sandbox"
 )
@@ -24,15 +23,16 @@ func (d *Driver) openFS(id, p string) (*os.Root, string, error) {
 	if p == "/" {
 		return nil, "", fmt.Errorf("%w: path / is not a file", sandbox.ErrInvalid)
 	}
-	dir, err := d.dir(id)
+	dir, m, err := d.load(id)
 	if err != nil {
 		return nil, "", err
 	}
-	r, err := os.OpenRoot(filepath.Join(dir, "fs"))
+	base, rel := d.place(dir, m, p)
+	r, err := os.OpenRoot(base)
 	if err != nil {
 		return nil, "", fmt.Errorf("sandbox/local: %w", err)
 	}
-	return r, p[1:], nil
+	return r, rel, nil
 }
 
 // CopyTo writes a temporary file next to the target and renames it over.

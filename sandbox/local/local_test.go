@@ -3,9 +3,12 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,5 +111,81 @@ func BenchmarkExec(b *testing.B) {
 		if res, err := d.Exec(ctx, sb.ID, req); err != nil || res.ExitCode != 0 {
 			b.Fatal(res, err)
 		}
+	}
+}
+
+func TestHostPathFollowsTheHomeVolume(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	d, err := New(Options{AllowUnisolated: true, Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	plain, err := d.Create(ctx, sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withHome, err := d.Create(ctx, sandbox.Spec{HomeVolume: "home-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ id, p, want string }{
+		{plain.ID, sandbox.HomeDir, filepath.Join(root, plain.ID, "fs", "home", "agent")},
+		{withHome.ID, sandbox.HomeDir, filepath.Join(root, "volumes", "home-1")},
+		{withHome.ID, sandbox.HomeDir + "/repos/x", filepath.Join(root, "volumes", "home-1", "repos", "x")},
+		{withHome.ID, sandbox.RunDir, filepath.Join(root, withHome.ID, "fs", "run", "guilds")},
+	} {
+		got, err := d.HostPath(c.id, c.p)
+		if err != nil || got != c.want {
+			t.Errorf("HostPath(%s) = %q, %v; want %q", c.p, got, err, c.want)
+		}
+	}
+	// The command's home and working directory are the volume.
+	res, err := d.Exec(ctx, withHome.ID, sandbox.ExecRequest{Cmd: []string{"sh", "-c", `echo "$HOME"; pwd`}})
+	want := filepath.Join(root, "volumes", "home-1")
+	if err != nil || string(res.Stdout) != want+"\n"+want+"\n" {
+		t.Fatalf("exec = %q %v, want home and cwd %s", res.Stdout, err, want)
+	}
+	if _, err := d.HostPath("0123456789abcdef01234567", sandbox.HomeDir); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("unknown sandbox: err = %v", err)
+	}
+	if _, err := d.HostPath(plain.ID, "home/agent"); !errors.Is(err, sandbox.ErrInvalid) {
+		t.Errorf("relative path: err = %v", err)
+	}
+}
+
+func TestRemoveEndsBackgroundCommands(t *testing.T) {
+	t.Parallel()
+	d, err := New(Options{AllowUnisolated: true, Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sb, err := d.Create(ctx, sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.Exec(ctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"sh", "-c", `setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $!`}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(res.Stdout)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if err := d.Remove(ctx, sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(raw), ") Z ") {
+			return // gone, or a zombie awaiting its reaper
+		}
+		if i > 100 {
+			t.Fatalf("background process %d survived Remove", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

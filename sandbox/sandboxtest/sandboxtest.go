@@ -4,6 +4,8 @@ package sandboxtest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,7 +45,75 @@ func Run(t *testing.T, d sandbox.Driver, opts Options) {
 
 	// The group returns once all its parallel subtests are done with sb.
 	t.Run("group", func(t *testing.T) { parallel(t, d, sb, opts) })
+	t.Run("home volume outlives the sandbox", func(t *testing.T) { homeVolume(t, d, opts) })
 	cleanupAll(t, d, sb.ID, opts)
+}
+
+// homeVolume checks Spec.HomeVolume and RemoveVolume. It runs alone: the
+// list subtest counts the sandboxes.
+func homeVolume(t *testing.T, d sandbox.Driver, opts Options) {
+	ctx := context.Background()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "guilds-test-home-" + hex.EncodeToString(b[:])
+	t.Cleanup(func() { _ = d.RemoveVolume(context.Background(), name) })
+	spec := sandbox.Spec{Image: opts.Image, AgentID: "agent-home", HomeVolume: name}
+	create := func() sandbox.Sandbox {
+		t.Helper()
+		sb, err := d.Create(ctx, spec)
+		if err != nil {
+			t.Fatalf("create with home volume: %v", err)
+		}
+		t.Cleanup(func() { _ = d.Remove(context.Background(), sb.ID) })
+		return sb
+	}
+
+	first := create()
+	res := mustExec(t, d, first.ID, sandbox.ExecRequest{Cmd: []string{"sh", "-c", `mkdir -p notes && echo kept > notes/a && echo "$HOME" && pwd`}})
+	if res.ExitCode != 0 {
+		t.Fatalf("write in the home: %+v", res)
+	}
+	if err := d.CopyTo(ctx, first.ID, sandbox.HomeDir+"/b.txt", []byte("file api"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.RemoveVolume(ctx, name); err == nil {
+		t.Error("RemoveVolume of a volume in use: no error")
+	}
+	if err := d.Remove(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	second := create()
+	res = mustExec(t, d, second.ID, sandbox.ExecRequest{Cmd: []string{"cat", "notes/a", "b.txt"}})
+	if res.ExitCode != 0 || string(res.Stdout) != "kept\nfile api" {
+		t.Fatalf("the new sandbox's home: %+v (%q)", res, res.Stdout)
+	}
+	if f, err := d.CopyFrom(ctx, second.ID, sandbox.HomeDir+"/notes/a"); err != nil || string(f.Content) != "kept\n" {
+		t.Fatalf("CopyFrom the kept home: %q %v", f.Content, err)
+	}
+	if err := d.Remove(ctx, second.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	for range 2 { // idempotent
+		if err := d.RemoveVolume(ctx, name); err != nil {
+			t.Fatalf("RemoveVolume: %v", err)
+		}
+	}
+	third := create()
+	if _, err := d.CopyFrom(ctx, third.ID, sandbox.HomeDir+"/notes/a"); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Fatalf("after RemoveVolume the home still holds notes/a (err = %v)", err)
+	}
+	if err := d.Remove(ctx, third.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := d.Create(ctx, sandbox.Spec{Image: opts.Image, HomeVolume: "../etc"}); !errors.Is(err, sandbox.ErrInvalid) {
+		t.Errorf("bad volume name: err = %v, want ErrInvalid", err)
+	}
+	if err := d.RemoveVolume(ctx, "no/such"); !errors.Is(err, sandbox.ErrInvalid) {
+		t.Errorf("RemoveVolume of a bad name: err = %v, want ErrInvalid", err)
+	}
 }
 
 func parallel(t *testing.T, d sandbox.Driver, sb sandbox.Sandbox, opts Options) {
