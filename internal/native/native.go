@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/native/issues"
 	"github.com/guilds/guilds/internal/native/memory"
 	"github.com/guilds/guilds/internal/native/notes"
@@ -17,13 +18,48 @@ import (
 	"github.com/guilds/guilds/internal/tools"
 )
 
+// Option configures the registry.
+type Option func(*options)
+
+type options struct {
+	code code.Deps
+}
+
+// WithWorkspace gives the code tools the agents' workspaces. Without it (the
+// API server) they are declared, so offers and the Tools view list them, and
+// a call fails with code.ErrNoWorkspace.
+func WithWorkspace(ws code.Workspace) Option {
+	return func(o *options) { o.code.Workspace = ws }
+}
+
+// WithCodeResultMax caps a code tool's result text (CODE_RESULT_MAX_BYTES);
+// 0 keeps the helper's default.
+func WithCodeResultMax(n int) Option {
+	return func(o *options) { o.code.MaxResultBytes = n }
+}
+
+// WithCodeHelper names the helper binary as the workspace sees it, for the
+// local development driver; the default is codeproto.HelperPath.
+func WithCodeHelper(path string) Option {
+	return func(o *options) { o.code.Helper = path }
+}
+
 // Registry registers every native tool family on a new registry.
-func Registry(db *pgxpool.Pool, log *slog.Logger) *tools.Registry {
+func Registry(db *pgxpool.Pool, log *slog.Logger, opts ...Option) *tools.Registry {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	reg := tools.NewRegistry(tools.WithLogger(log))
 	notes.Register(reg, notes.Deps{DB: db, Log: log, Reach: noteReach})
 	records.Register(reg, records.Deps{DB: db, Log: log})
 	memory.Register(reg, memory.Deps{DB: db, Log: log})
 	issues.Register(reg, db)
+	o.code.Log = log
+	if db != nil {
+		o.code.DB = db
+	}
+	code.Register(reg, o.code)
 	return reg
 }
 

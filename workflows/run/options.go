@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/tools"
 )
 
@@ -54,12 +55,13 @@ var bookkeepingOptions = workflow.ActivityOptions{
 }
 
 // classTimeouts is the StartToCloseTimeout of a tool call by timeout class.
-// Shell calls take their own timeout (see shellTimeout).
+// Code tools take the helper's own timeout for the call (see codeTimeout).
 var classTimeouts = map[tools.Class]time.Duration{
 	tools.ClassDefault: 30 * time.Second,
 	tools.ClassBrowser: 60 * time.Second,
 	tools.ClassMCP:     mcppool.CallTimeout + poolMargin,
-	tools.ClassCode:    11 * time.Minute, // a first Graft build of a large repository
+	tools.ClassCode:    code.GraphTimeout + codeMargin, // a first graph build of a large repository
+	tools.ClassShell:   code.ShellMax + codeMargin,
 	tools.ClassAdapter: mcppool.AdapterTimeout + poolMargin,
 	tools.ClassScript:  120 * time.Second,
 }
@@ -71,13 +73,12 @@ var classTimeouts = map[tools.Class]time.Duration{
 // margin covers resolving the login and recording the result.
 const poolMargin = 15 * time.Second
 
-// Shell timeouts: the call's timeout_seconds (default 120, at most 600) plus
-// a margin for the helper to report back after the command is stopped.
-const (
-	shellDefault = 120 * time.Second
-	shellMax     = 600 * time.Second
-	shellMargin  = 30 * time.Second
-)
+// codeMargin: a code tool's activity outlives the helper's own timeout (a
+// shell call's timeout_seconds plus the time to stop it and report, 60 s for
+// text and syntax search, 11 minutes for the graph), so a command past its
+// timeout ends as its exit_code: 124 result, not as a lost activity. The
+// margin covers starting the agent's sandbox and recording the result.
+const codeMargin = 30 * time.Second
 
 // toolHeartbeatTimeout: a tool activity heartbeats every couple of seconds
 // while it runs, so a worker that dies mid-call is noticed after this long
@@ -89,8 +90,8 @@ const toolHeartbeatTimeout = 10 * time.Second
 // attempt is recorded as interrupted instead of being repeated.
 func toolOptions(class tools.Class, idempotent bool, name, args string) workflow.ActivityOptions {
 	timeout, ok := classTimeouts[class]
-	if class == tools.ClassShell {
-		timeout, ok = shellTimeout(args)+shellMargin, true
+	if d, isCode := codeTimeout(class, name, args); isCode {
+		timeout, ok = d, true
 	}
 	if !ok {
 		timeout = classTimeouts[tools.ClassDefault]
@@ -112,17 +113,15 @@ func toolOptions(class tools.Class, idempotent bool, name, args string) workflow
 	}
 }
 
-// shellTimeout reads timeout_seconds from a shell call's arguments. It runs
-// in workflow code and only reads the arguments, which are in the history.
-func shellTimeout(args string) time.Duration {
-	var a struct {
-		TimeoutSeconds float64 `json:"timeout_seconds"`
+// codeTimeout is the activity timeout of a code tool's call: the helper's
+// timeout for these arguments plus codeMargin. It runs in workflow code and
+// only reads the arguments, which are in the history.
+func codeTimeout(class tools.Class, name, args string) (time.Duration, bool) {
+	if class != tools.ClassCode && class != tools.ClassShell {
+		return 0, false
 	}
-	if json.Unmarshal([]byte(args), &a) != nil || a.TimeoutSeconds <= 0 {
-		return shellDefault
-	}
-	d := time.Duration(a.TimeoutSeconds * float64(time.Second))
-	return min(d, shellMax)
+	d, ok := code.ExecTimeout(name, json.RawMessage(args))
+	return d + codeMargin, ok
 }
 
 // Continue-as-new thresholds: a run hands over to a fresh execution, carrying

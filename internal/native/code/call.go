@@ -1,0 +1,139 @@
+package code
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/guilds/guilds/internal/codeproto"
+	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/sandbox"
+)
+
+// maxHelperOutput caps what is read of the helper's stdout and stderr: its
+// answer is a capped text plus a few metadata fields, base64 encoded.
+const maxHelperOutput = 1 << 20
+
+// requestMode is the permission of a request file: the helper, which runs
+// as the workspace's user, reads and deletes it.
+const requestMode = 0o644
+
+// handler returns the handler of one code tool.
+func (d Deps) handler(tool string) tools.Handler {
+	return func(ctx context.Context, call tools.Call) (string, error) {
+		if d.Workspace == nil {
+			return "", ErrNoWorkspace
+		}
+		if call.AgentID == "" || call.RunID == "" {
+			return "", fmt.Errorf("%s runs in an agent's workspace during a run: this call has no agent or run id", tool)
+		}
+		req := codeproto.Request{Tool: tool, Args: call.Args, RunID: call.RunID, CallID: call.CallID,
+			AgentID: call.AgentID, Step: call.Seq, MaxBytes: d.MaxResultBytes}
+		if req.CallID == "" {
+			req.CallID = "seq-" + strconv.Itoa(call.Seq)
+		}
+		if tool == ToolFileRead && d.DB != nil {
+			prior, err := priorReads(ctx, d.DB, call.RunID, call.Seq)
+			if err != nil {
+				return "", fmt.Errorf("read this run's earlier file reads: %w", err)
+			}
+			req.PriorReads = prior
+		}
+		resp, err := d.run(ctx, call.AgentID, req)
+		if err != nil {
+			return "", err
+		}
+		for k, v := range resp.Meta {
+			tools.SetMetadata(ctx, k, v)
+		}
+		if tool == ToolFileRead {
+			tools.SetMetadata(ctx, MetaBytes, len(resp.Text))
+		}
+		return resp.Text, nil
+	}
+}
+
+// MetaBytes is the metadata field that records how many bytes a file_read
+// returned (read_bytes_unedited sums it).
+const MetaBytes = "bytes"
+
+// run passes one request to the helper and decodes its answer.
+func (d Deps) run(ctx context.Context, agentID string, req codeproto.Request) (codeproto.Response, error) {
+	var none codeproto.Response
+	arg, err := codeproto.EncodeRequest(req)
+	if err != nil {
+		return none, fmt.Errorf("encode the %s request: %w", req.Tool, err)
+	}
+	host, _ := d.Workspace.(HostPather)
+	env := map[string]string{}
+	if host != nil {
+		home, err := host.HostPath(ctx, agentID, sandbox.HomeDir)
+		if err != nil {
+			return none, fmt.Errorf("locate the workspace: %w", err)
+		}
+		env[codeproto.HomeEnv] = home
+	}
+	if len(arg) > codeproto.MaxArgBytes {
+		if arg, err = d.writeRequest(ctx, agentID, req); err != nil {
+			return none, err
+		}
+	}
+	timeout, _ := ExecTimeout(req.Tool, req.Args)
+	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{
+		Cmd: []string{d.Helper, arg}, Env: env, Timeout: timeout, MaxOutput: maxHelperOutput})
+	if err != nil {
+		return none, fmt.Errorf("run %s in the workspace: %w", req.Tool, err)
+	}
+	if res.TimedOut {
+		return none, fmt.Errorf("%s did not finish within %s", req.Tool, timeout)
+	}
+	if res.ExitCode != 0 {
+		return none, fmt.Errorf("the code helper failed (exit %d)%s", res.ExitCode, lastLine(res.Stderr))
+	}
+	if res.Truncated {
+		return none, errors.New("the code helper's answer was too long")
+	}
+	resp, err := codeproto.DecodeResponse(res.Stdout)
+	if err != nil {
+		return none, fmt.Errorf("the code helper's answer: %w", err)
+	}
+	return resp, nil
+}
+
+// writeRequest writes a request too long for the command line through the
+// sandbox file API and returns the helper's argument that names it, by its
+// sandbox path (the helper maps it, on the local driver too).
+func (d Deps) writeRequest(ctx context.Context, agentID string, req codeproto.Request) (string, error) {
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return "", fmt.Errorf("encode the %s request: %w", req.Tool, err)
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	p := path.Join(codeproto.RequestDir, hex.EncodeToString(b[:])+".json")
+	if err := d.Workspace.CopyTo(ctx, agentID, p, raw, requestMode); err != nil {
+		return "", fmt.Errorf("write the %s request into the workspace: %w", req.Tool, err)
+	}
+	return "@" + p, nil
+}
+
+// lastLine is ": " and the last non-empty line of the helper's stderr,
+// clipped; "" when there is none.
+func lastLine(stderr []byte) string {
+	lines := bytes.Split(bytes.TrimSpace(stderr), []byte("\n"))
+	line := strings.TrimSpace(string(lines[len(lines)-1]))
+	if line == "" {
+		return ""
+	}
+	if len(line) > 300 {
+		line = strings.ToValidUTF8(line[:300], "") + "…"
+	}
+	return ": " + line
+}

@@ -1,0 +1,65 @@
+// Package code is the orchestrator side of the eleven code tools (shell,
+// shell_status, file_read, file_edit, file_write, code_search, code_match,
+// code_map, code_find, code_outline, code_callers). Every call becomes one
+// codeproto.Request run by guilds-code inside the agent's workspace; the
+// helper's shaped text is the result and its metadata fields are recorded
+// with the call. The orchestrator never opens a workspace file itself.
+package code
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+
+	"github.com/guilds/guilds/internal/codeproto"
+	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/sandbox"
+)
+
+// Workspace is what the code tools need from an agent's long-lived sandbox
+// (internal/workspaces.Manager): run a command, and write a file through the
+// sandbox file API.
+type Workspace interface {
+	Exec(ctx context.Context, agentID string, req sandbox.ExecRequest) (sandbox.ExecResult, error)
+	CopyTo(ctx context.Context, agentID, path string, content []byte, mode fs.FileMode) error
+}
+
+// HostPather is implemented by a workspace whose sandboxes are host
+// directories (the local development driver): it maps a sandbox path to the
+// host path the helper sees.
+type HostPather interface {
+	HostPath(ctx context.Context, agentID, path string) (string, error)
+}
+
+// ErrNoWorkspace is the failure of a call in a process that has no
+// workspace (the API server declares the tools for offers and views only).
+var ErrNoWorkspace = errors.New("this process has no agent workspace; code tools run on the worker")
+
+// Deps are what the code tools need.
+type Deps struct {
+	// Workspace runs the helper; nil makes every call fail with ErrNoWorkspace.
+	Workspace Workspace
+	// DB reads the run's earlier file_read calls (no repeated reads).
+	DB store.DB
+	// Helper is the helper's path in the sandbox; empty = codeproto.HelperPath.
+	Helper string
+	// MaxResultBytes caps a result's text (CODE_RESULT_MAX_BYTES); 0 = the
+	// helper's default, codeproto.DefaultResultMaxBytes.
+	MaxResultBytes int
+	Log            *slog.Logger
+}
+
+// Register adds the eleven code tools to reg.
+func Register(reg *tools.Registry, d Deps) {
+	if d.Helper == "" {
+		d.Helper = codeproto.HelperPath
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	for _, t := range decls {
+		reg.Register(t.tool(d.handler(t.name)))
+	}
+}
