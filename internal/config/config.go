@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"regexp"
 	"strings"
+	"time"
 )
 
 // Config is the environment of a guilds process.
@@ -23,7 +25,28 @@ type Config struct {
 	// SealPayloads (GUILDS_TEMPORAL_CODEC=encrypt) encrypts what crosses the
 	// Temporal boundary with the credential keyring.
 	SealPayloads bool
+	// Sandbox is where agents' workspaces run.
+	Sandbox Sandbox
 }
+
+// Sandbox configures the agents' workspace sandboxes (internal/workspaces).
+// The docker driver reads DOCKER_HOST and the other DOCKER_* variables itself.
+type Sandbox struct {
+	Driver     string        // GUILDS_SANDBOX_DRIVER: "docker" or "local"
+	AllowLocal bool          // GUILDS_SANDBOX_ALLOW_LOCAL=1: consent to the local driver, which isolates nothing
+	Image      string        // GUILDS_SANDBOX_IMAGE
+	Idle       time.Duration // GUILDS_SANDBOX_IDLE: an unused sandbox is stopped after this long
+	Scope      string        // GUILDS_SANDBOX_SCOPE: label separating platforms that share an engine
+}
+
+// Sandbox defaults.
+const (
+	SandboxDocker       = "docker"
+	SandboxLocal        = "local"
+	DefaultSandboxImage = "guilds-sandbox:latest"
+	DefaultSandboxIdle  = 15 * time.Minute
+	DefaultSandboxScope = "guilds"
+)
 
 // Defaults used when a variable is unset.
 const (
@@ -62,6 +85,11 @@ func Load(getenv func(string) string) (Config, error) {
 	default:
 		return c, fmt.Errorf("GUILDS_TEMPORAL_CODEC must be none or encrypt, got %q", codec)
 	}
+	sb, err := loadSandbox(or)
+	if err != nil {
+		return c, err
+	}
+	c.Sandbox = sb
 	if c.AuthMode != "token" && c.AuthMode != "local" {
 		return c, fmt.Errorf("GUILDS_AUTH_MODE must be token or local, got %q", c.AuthMode)
 	}
@@ -69,6 +97,45 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("GUILDS_AUTH_MODE=local needs GUILDS_HTTP_ADDR on loopback only (got %q)", c.HTTPAddr)
 	}
 	return c, nil
+}
+
+var scopePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
+
+func loadSandbox(or func(name, def string) string) (Sandbox, error) {
+	s := Sandbox{
+		Driver: or("GUILDS_SANDBOX_DRIVER", SandboxDocker),
+		Image:  or("GUILDS_SANDBOX_IMAGE", DefaultSandboxImage),
+		Scope:  or("GUILDS_SANDBOX_SCOPE", DefaultSandboxScope),
+	}
+	switch v := or("GUILDS_SANDBOX_ALLOW_LOCAL", "0"); v {
+	case "0", "false":
+	case "1", "true":
+		s.AllowLocal = true
+	default:
+		return s, fmt.Errorf("GUILDS_SANDBOX_ALLOW_LOCAL must be 1 or 0, got %q", v)
+	}
+	switch s.Driver {
+	case SandboxDocker:
+	case SandboxLocal:
+		if !s.AllowLocal {
+			return s, fmt.Errorf("GUILDS_SANDBOX_DRIVER=local runs agents' commands on this host without any isolation: set GUILDS_SANDBOX_ALLOW_LOCAL=1 to allow it (development only)")
+		}
+	default:
+		return s, fmt.Errorf("GUILDS_SANDBOX_DRIVER must be docker or local, got %q", s.Driver)
+	}
+	idle := or("GUILDS_SANDBOX_IDLE", DefaultSandboxIdle.String())
+	d, err := time.ParseDuration(idle)
+	if err != nil || d < time.Second {
+		return s, fmt.Errorf("GUILDS_SANDBOX_IDLE must be a duration of at least 1s such as 15m, got %q", idle)
+	}
+	s.Idle = d
+	if !scopePattern.MatchString(s.Scope) {
+		return s, fmt.Errorf("GUILDS_SANDBOX_SCOPE must be letters, digits, '_', '.' or '-' (at most 63, starting with a letter or digit), got %q", s.Scope)
+	}
+	if strings.ContainsAny(s.Image, " \t\n") {
+		return s, fmt.Errorf("GUILDS_SANDBOX_IMAGE must be an image reference without spaces, got %q", s.Image)
+	}
+	return s, nil
 }
 
 // Loopback reports whether a listen address binds only loopback interfaces.
