@@ -85,9 +85,13 @@ func (d Deps) run(ctx context.Context, agentID string, req codeproto.Request) (c
 			return none, err
 		}
 	}
+	helper := d.Helper
+	if loc, ok := d.Workspace.(HelperLocator); ok && loc.CodeHelper() != "" {
+		helper = loc.CodeHelper()
+	}
 	timeout, _ := ExecTimeout(req.Tool, req.Args)
 	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{
-		Cmd: []string{d.Helper, arg}, Env: env, Timeout: timeout, MaxOutput: maxHelperOutput})
+		Cmd: []string{helper, arg}, Env: env, Timeout: timeout, MaxOutput: maxHelperOutput})
 	if err != nil {
 		return none, fmt.Errorf("run %s in the workspace: %w", req.Tool, err)
 	}

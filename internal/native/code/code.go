@@ -33,6 +33,14 @@ type HostPather interface {
 	HostPath(ctx context.Context, agentID, path string) (string, error)
 }
 
+// HelperLocator is implemented by a workspace that runs the helper from
+// somewhere other than codeproto.HelperPath (the local development driver,
+// whose sandboxes are host directories, runs the host's build of it); an
+// empty answer keeps Deps.Helper.
+type HelperLocator interface {
+	CodeHelper() string
+}
+
 // ErrNoWorkspace is the failure of a call in a process that has no
 // workspace (the API server declares the tools for offers and views only).
 var ErrNoWorkspace = errors.New("this process has no agent workspace; code tools run on the worker")
