@@ -214,10 +214,47 @@ wait:
 	return true
 }
 
-// groupAlive reports whether a process group has a member left.
+// groupAlive reports whether a process group has a live member left. A
+// zombie (ended, not yet reaped by its new parent) does not count.
 func groupAlive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, ent := range entries {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		if state, pg, ok := procState(pid); ok && pg == pgid && state != "Z" {
+			return true
+		}
+	}
+	return false
+}
+
+// procState reads a process's state letter and process group from
+// /proc/<pid>/stat.
+func procState(pid int) (state string, pgid int, ok bool) {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", 0, false
+	}
+	s := string(raw)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return "", 0, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 3 {
+		return "", 0, false
+	}
+	pg, err := strconv.Atoi(f[2])
+	return f[0], pg, err == nil
 }
 
 // exitCode is a finished process's code, 128+N when signal N ended it.
