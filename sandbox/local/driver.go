@@ -71,6 +71,13 @@ func New(opts Options) (*Driver, error) {
 	if opts.Root == "" {
 		opts.Root = filepath.Join(os.TempDir(), "guilds-sandboxes")
 	}
+	// Absolute, so HostPath names a directory that means the same from any
+	// working directory.
+	root, err := filepath.Abs(opts.Root)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox/local: root: %w", err)
+	}
+	opts.Root = root
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
