@@ -10,13 +10,13 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/mcppool"
@@ -66,16 +66,18 @@ const PendingURLMarker = "sealed:pending-login"
 // (stored on mcp_servers.config), stores the pending login and returns the
 // authorization URL. Rows of a box-configured provider skip discovery.
 func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (string, error) {
-	var serverID, slug, mcpURL string
-	var cfg []byte
-	err := a.DB.QueryRow(ctx, `SELECT s.id, s.slug, s.url, s.config FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id
-WHERE c.id = $1`, in.ConnectionID).Scan(&serverID, &slug, &mcpURL, &cfg)
-	if errors.Is(err, pgx.ErrNoRows) {
+	id, err := connstore.ParseID(in.ConnectionID)
+	var c connstore.Connection
+	if err == nil {
+		c, err = connstore.Get(ctx, a.DB, id)
+	}
+	if errors.Is(err, store.ErrNotFound) {
 		return "", temporal.NewNonRetryableApplicationError("the connection no longer exists", ErrTypeSetup, nil)
 	}
 	if err != nil {
 		return "", err
 	}
+	serverID, slug, mcpURL, cfg := c.Server.ID.String(), c.Server.Slug, c.Server.URL, []byte(c.Server.Config)
 	if discovers(cfg) {
 		name := a.ClientName
 		if name == "" {
@@ -106,12 +108,11 @@ WHERE c.id = $1`, in.ConnectionID).Scan(&serverID, &slug, &mcpURL, &cfg)
 			}
 		}
 	}
-	id := uuid.MustParse(in.ConnectionID)
 	// A retry over an older attempt: its state must not complete this one.
 	if _, err := a.DB.Exec(ctx, `DELETE FROM connection_oauth_pending WHERE connection_id = $1`, id); err != nil {
 		return "", err
 	}
-	u, err := a.Engine.BeginOAuth(ctx, id, in.RedirectURI)
+	u, err := a.Engine.BeginOAuth(ctx, id.UUID(), in.RedirectURI)
 	if err != nil {
 		return "", temporal.NewNonRetryableApplicationError("OAuth setup failed: "+err.Error(), ErrTypeSetup, nil)
 	}
@@ -211,10 +212,11 @@ func (a *Activities) Abandon(ctx context.Context, connectionID string) error {
 		// A pending login, or one whose token the service refused after the
 		// exchange and that nothing was ever bound to: a new login that never
 		// worked. A retry over an older login keeps it, and its bindings.
-		_, err := tx.Exec(ctx, `DELETE FROM mcp_connections c WHERE c.id = $1 AND (c.status = 'pending' OR (c.status = 'disconnected'
-			AND NOT EXISTS (SELECT 1 FROM connection_credentials cr WHERE cr.connection_id = c.id AND cr.state <> 'disconnected')
-			AND NOT EXISTS (SELECT 1 FROM bindings b WHERE b.connection_id = c.id)))`, connectionID)
-		return err
+		id, err := connstore.ParseID(connectionID)
+		if err != nil {
+			return err
+		}
+		return connstore.DeleteNeverWorked(ctx, tx, id)
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/orgs"
@@ -135,19 +136,15 @@ func pinnedLogins(ctx context.Context, db store.DB, agent orgs.Agent) ([]pinnedL
 	if len(conns) == 0 {
 		return nil, nil
 	}
-	found, err := db.Query(ctx, `SELECT c.id::text, s.url FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id
-		WHERE c.id = ANY($1::uuid[]) AND c.status = 'connected' ORDER BY s.slug, c.id`, conns)
+	found, err := connstore.ByIDs(ctx, db, conns)
 	if err != nil {
-		return nil, store.Map(err)
+		return nil, err
 	}
-	defer found.Close()
 	var out []pinnedLogin
-	for found.Next() {
-		var l pinnedLogin
-		if err := found.Scan(&l.connectionID, &l.url); err != nil {
-			return nil, err
+	for _, c := range found {
+		if c.Status == connstore.StatusConnected {
+			out = append(out, pinnedLogin{connectionID: c.ID.String(), url: c.Server.URL})
 		}
-		out = append(out, l)
 	}
-	return out, found.Err()
+	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
@@ -172,9 +173,8 @@ func checkAdapter(ctx context.Context, d Deps, id uuid.UUID, hint string) (strin
 }
 
 func isRemote(ctx context.Context, db *pgxpool.Pool, id uuid.UUID) (bool, error) {
-	var kind catalog.Kind
-	err := db.QueryRow(ctx, `SELECT s.kind FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE c.id = $1`, id).Scan(&kind)
-	return kind == catalog.KindRemote, store.Map(err)
+	c, err := connstore.Get(ctx, db, connstore.ID(id))
+	return c.Server.Kind == catalog.KindRemote, err
 }
 
 func (d Deps) log() *slog.Logger {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 )
 
@@ -18,13 +19,12 @@ import (
 // exchange. Only a login without a hint asks the server's userinfo endpoint,
 // when its metadata names one and a Discoverer is given.
 func storedHint(ctx context.Context, d Deps, id uuid.UUID) string {
-	var current string
-	var cfg []byte
-	if err := d.DB.QueryRow(ctx, `SELECT c.account_hint, s.config FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE c.id = $1`,
-		id).Scan(&current, &cfg); err != nil {
+	c, err := connstore.Get(ctx, d.DB, connstore.ID(id))
+	if err != nil {
 		return ""
 	}
-	row, _ := catalog.ParseConfig(cfg) // lenient: no userinfo URL, no hint
+	current := c.AccountHint
+	row, _ := catalog.ParseConfig(c.Server.Config) // lenient: no userinfo URL, no hint
 	if current != "" || row.OAuth.UserinfoURL == "" || d.Discoverer == nil {
 		return current
 	}

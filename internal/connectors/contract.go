@@ -24,6 +24,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connstore"
 )
 
 // ProviderID names a provider plugin, e.g. "google" or "oauth2".
@@ -56,22 +59,24 @@ func (r Ref) String() string {
 	return string(r.Provider) + "/" + string(r.SubService)
 }
 
-// AuthKind is the auth column of a catalog row.
-type AuthKind string
+// AuthKind is the auth column of a catalog row (catalog.Auth).
+type AuthKind = catalog.Auth
 
+// Auth kinds, as catalog names them.
 const (
-	AuthNone  AuthKind = "none"  // no credential, or configured headers/env only
-	AuthToken AuthKind = "token" // an API key the operator pastes
-	AuthOAuth AuthKind = "oauth" // a browser OAuth login with refresh
+	AuthNone  = catalog.AuthNone
+	AuthToken = catalog.AuthToken
+	AuthOAuth = catalog.AuthOAuth
 )
 
-// ConnStatus is the status column of mcp_connections.
-type ConnStatus string
+// ConnStatus is a login's status (connstore.Status).
+type ConnStatus = connstore.Status
 
+// Login statuses, as connstore names them.
 const (
-	StatusPending      ConnStatus = "pending"
-	StatusConnected    ConnStatus = "connected"
-	StatusDisconnected ConnStatus = "disconnected"
+	StatusPending      = connstore.StatusPending
+	StatusConnected    = connstore.StatusConnected
+	StatusDisconnected = connstore.StatusDisconnected
 )
 
 // Connection is one login for one catalog server, as the engine sees it.

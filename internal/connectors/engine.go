@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -376,25 +377,14 @@ func (e *Engine) EnsureConnection(ctx context.Context, serverSlug, ownerScope st
 	if err := e.active(); err != nil {
 		return uuid.Nil, err
 	}
-	var id uuid.UUID
-	err := e.db.QueryRow(ctx, `
-WITH srv AS (SELECT id FROM mcp_servers WHERE slug = $1),
-ins AS (
-    INSERT INTO mcp_connections (server_id, owner_scope, owner_id)
-    SELECT id, $2, $3 FROM srv
-    ON CONFLICT DO NOTHING RETURNING id)
-SELECT id FROM ins
-UNION ALL
-SELECT c.id FROM mcp_connections c JOIN srv ON c.server_id = srv.id
-WHERE c.owner_scope = $2 AND c.owner_id IS NOT DISTINCT FROM $3
-LIMIT 1`, serverSlug, ownerScope, ownerID).Scan(&id)
-	if err != nil {
-		if errors.Is(store.Map(err), store.ErrNotFound) {
-			return uuid.Nil, fmt.Errorf("connectors: no catalog server %q", serverSlug)
-		}
-		return uuid.Nil, store.Map(err)
+	id, err := connstore.Ensure(ctx, e.db, serverSlug, ownerScope, ownerID)
+	if errors.Is(err, store.ErrNotFound) {
+		return uuid.Nil, fmt.Errorf("connectors: no catalog server %q", serverSlug)
 	}
-	return id, nil
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return id.UUID(), nil
 }
 
 // AbandonPending deletes a connection that never completed a login (still
@@ -406,13 +396,7 @@ func (e *Engine) AbandonPending(ctx context.Context, id uuid.UUID) (bool, error)
 	if err := e.active(); err != nil {
 		return false, err
 	}
-	tag, err := e.db.Exec(ctx, `
-DELETE FROM mcp_connections c WHERE c.id = $1 AND c.status = 'pending'
-AND NOT EXISTS (SELECT 1 FROM connection_credentials cr WHERE cr.connection_id = c.id)`, id)
-	if err != nil {
-		return false, store.Map(err)
-	}
-	return tag.RowsAffected() == 1, nil
+	return connstore.DeleteNeverLoggedIn(ctx, e.db, connstore.ID(id))
 }
 
 // ConnectKey validates an API key (or configuration) with the connection's
@@ -519,7 +503,7 @@ func (e *Engine) Disconnect(ctx context.Context, id uuid.UUID) error {
 }
 
 // Forget drops every replica's cached credential of a connection that was
-// deleted (mcp_connections rows cascade to their credential).
+// deleted (a login's row cascades to its credential).
 func (e *Engine) Forget(ctx context.Context, id uuid.UUID) {
 	if e.inUse {
 		e.changed(ctx, id, goneVersion)

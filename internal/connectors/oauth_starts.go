@@ -3,6 +3,8 @@ package connectors
 import (
 	"context"
 
+	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -31,16 +33,25 @@ type PendingOAuth struct {
 func FindPendingOAuth(ctx context.Context, db store.DB, state string) (PendingOAuth, error) {
 	var pl PendingOAuth
 	var startedBy *string
-	err := db.QueryRow(ctx, `SELECT p.connection_id,
-			coalesce(nullif(p.issuer, ''), s.config->'oauth'->>'issuer', ''), st.browser_hash, st.user_id::text
+	err := db.QueryRow(ctx, `SELECT p.connection_id, coalesce(p.issuer, ''), st.browser_hash, st.user_id::text
 		FROM connection_oauth_pending p
-		JOIN mcp_connections c ON c.id = p.connection_id
-		JOIN mcp_servers s ON s.id = c.server_id
 		LEFT JOIN connection_oauth_starts st ON st.connection_id = p.connection_id
 		WHERE p.state_hash = $1 AND p.expires_at > now()`, stateHash(state)).
 		Scan(&pl.ConnectionID, &pl.Issuer, &pl.BrowserHash, &startedBy)
 	if err != nil {
 		return PendingOAuth{}, store.Map(err)
+	}
+	if pl.Issuer == "" {
+		id, err := connstore.ParseID(pl.ConnectionID)
+		if err != nil {
+			return PendingOAuth{}, err
+		}
+		c, err := connstore.Get(ctx, db, id)
+		if err != nil {
+			return PendingOAuth{}, err
+		}
+		cfg, _ := catalog.ParseConfig(c.Server.Config) // lenient: no issuer recorded
+		pl.Issuer = cfg.OAuth.Issuer
 	}
 	if startedBy != nil {
 		pl.StartedBy = *startedBy

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/guilds/guilds/internal/connections/connstore"
 )
 
 // RunSecrets returns the credential values of every login an agent's run could
@@ -16,35 +18,44 @@ func (e *Engine) RunSecrets(ctx context.Context, agentID string) ([]string, erro
 	if err := e.active(); err != nil {
 		return nil, nil // no connectors, nothing to redact
 	}
-	rows, err := e.db.Query(ctx, `
-		SELECT cc.connection_id, cc.ciphertext, s.slug, s.config
-		FROM agent_chain_logins l
-		JOIN connection_credentials cc ON cc.connection_id = l.connection_id
-		JOIN mcp_connections c ON c.id = l.connection_id
-		JOIN mcp_servers s ON s.id = c.server_id
-		WHERE l.agent_id = $1`, agentID)
+	chain, err := connstore.OfAgentChain(ctx, e.db, agentID)
+	if err != nil || len(chain) == 0 {
+		return nil, err
+	}
+	ids := make([]uuid.UUID, len(chain))
+	for i, c := range chain {
+		ids[i] = c.ID.UUID()
+	}
+	rows, err := e.db.Query(ctx, `SELECT connection_id, ciphertext FROM connection_credentials WHERE connection_id = ANY($1)`, ids)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []string
+	sealed := map[uuid.UUID][]byte{}
 	for rows.Next() {
 		var id uuid.UUID
-		var ct, cfg []byte
-		var slug string
-		if err := rows.Scan(&id, &ct, &slug, &cfg); err != nil {
+		var ct []byte
+		if err := rows.Scan(&id, &ct); err != nil {
 			return nil, err
 		}
+		sealed[id] = ct
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range chain {
+		ct := sealed[c.ID.UUID()]
 		if len(ct) == 0 {
 			continue
 		}
-		cred, err := unseal(e.keys, id, ct)
+		cred, err := unseal(e.keys, c.ID.UUID(), ct)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, e.binding(slug, cfg).secrets(cred)...)
+		out = append(out, e.binding(c.Server.Slug, c.Server.Config).secrets(cred)...)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // values lists the non-empty secret values a credential holds.

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -68,44 +69,41 @@ type record struct {
 	expiresAt time.Time
 }
 
-const recordSQL = `
-SELECT c.id, c.server_id, s.slug, s.name, s.auth, s.transport, s.url, s.config,
-       c.owner_scope, c.owner_id, c.status, c.account_hint,
-       cr.key_id, cr.ciphertext, coalesce(cr.version, 0), cr.expires_at,
-       coalesce(cr.state, ''), coalesce(cr.attempts, 0), cr.next_retry_at,
-       cr.last_success_at, cr.last_failure_at, coalesce(cr.last_error_code, '')
-FROM mcp_connections c
-JOIN mcp_servers s ON s.id = c.server_id
-LEFT JOIN connection_credentials cr ON cr.connection_id = c.id`
+// credentialSQL reads a login's stored credential row.
+const credentialSQL = `
+SELECT connection_id, key_id, ciphertext, version, expires_at, state, attempts, next_retry_at,
+       last_success_at, last_failure_at, last_error_code
+FROM connection_credentials`
 
-func scanRecord(row pgx.Row) (*record, error) {
+// newRecord is a connection as read from connstore, without its credential.
+func newRecord(c connstore.Connection) *record {
+	r := &record{serverCfg: c.Server.Config}
+	r.conn = Connection{ID: c.ID.UUID(), ServerID: c.Server.ID, ServerSlug: c.Server.Slug, ServerName: c.Server.Name,
+		Auth: c.Server.Auth, Transport: c.Server.Transport, URL: c.Server.URL, OwnerScope: c.OwnerScope,
+		OwnerID: c.OwnerUUID(), Status: c.Status, AccountHint: c.AccountHint,
+		Ref: refFromConfig(c.Server.Slug, c.Server.Config)}
+	r.conn.Health.State = HealthDisconnected
+	return r
+}
+
+// scanCredential fills r from a credential row and reports its connection.
+func (r *record) scanCredential(row pgx.Row) (uuid.UUID, error) {
 	var (
-		r                           record
-		keyID                       *string
+		id                          uuid.UUID
 		exp, next, lastOK, lastFail *time.Time
 		state                       string
-		auth, status                string
+		h                           Health
 	)
-	err := row.Scan(&r.conn.ID, &r.conn.ServerID, &r.conn.ServerSlug, &r.conn.ServerName, &auth, &r.conn.Transport,
-		&r.conn.URL, &r.serverCfg, &r.conn.OwnerScope, &r.conn.OwnerID, &status, &r.conn.AccountHint,
-		&keyID, &r.ct, &r.version, &exp, &state, &r.conn.Health.Attempts, &next, &lastOK, &lastFail,
-		&r.conn.Health.LastErrorCode)
+	err := row.Scan(&id, &r.keyID, &r.ct, &r.version, &exp, &state, &h.Attempts, &next, &lastOK, &lastFail, &h.LastErrorCode)
 	if err != nil {
-		return nil, store.Map(err)
+		return id, err
 	}
-	r.conn.Auth, r.conn.Status = AuthKind(auth), ConnStatus(status)
-	r.has = keyID != nil
-	if r.has {
-		r.keyID = *keyID
-	}
-	r.conn.Health.State = HealthState(state)
-	if !r.has {
-		r.conn.Health.State = HealthDisconnected
-	}
+	r.has = true
+	h.State = HealthState(state)
+	h.NextRetryAt, h.LastSuccessAt, h.LastFailureAt = deref(next), deref(lastOK), deref(lastFail)
+	r.conn.Health = h
 	r.expiresAt = deref(exp)
-	r.conn.Health.NextRetryAt, r.conn.Health.LastSuccessAt, r.conn.Health.LastFailureAt = deref(next), deref(lastOK), deref(lastFail)
-	r.conn.Ref = refFromConfig(r.conn.ServerSlug, r.serverCfg)
-	return &r, nil
+	return id, nil
 }
 
 func deref(t *time.Time) time.Time {
@@ -123,26 +121,47 @@ func nullTime(t time.Time) *time.Time {
 }
 
 func readRecord(ctx context.Context, db store.DB, id uuid.UUID) (*record, error) {
-	r, err := scanRecord(db.QueryRow(ctx, recordSQL+" WHERE c.id = $1", id))
+	c, err := connstore.Get(ctx, db, connstore.ID(id))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrUnknownConnection
 	}
-	return r, err
-}
-
-func listRecords(ctx context.Context, db store.DB) ([]*record, error) {
-	rows, err := db.Query(ctx, recordSQL+" ORDER BY s.slug, c.owner_scope, c.created_at")
 	if err != nil {
 		return nil, err
 	}
+	r := newRecord(c)
+	_, err = r.scanCredential(db.QueryRow(ctx, credentialSQL+" WHERE connection_id = $1", id))
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.Map(err)
+	}
+	return r, nil
+}
+
+func listRecords(ctx context.Context, db store.DB) ([]*record, error) {
+	conns, err := connstore.All(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*record, 0, len(conns))
+	byID := make(map[uuid.UUID]*record, len(conns))
+	for _, c := range conns {
+		r := newRecord(c)
+		out = append(out, r)
+		byID[r.conn.ID] = r
+	}
+	rows, err := db.Query(ctx, credentialSQL)
+	if err != nil {
+		return nil, store.Map(err)
+	}
 	defer rows.Close()
-	var out []*record
 	for rows.Next() {
-		r, err := scanRecord(rows)
+		var cr record
+		id, err := cr.scanCredential(rows)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, r)
+		if r := byID[id]; r != nil {
+			r.keyID, r.ct, r.version, r.expiresAt, r.has, r.conn.Health = cr.keyID, cr.ct, cr.version, cr.expiresAt, true, cr.conn.Health
+		}
 	}
 	return out, rows.Err()
 }
@@ -173,9 +192,7 @@ RETURNING version`, id, keyID, ct, nullTime(c.Expiry)).Scan(&version)
 	if err != nil {
 		return 0, store.Map(err)
 	}
-	_, err = db.Exec(ctx, `UPDATE mcp_connections SET status = 'connected',
-    account_hint = CASE WHEN $2 = '' THEN account_hint ELSE $2 END, updated_at = now() WHERE id = $1`, id, accountHint)
-	return version, store.Map(err)
+	return version, connstore.SetConnectedKeepingHint(ctx, db, connstore.ID(id), accountHint)
 }
 
 // errFenced: the row changed since it was read; the caller adopts the new row.
@@ -230,7 +247,10 @@ RETURNING version, state, attempts, next_retry_at, last_success_at, last_failure
 		h.State, h.LastErrorCode = HealthState(st), code
 		h.NextRetryAt, h.LastSuccessAt, h.LastFailureAt = deref(next), deref(lastOK), deref(lastFail)
 		if permanent {
-			_, err = tx.Exec(ctx, `UPDATE mcp_connections SET status = 'disconnected', updated_at = now() WHERE id = $1`, id)
+			err = connstore.SetDisconnected(ctx, tx, connstore.ID(id))
+			if errors.Is(err, store.ErrNotFound) {
+				err = nil
+			}
 		}
 		return err
 	})
@@ -265,8 +285,8 @@ WHERE connection_id = $1 RETURNING version`, id, keyID, ct).Scan(&version)
 // markDisconnected marks a connection disconnected, or answers
 // ErrUnknownConnection.
 func markDisconnected(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
-	tag, err := tx.Exec(ctx, `UPDATE mcp_connections SET status = 'disconnected', updated_at = now() WHERE id = $1`, id)
-	if err == nil && tag.RowsAffected() == 0 {
+	err := connstore.SetDisconnected(ctx, tx, connstore.ID(id))
+	if errors.Is(err, store.ErrNotFound) {
 		return ErrUnknownConnection
 	}
 	return err

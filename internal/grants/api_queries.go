@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -43,6 +44,9 @@ func PublishedAdapterURL(ctx context.Context, db store.DB, adapter string) (stri
 // RemoveFailedLogin deletes a login a connect created and could not finish;
 // a login that got connected meanwhile is kept.
 func RemoveFailedLogin(ctx context.Context, db store.DB, connectionID string) error {
-	_, err := db.Exec(ctx, `DELETE FROM mcp_connections WHERE id = $1 AND status <> 'connected'`, connectionID)
-	return store.Map(err)
+	id, err := connstore.ParseID(connectionID)
+	if err != nil {
+		return err
+	}
+	return connstore.DeleteUnlessConnected(ctx, db, id)
 }

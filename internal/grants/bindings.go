@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
 )
@@ -144,24 +145,19 @@ func resolveTarget(ctx context.Context, db store.DB, p access.Principal, in Bind
 // login the principal can see, or else published in the catalog; a tool only
 // another organisation's login lists is not revealed.
 func listedToolServer(ctx context.Context, db store.DB, p access.Principal, name string) (string, error) {
-	rows, err := db.Query(ctx, connSelect+` WHERE c.id IN (SELECT connection_id FROM mcp_tools WHERE name = $1)`, name)
+	rows, err := connstore.ListingTool(ctx, db, name)
 	if err != nil {
 		return "", err
 	}
 	var serverID string
-	for rows.Next() {
-		c, err := scanConn(rows)
-		if err != nil {
-			rows.Close()
-			return "", err
-		}
-		if serverID == "" && canSeeConn(p, c) {
+	for _, r := range rows {
+		if c := fromRow(r); canSeeConn(p, c) {
 			serverID = c.ServerID
+			break
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil || serverID != "" {
-		return serverID, err
+	if serverID != "" {
+		return serverID, nil
 	}
 	err = db.QueryRow(ctx, `SELECT s.id FROM mcp_catalog_tools ct JOIN mcp_servers s ON s.id = ct.server_id
 		WHERE s.slug || '_' || regexp_replace(ct.name, '[^a-zA-Z0-9_-]', '_', 'g') = $1 LIMIT 1`, name).Scan(&serverID)

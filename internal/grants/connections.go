@@ -7,22 +7,21 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/access"
-	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
 )
 
-// Status is a login's status (the status column of mcp_connections). It is
-// the connectors engine's type, so that a grants.Connection and the engine's
-// view of the same row compare without conversions.
-type Status = connectors.ConnStatus
+// Status is a login's status: connstore's type, so that a grants.Connection
+// and the engine's view of the same row compare without conversions.
+type Status = connstore.Status
 
 // Connection statuses.
 const (
-	StatusPending      = connectors.StatusPending
-	StatusConnected    = connectors.StatusConnected
-	StatusDisconnected = connectors.StatusDisconnected
+	StatusPending      = connstore.StatusPending
+	StatusConnected    = connstore.StatusConnected
+	StatusDisconnected = connstore.StatusDisconnected
 )
 
 // Connection is a login's metadata; credentials never appear here.
@@ -84,34 +83,29 @@ func joinNames(l []string) string {
 var ErrPlatformReserved = errors.New("platform-scope logins are reserved: the box's own credentials come from its environment " +
 	"(the integrations GET /api/instance lists, such as TAVILY_API_KEY or the GitHub App) and the platform seed, never from a Connect")
 
-// connection columns, with the owner's place resolved through the hierarchy.
-const connSelect = `SELECT c.id, c.server_id, s.slug, s.name, c.owner_scope, coalesce(c.owner_id::text, ''), c.status,
-	c.account_hint, c.created_at, c.updated_at,
-	coalesce(CASE c.owner_scope WHEN 'organisation' THEN c.owner_id::text WHEN 'guild' THEN og.organisation_id::text
-		WHEN 'agent' THEN ag.organisation_id::text END, ''),
-	coalesce(CASE c.owner_scope WHEN 'guild' THEN c.owner_id::text WHEN 'agent' THEN aa.guild_id::text END, '')
-FROM mcp_connections c
-JOIN mcp_servers s ON s.id = c.server_id
-LEFT JOIN guilds og ON c.owner_scope = 'guild' AND og.id = c.owner_id
-LEFT JOIN agents aa ON c.owner_scope = 'agent' AND aa.id = c.owner_id
-LEFT JOIN guilds ag ON ag.id = aa.guild_id`
-
-func scanConn(row interface{ Scan(...any) error }) (Connection, error) {
-	var c Connection
-	var org, guild string
-	err := row.Scan(&c.ID, &c.ServerID, &c.ServerSlug, &c.ServerName, &c.OwnerScope, &c.OwnerID, &c.Status,
-		&c.AccountHint, &c.CreatedAt, &c.UpdatedAt, &org, &guild)
-	c.owner = Place{Scope: c.OwnerScope, OrgID: org, GuildID: guild}
+// fromRow is the API's view of a stored login.
+func fromRow(r connstore.Connection) Connection {
+	c := Connection{ID: r.ID.String(), ServerID: r.Server.ID.String(), ServerSlug: r.Server.Slug, ServerName: r.Server.Name,
+		OwnerScope: Scope(r.OwnerScope), OwnerID: r.OwnerID, Status: r.Status, AccountHint: r.AccountHint,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	c.owner = Place{Scope: c.OwnerScope, OrgID: r.OrgID, GuildID: r.GuildID}
 	if c.OwnerScope == ScopeAgent {
 		c.owner.AgentID = c.OwnerID
 	}
-	return c, err
+	return c
 }
 
 // LoadConnection reads a connection without a visibility check.
 func LoadConnection(ctx context.Context, db store.DB, id string) (Connection, error) {
-	c, err := scanConn(db.QueryRow(ctx, connSelect+` WHERE c.id::text = $1`, id))
-	return c, store.Map(err)
+	cid, err := connstore.ParseID(id)
+	if err != nil {
+		return Connection{}, err
+	}
+	r, err := connstore.Get(ctx, db, cid)
+	if err != nil {
+		return Connection{}, err
+	}
+	return fromRow(r), nil
 }
 
 func canSeeConn(p access.Principal, c Connection) bool {
@@ -144,23 +138,17 @@ func ListConnections(ctx context.Context, db store.DB, p access.Principal, owner
 	} else if ownerID != "" {
 		return nil, &validation.Error{Problems: []validation.Problem{{Field: "owner_scope", Message: "is required with owner_id"}}}
 	}
-	rows, err := db.Query(ctx, connSelect+` WHERE ($1 = '' OR c.owner_scope = $1) AND ($2 = '' OR c.owner_id::text = $2)
-		ORDER BY s.name, c.created_at`, string(ownerScope), ownerID)
+	rows, err := connstore.List(ctx, db, string(ownerScope), ownerID)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	out := []Connection{}
-	for rows.Next() {
-		c, err := scanConn(rows)
-		if err != nil {
-			return nil, err
-		}
-		if canSeeConn(p, c) {
+	for _, r := range rows {
+		if c := fromRow(r); canSeeConn(p, c) {
 			out = append(out, c)
 		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Connect creates a pending login of a server at a scope, or returns the
@@ -195,28 +183,24 @@ func Connect(ctx context.Context, db store.DB, p access.Principal, integ *integr
 	if srv.OAuthSetupState == SetupUnsupported {
 		return c, false, &ErrNotSetUp{Server: srv.Name, Missing: srv.MissingVariables}
 	}
-	var ownerArg any
+	var ownerArg *string
 	if id := owner.ID(); id != "" {
-		ownerArg = id
+		ownerArg = &id
 	}
-	var id string
-	var status Status
-	err = db.QueryRow(ctx, `SELECT id, status FROM mcp_connections WHERE server_id = $1 AND owner_scope = $2
-		AND owner_id IS NOT DISTINCT FROM $3::uuid FOR UPDATE`, srv.ID, string(in.OwnerScope), ownerArg).Scan(&id, &status)
+	id, status, err := connstore.FindForOwner(ctx, db, srv.ID, string(in.OwnerScope), ownerArg)
 	switch {
 	case err == nil && status == StatusConnected:
 		return c, false, store.ErrConflict
 	case err == nil:
-		_, err = db.Exec(ctx, `UPDATE mcp_connections SET updated_at = now() WHERE id = $1`, id)
-	case errors.Is(store.Map(err), store.ErrNotFound):
+		err = connstore.Touch(ctx, db, id)
+	case errors.Is(err, store.ErrNotFound):
 		created = true
-		err = db.QueryRow(ctx, `INSERT INTO mcp_connections (server_id, owner_scope, owner_id) VALUES ($1, $2, $3)
-			RETURNING id`, srv.ID, string(in.OwnerScope), ownerArg).Scan(&id)
+		id, err = connstore.Insert(ctx, db, srv.ID, string(in.OwnerScope), ownerArg)
 	}
 	if err != nil {
-		return c, false, store.Map(err)
+		return c, false, err
 	}
-	c, err = LoadConnection(ctx, db, id)
+	c, err = LoadConnection(ctx, db, id.String())
 	return c, created, err
 }
 
@@ -231,8 +215,11 @@ func DeleteConnection(ctx context.Context, db store.DB, p access.Principal, id s
 	if c.OwnerScope == ScopePlatform {
 		return fmt.Errorf("%w; an instance admin wipes an existing one's credential at the box with guilds connections disconnect %s", ErrPlatformReserved, c.ID)
 	}
-	_, err = db.Exec(ctx, `DELETE FROM mcp_connections WHERE id = $1`, c.ID)
-	return store.Map(err)
+	cid, err := connstore.ParseID(c.ID)
+	if err != nil {
+		return err
+	}
+	return connstore.Delete(ctx, db, cid)
 }
 
 // MarkConnected records a successful login: status connected, the account
@@ -242,9 +229,12 @@ func MarkConnected(ctx context.Context, db store.DB, connectionID, accountHint s
 	if err != nil {
 		return err
 	}
-	if _, err := db.Exec(ctx, `UPDATE mcp_connections SET status = 'connected', account_hint = $2, updated_at = now()
-		WHERE id = $1`, c.ID, accountHint); err != nil {
-		return store.Map(err)
+	cid, err := connstore.ParseID(c.ID)
+	if err != nil {
+		return err
+	}
+	if err := connstore.SetConnected(ctx, db, cid, accountHint); err != nil {
+		return err
 	}
 	conn := c.ID
 	return upsertBinding(ctx, db, c.owner, KindMCP, c.ServerID, c.ServerID, true, &conn)
@@ -252,14 +242,11 @@ func MarkConnected(ctx context.Context, db store.DB, connectionID, accountHint s
 
 // MarkDisconnected records a login that no longer works; its bindings stay.
 func MarkDisconnected(ctx context.Context, db store.DB, connectionID string) error {
-	tag, err := db.Exec(ctx, `UPDATE mcp_connections SET status = 'disconnected', updated_at = now() WHERE id::text = $1`, connectionID)
+	id, err := connstore.ParseID(connectionID)
 	if err != nil {
-		return store.Map(err)
+		return err
 	}
-	if tag.RowsAffected() == 0 {
-		return store.ErrNotFound
-	}
-	return nil
+	return connstore.SetDisconnected(ctx, db, id)
 }
 
 // ConnectionsUnder lists the logins that deleting a place removes with it:
@@ -268,35 +255,11 @@ func MarkDisconnected(ctx context.Context, db store.DB, connectionID string) err
 // deleting transaction, so the caller can close their sessions and have
 // every replica forget them once the delete has committed.
 func ConnectionsUnder(ctx context.Context, db store.DB, scope Scope, id string) ([]string, error) {
-	return connectionIDs(ctx, db, `SELECT c.id::text FROM mcp_connections c
-LEFT JOIN guilds g ON c.owner_scope = 'guild' AND g.id = c.owner_id
-LEFT JOIN agents a ON c.owner_scope = 'agent' AND a.id = c.owner_id
-LEFT JOIN guilds ag ON ag.id = a.guild_id
-WHERE (c.owner_scope = $1 AND c.owner_id::text = $2)
-   OR ($1 = 'organisation' AND (g.organisation_id::text = $2 OR ag.organisation_id::text = $2))
-   OR ($1 = 'guild' AND a.guild_id::text = $2)`, string(scope), id)
+	return connstore.IDsUnder(ctx, db, string(scope), id)
 }
 
 // ConnectionsOfServer lists the logins of a catalog server (by id or slug),
 // which deleting the server removes with it.
 func ConnectionsOfServer(ctx context.Context, db store.DB, idOrSlug string) ([]string, error) {
-	return connectionIDs(ctx, db, `SELECT c.id::text FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id
-WHERE s.id::text = $1 OR s.slug = $1`, idOrSlug)
-}
-
-func connectionIDs(ctx context.Context, db store.DB, sql string, args ...any) ([]string, error) {
-	rows, err := db.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, store.Map(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return connstore.IDsOfServer(ctx, db, idOrSlug)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
 )
@@ -39,10 +40,9 @@ func checkTokenDestinations(ctx context.Context, db store.DB, cur Server, stored
 	if len(moved) == 0 {
 		return nil
 	}
-	var n int
-	if err := db.QueryRow(ctx, `SELECT count(*) FROM mcp_connections c JOIN connection_credentials cr ON cr.connection_id = c.id
-		WHERE c.server_id = $1`, cur.ID).Scan(&n); err != nil {
-		return store.Map(err)
+	n, err := connstore.CountWithCredentials(ctx, db, cur.ID)
+	if err != nil {
+		return err
 	}
 	if n == 0 {
 		return nil

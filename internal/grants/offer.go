@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"
@@ -294,32 +295,17 @@ func loadLogins(ctx context.Context, db store.DB, chain []chainRow, res Resolved
 		}
 	}
 	if len(conns) > 0 {
-		rows, err := db.Query(ctx, `SELECT c.id, c.server_id, c.status, coalesce(t.remote_name, ''), coalesce(t.name, ''),
-			coalesce(t.description, ''), coalesce(t.input_schema, '{}'::jsonb)
-			FROM mcp_connections c LEFT JOIN mcp_tools t ON t.connection_id = c.id
-			WHERE c.id = ANY($1::uuid[])`, conns)
+		logins, tools, err := connstore.ByIDsWithTools(ctx, db, conns)
 		if err != nil {
 			return nil, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var cid, sid string
-			var status Status
-			var t StoredTool
-			if err := rows.Scan(&cid, &sid, &status, &t.RemoteName, &t.Name, &t.Description, &t.Schema); err != nil {
-				return nil, err
-			}
-			s := byServer[sid]
-			if s == nil || s.ConnectionID != cid {
+		for _, c := range logins {
+			s := byServer[c.Server.ID.String()]
+			if s == nil || s.ConnectionID != c.ID.String() {
 				continue
 			}
-			s.ConnectionStatus = status
-			if t.RemoteName != "" {
-				s.Tools = append(s.Tools, t)
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return nil, err
+			s.ConnectionStatus = c.Status
+			s.Tools = append(s.Tools, storedTools(tools[c.ID])...)
 		}
 	}
 	out := make([]ServerLogin, 0, len(order))
@@ -340,4 +326,13 @@ func ArtifactGrants(ctx context.Context, db store.DB, agentID string) (ArtifactR
 		return ArtifactReach{}, err
 	}
 	return Resolve(plainRows(chain)).Reach(), nil
+}
+
+// storedTools are a login's stored tools as the offer and the view show them.
+func storedTools(in []connstore.StoredTool) []StoredTool {
+	out := make([]StoredTool, 0, len(in))
+	for _, t := range in {
+		out = append(out, StoredTool{RemoteName: t.RemoteName, Name: t.Name, Description: t.Description, Schema: t.Schema})
+	}
+	return out
 }

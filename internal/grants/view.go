@@ -5,6 +5,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -42,7 +43,7 @@ type LoginView struct {
 	ID          string `json:"id"`
 	OwnerScope  Scope  `json:"owner_scope"`
 	OwnerID     string `json:"owner_id,omitempty"`
-	Status      string `json:"status"`
+	Status      Status `json:"status"`
 	AccountHint string `json:"account_hint"`
 	DecidedBy   Scope  `json:"decided_by"`
 }
@@ -189,23 +190,23 @@ func (s *Service) View(ctx context.Context, db store.DB, p access.Principal, sco
 
 // ownLogins returns the logins owned at a place, by server id.
 func ownLogins(ctx context.Context, db store.DB, pl Place) (map[string]LoginView, error) {
-	rows, err := db.Query(ctx, `SELECT server_id, id, owner_scope, coalesce(owner_id::text, ''), status, account_hint
-		FROM mcp_connections WHERE owner_scope = $1 AND owner_id IS NOT DISTINCT FROM $2::uuid`, string(pl.Scope), nullable(pl.ID()))
+	rows, err := connstore.List(ctx, db, string(pl.Scope), pl.ID())
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	out := map[string]LoginView{}
-	for rows.Next() {
-		var sid string
-		var l LoginView
-		if err := rows.Scan(&sid, &l.ID, &l.OwnerScope, &l.OwnerID, &l.Status, &l.AccountHint); err != nil {
-			return nil, err
+	for _, c := range rows {
+		if c.OwnerID != pl.ID() {
+			continue
 		}
-		l.DecidedBy = pl.Scope
-		out[sid] = l
+		out[c.Server.ID.String()] = loginView(c, pl.Scope)
 	}
-	return out, rows.Err()
+	return out, nil
+}
+
+func loginView(c connstore.Connection, decidedBy Scope) LoginView {
+	return LoginView{ID: c.ID.String(), OwnerScope: Scope(c.OwnerScope), OwnerID: c.OwnerID, Status: c.Status,
+		AccountHint: c.AccountHint, DecidedBy: decidedBy}
 }
 
 func (s *Service) toolView(chain []chainRow, res Resolved, scope Scope, serverID string, t StoredTool, listed bool) ServerToolView {
@@ -230,28 +231,16 @@ func (s *Service) viewLogins(ctx context.Context, db store.DB, res Resolved) (ma
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := db.Query(ctx, `SELECT c.id, c.owner_scope, coalesce(c.owner_id::text, ''), c.status, c.account_hint,
-		coalesce(t.remote_name, ''), coalesce(t.name, ''), coalesce(t.description, '')
-		FROM mcp_connections c LEFT JOIN mcp_tools t ON t.connection_id = c.id
-		WHERE c.id = ANY($1::uuid[]) ORDER BY c.id, t.name`, ids)
+	logins, tools, err := connstore.ByIDsWithTools(ctx, db, ids)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var l LoginView
-		var t StoredTool
-		if err := rows.Scan(&l.ID, &l.OwnerScope, &l.OwnerID, &l.Status, &l.AccountHint, &t.RemoteName, &t.Name, &t.Description); err != nil {
-			return nil, err
+	for _, c := range logins {
+		var listed []StoredTool
+		if t := tools[c.ID]; len(t) > 0 {
+			listed = storedTools(t)
 		}
-		cur, ok := out[l.ID]
-		if !ok {
-			cur.view = l
-		}
-		if t.RemoteName != "" {
-			cur.tools = append(cur.tools, t)
-		}
-		out[l.ID] = cur
+		out[c.ID.String()] = loginTools{view: loginView(c, ""), tools: listed}
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -63,7 +63,7 @@ func (p *Pool) callAdapter(ctx context.Context, connectionID string, info Server
 	conn := adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred}
 	out, err := a.Call(ctx, conn, tool, args)
 	var he *adapters.HTTPError
-	if info.Auth == "oauth" && errors.As(err, &he) && he.Status == http.StatusUnauthorized {
+	if info.Auth == catalog.AuthOAuth && errors.As(err, &he) && he.Status == http.StatusUnauthorized {
 		// As for MCP sessions: one silent refresh and one retry; a fresh
 		// token refused again means the login must be reconnected.
 		if conn.Cred, err = p.o.Credentials.Refresh(ctx, id); err != nil {
@@ -77,7 +77,7 @@ func (p *Pool) callAdapter(ctx context.Context, connectionID string, info Server
 	}
 	// A key refused with 401 or 403 is dead. An OAuth service also answers
 	// 403 for a missing scope or a quota, which its own message explains.
-	if errors.As(err, &he) && he.Refused() && info.Auth != "oauth" {
+	if errors.As(err, &he) && he.Refused() && info.Auth != catalog.AuthOAuth {
 		return "", fmt.Errorf("%s refused the stored key (HTTP %d): connect the login again with a valid key", info.Slug, he.Status)
 	}
 	if err != nil && context.Cause(ctx) == reached {
@@ -91,9 +91,9 @@ func (p *Pool) callAdapter(ctx context.Context, connectionID string, info Server
 
 // adapterTools is an adapter connection's tool list: the curated copy the
 // catalog publishes for its server.
-func adapterTools(ctx context.Context, db store.DB, connectionID, slug string) ([]Tool, error) {
+func adapterTools(ctx context.Context, db store.DB, serverID, slug string) ([]Tool, error) {
 	rows, err := db.Query(ctx, `SELECT ct.name, ct.description, ct.input_schema FROM mcp_catalog_tools ct
-		JOIN mcp_connections c ON c.server_id = ct.server_id WHERE c.id = $1 ORDER BY ct.position, ct.name`, connectionID)
+		WHERE ct.server_id::text = $1 ORDER BY ct.position, ct.name`, serverID)
 	if err != nil {
 		return nil, store.Map(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -36,17 +37,15 @@ func (p *Pool) present(ctx context.Context, connectionID string) error {
 	if err != nil {
 		return store.ErrNotFound
 	}
-	var status connectors.ConnStatus
-	var slug string
-	err = p.o.DB.QueryRow(ctx, `SELECT c.status, s.slug FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id
-		WHERE c.id = $1`, id).Scan(&status, &slug)
-	if errors.Is(store.Map(err), store.ErrNotFound) {
+	c, err := connstore.Get(ctx, p.o.DB, connstore.ID(id))
+	if errors.Is(err, store.ErrNotFound) {
 		return p.gone(id)
 	}
 	if err != nil {
-		return store.Map(err)
+		return err
 	}
-	if status == connectors.StatusDisconnected {
+	status, slug := c.Status, c.Server.Slug
+	if status == connstore.StatusDisconnected {
 		p.Drop(connectionID)
 		return &connectors.ErrReconnectRequired{ConnectionID: id, Server: slug, Code: connectors.CodeDisconnected}
 	}
@@ -99,20 +98,8 @@ func (p *Pool) Sweep(ctx context.Context) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := p.o.DB.Query(ctx, `SELECT id::text FROM mcp_connections WHERE id::text = ANY($1) AND status <> 'disconnected'`, ids)
+	live, err := connstore.Live(ctx, p.o.DB, ids)
 	if err != nil {
-		return store.Map(err)
-	}
-	defer rows.Close()
-	live := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		live[id] = true
-	}
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, id := range ids {

@@ -197,7 +197,7 @@ func (k KeyLogin) connectAdapter(ctx context.Context, connectionID string, info 
 		k.log().Warn("adapter connect: key check failed", "server", info.Slug, "err", withoutKey(err, key))
 		return nil, ErrKeyUnchecked
 	}
-	listed, err := adapterTools(ctx, k.DB, connectionID, info.Slug)
+	listed, err := adapterTools(ctx, k.DB, info.ServerID, info.Slug)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
@@ -216,7 +217,7 @@ func (p *Pool) List(ctx context.Context, connectionID string) ([]Tool, error) {
 		if err != nil {
 			return nil, err
 		}
-		return adapterTools(ctx, p.o.DB, connectionID, info.Slug)
+		return adapterTools(ctx, p.o.DB, info.ServerID, info.Slug)
 	}
 	var tools []Tool
 	err := p.do(ctx, connectionID, "tools/list", p.o.ListTimeout, func(ctx context.Context, s *session) error {
@@ -293,7 +294,7 @@ func (p *Pool) do(ctx context.Context, connectionID, op string, timeout time.Dur
 					s.info = info
 				}
 			}
-			if s.info.Auth != "oauth" {
+			if s.info.Auth != catalog.AuthOAuth {
 				// A key cannot be refreshed: one more try on a fresh session
 				// rules out a transient 401; a second one marks the login
 				// disconnected, so that Connect can take a new key.

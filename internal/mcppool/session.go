@@ -14,17 +14,19 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/store"
 )
 
 // ServerInfo is what the pool needs of a connection's catalog row.
 type ServerInfo struct {
+	ServerID  string
 	Slug      string
 	Transport string // http, sse or stdio
 	URL       string
-	Auth      string // none, token or oauth
-	Status    connectors.ConnStatus
+	Auth      catalog.Auth
+	Status    connstore.Status
 	// Configured: a no-auth server whose login holds configured values (a
 	// no-auth-with-config provider), sent as the provider injects them:
 	// headers to an http or sse server, environment to a stdio one.
@@ -43,16 +45,18 @@ type ServerInfo struct {
 }
 
 func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error) {
-	var info ServerInfo
-	var cfg []byte
-	err := p.o.DB.QueryRow(ctx, `
-SELECT s.slug, s.kind, s.transport, s.url, s.auth, s.config, c.status
-FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE c.id = $1`, connectionID).
-		Scan(&info.Slug, &info.Kind, &info.Transport, &info.URL, &info.Auth, &cfg, &info.Status)
+	id, err := connstore.ParseID(connectionID)
 	if err != nil {
-		return info, store.Map(err)
+		return ServerInfo{}, err
 	}
-	if info.Auth == "none" {
+	c, err := connstore.Get(ctx, p.o.DB, id)
+	if err != nil {
+		return ServerInfo{}, err
+	}
+	info := ServerInfo{ServerID: c.Server.ID.String(), Slug: c.Server.Slug, Kind: c.Server.Kind,
+		Transport: c.Server.Transport, URL: c.Server.URL, Auth: c.Server.Auth, Status: c.Status}
+	cfg := c.Server.Config
+	if info.Auth == catalog.AuthNone {
 		info.Configured = p.holdsLogin(ctx, connectionID)
 	}
 	sc, _ := catalog.ParseConfig(cfg) // lenient: what decoded is used, as before
@@ -128,7 +132,7 @@ func Headers(info ServerInfo, cred connectors.Credential) map[string]string {
 // surfaces the resolver's typed error through Refresh.
 func (p *Pool) headerFunc(s *session) func(context.Context) map[string]string {
 	return func(ctx context.Context) map[string]string {
-		if s.info.Auth == "none" {
+		if s.info.Auth == catalog.AuthNone {
 			return nil // a configured login's values ride on its client (httpClient)
 		}
 		cred, err := p.o.Credentials.Token(ctx, s.id)
@@ -241,7 +245,7 @@ func (p *Pool) open(ctx context.Context, connectionID string) (*session, error) 
 	if info.Status == connectors.StatusDisconnected {
 		return s, &connectors.ErrReconnectRequired{ConnectionID: id, Server: info.Slug, Code: connectors.CodeDisconnected}
 	}
-	if info.Auth != "none" || info.Configured {
+	if info.Auth != catalog.AuthNone || info.Configured {
 		// Surface a dead login as its typed error before dialling.
 		if _, err := p.o.Credentials.Token(ctx, id); err != nil {
 			return s, err
@@ -311,7 +315,7 @@ type envSource interface {
 }
 
 func (p *Pool) stdioEnv(ctx context.Context, s *session) ([]string, error) {
-	if es, ok := p.o.Credentials.(envSource); ok && (s.info.Auth != "none" || s.info.Configured) {
+	if es, ok := p.o.Credentials.(envSource); ok && (s.info.Auth != catalog.AuthNone || s.info.Configured) {
 		return es.Env(ctx, s.id)
 	}
 	return nil, nil
@@ -319,7 +323,7 @@ func (p *Pool) stdioEnv(ctx context.Context, s *session) ([]string, error) {
 
 // stdioMeta puts the connection's token in the request's _meta.
 func (p *Pool) stdioMeta(ctx context.Context, s *session) (*mcp.Meta, error) {
-	if s.info.Auth == "none" && !s.info.Configured {
+	if s.info.Auth == catalog.AuthNone && !s.info.Configured {
 		return nil, nil
 	}
 	if es, ok := p.o.Credentials.(envSource); ok {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
@@ -83,13 +84,15 @@ func catalogRow(t testing.TB, db *pgxpool.Pool, slug, url string) (connectionID 
 		t.Fatalf("adapterstest: no %s entry in the manifests", slug)
 	}
 	ctx := context.Background()
+	var serverID, orgID string
 	if err := db.QueryRow(ctx, `WITH s AS (
 INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config) VALUES ($1, $2, 'adapter', 'http', $3, 'token', $4) RETURNING id),
 o AS (INSERT INTO organisations (name, slug) VALUES ('acme', 'acme') RETURNING id)
-INSERT INTO mcp_connections (server_id, owner_scope, owner_id) SELECT s.id, 'organisation', o.id FROM s, o RETURNING id`,
-		slug, *entry.Name, url, string(entry.Config)).Scan(&connectionID); err != nil {
+SELECT s.id::text, o.id::text FROM s, o`,
+		slug, *entry.Name, url, string(entry.Config)).Scan(&serverID, &orgID); err != nil {
 		t.Fatal(err)
 	}
+	connectionID = connectionstest.Insert(t, db, serverID, "organisation", orgID)
 	if entry.Tools == nil {
 		return connectionID, 0
 	}
