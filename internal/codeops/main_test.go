@@ -1,10 +1,14 @@
 package codeops
 
 import (
+	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/guilds/guilds/internal/codeproto"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -38,3 +42,9 @@ func golden(t *testing.T, name, got string) {
 }
 
 func syscallTime(sec int64) time.Time { return time.Unix(sec, 0) }
+
+// CodeSearch2 is CodeSearch without a symbol engine, in the shape of the
+// other tool functions.
+func CodeSearch2(ctx context.Context, env *Env, args json.RawMessage) codeproto.Response {
+	return CodeSearch(ctx, env, args, nil)
+}

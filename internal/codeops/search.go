@@ -112,7 +112,7 @@ func CodeSearch(ctx context.Context, env *Env, raw json.RawMessage, symbols func
 	ctx, cancel := context.WithTimeout(ctx, SearchTimeout)
 	defer cancel()
 	if a.Mode == "files" {
-		args = append(args, "--count-matches", "--null", "--regexp", a.Pattern)
+		args = append(args, "--count-matches", "--with-filename", "--null", "--regexp", a.Pattern)
 		return searchFiles(ctx, env, target, a, withTarget(args, target))
 	}
 	args = append(args, "--json", "--context", fmt.Sprint(a.Context), "--regexp", a.Pattern)
@@ -353,71 +353,80 @@ func (t rgText) String() string {
 	return "\uFFFD(bytes that are not UTF-8)"
 }
 
+// contentBlock is one file's part of a content search.
+type contentBlock struct {
+	path    string
+	lines   []contentLine
+	matches int // matching lines kept
+}
+
+type contentLine struct {
+	text  string
+	match bool
+}
+
 // searchContent: path:line: text and path-line- context, at most 40 lines
-// and 10 matches per file.
+// and 10 matches per file, files in path order. rg searches in parallel, so
+// the blocks of the first files by path are kept (no more than the line
+// limit can show) and ordered at the end.
 func searchContent(ctx context.Context, env *Env, t searchTarget, a CodeSearchArgs, args []string) codeproto.Response {
 	limit := SearchMaxLines
 	if a.Limit > 0 {
 		limit = min(a.Limit, SearchMaxLines)
 	}
 	var (
-		lines               []string
-		totalMatches, files int
-		hiddenLines         int
-		perFile             int
-		lastShownMatchLine  int
-		path                string
-		lastShownPath       string
-		lastShownLine       int
+		kept                              []contentBlock
+		cur                               *contentBlock
+		lastMatchLine                     int
+		totalMatches, matchedLines, files int
 	)
+	keep := func() {
+		if cur == nil || len(cur.lines) == 0 {
+			return
+		}
+		kept = append(kept, *cur)
+		if len(kept) > 2*limit {
+			sort.Slice(kept, func(i, j int) bool { return kept[i].path < kept[j].path })
+			kept = kept[:limit]
+		}
+	}
 	found, bad := runSearch(ctx, t.cwd, args, func(r io.Reader) error {
 		br := bufio.NewReaderSize(r, 64<<10)
 		for {
 			raw, err := br.ReadBytes('\n')
-			if len(raw) > 0 {
-				full := len(lines) < limit
-				// Past the limit only the per-file ends and the summary
-				// matter; skip decoding the rest.
-				if !full && bytes.HasPrefix(raw, []byte(`{"type":"match"`)) {
-					hiddenLines++
-				} else if full || !bytes.HasPrefix(raw, []byte(`{"type":"context"`)) {
-					var ev rgEvent
-					if json.Unmarshal(raw, &ev) == nil {
-						switch ev.Type {
-						case "begin":
-							path, perFile, lastShownMatchLine = env.resultPath(t.cwd, ev.Data.Path.String()), 0, 0
-						case "match", "context":
-							isMatch := ev.Type == "match"
-							if isMatch {
-								perFile++
-							}
-							var show bool
-							if isMatch {
-								show = full && perFile <= SearchMaxPerFile
-							} else {
-								// After a file's last shown match, only its trailing context.
-								show = full && (perFile < SearchMaxPerFile || ev.Data.LineNumber <= lastShownMatchLine+a.Context)
-							}
-							if !show {
-								if isMatch {
-									hiddenLines++
-								}
-								break
-							}
-							sep := "-"
-							if isMatch {
-								sep, lastShownMatchLine = ":", ev.Data.LineNumber
-							}
-							if path == lastShownPath && lastShownLine > 0 && ev.Data.LineNumber > lastShownLine+1 && a.Context > 0 {
-								lines = append(lines, "--")
-							}
-							text := strings.TrimRight(ev.Data.Lines.String(), "\r\n")
-							lines = append(lines, fmt.Sprintf("%s%s%d%s %s", path, sep, ev.Data.LineNumber, sep, clipLine(text, SearchLineClip)))
-							lastShownPath, lastShownLine = path, ev.Data.LineNumber
-						case "summary":
-							totalMatches, files = ev.Data.Stats.Matches, ev.Data.Stats.SearchesWithMatch
-						}
+			var ev rgEvent
+			if len(raw) > 0 && json.Unmarshal(raw, &ev) == nil {
+				switch ev.Type {
+				case "begin":
+					cur, lastMatchLine = &contentBlock{path: env.resultPath(t.cwd, ev.Data.Path.String())}, 0
+				case "match", "context":
+					if cur == nil {
+						break
 					}
+					isMatch := ev.Type == "match"
+					var show bool
+					if isMatch {
+						show = cur.matches < SearchMaxPerFile
+					} else {
+						// After a file's last shown match, only its trailing context.
+						show = cur.matches < SearchMaxPerFile || ev.Data.LineNumber <= lastMatchLine+a.Context
+					}
+					if !show || len(cur.lines) >= limit {
+						break
+					}
+					sep := "-"
+					if isMatch {
+						sep, lastMatchLine = ":", ev.Data.LineNumber
+						cur.matches++
+					}
+					text := strings.TrimRight(ev.Data.Lines.String(), "\r\n")
+					cur.lines = append(cur.lines, contentLine{fmt.Sprintf("%s%s%d%s %s", cur.path, sep, ev.Data.LineNumber, sep,
+						clipLine(text, SearchLineClip)), isMatch})
+				case "end":
+					keep()
+					cur = nil
+				case "summary":
+					totalMatches, matchedLines, files = ev.Data.Stats.Matches, ev.Data.Stats.MatchedLines, ev.Data.Stats.SearchesWithMatch
 				}
 			}
 			if err == io.EOF {
@@ -434,13 +443,24 @@ func searchContent(ctx context.Context, env *Env, t searchTarget, a CodeSearchAr
 	if !found || totalMatches == 0 {
 		return noMatches(a, t)
 	}
-	totals := plural(totalMatches, "match", "matches") + " in " + plural(files, "file", "files")
-	if hiddenLines > 0 {
-		totals += fmt.Sprintf(" (%s not shown: at most %d lines, %d matches per file; narrow with path or glob)",
-			plural(hiddenLines, "matching line", "matching lines"), limit, SearchMaxPerFile)
+	sort.Slice(kept, func(i, j int) bool { return kept[i].path < kept[j].path })
+	var lines []string
+	shown := 0
+	for _, b := range kept {
+		for _, l := range b.lines {
+			if len(lines) == limit {
+				break
+			}
+			lines = append(lines, l.text)
+			if l.match {
+				shown++
+			}
+		}
 	}
-	if n := len(lines); n > 0 && lines[n-1] == "--" {
-		lines = lines[:n-1]
+	totals := plural(totalMatches, "match", "matches") + " in " + plural(files, "file", "files")
+	if hidden := matchedLines - shown; hidden > 0 {
+		totals += fmt.Sprintf(" (%s not shown: at most %d lines, %d matches per file; narrow with path or glob)",
+			plural(hidden, "matching line", "matching lines"), limit, SearchMaxPerFile)
 	}
 	return codeproto.Response{Text: fitLines(lines, totals, env.MaxBytes()),
 		Meta: map[string]any{"matches": totalMatches, "files": files}}
