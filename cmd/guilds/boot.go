@@ -50,6 +50,7 @@ type platform struct {
 	codec        *payloadcodec.Codec // Temporal payloads: opened always, sealed with GUILDS_TEMPORAL_CODEC=encrypt
 	models       *models.Resolver
 	tools        *tools.Registry // native tool implementations
+	workspace    *workspaceSlot  // the code tools' workspaces: filled by the worker (workspaces.go)
 	grants       *grants.Service
 	connectors   *connect.Runtime      // connector engine, MCP pool and connect workflow
 	reporter     *errorreport.Reporter // SENTRY_DSN; nil is off
@@ -117,7 +118,7 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 		return nil, err
 	}
 	p.models = models.FromEnv(p.integrations, p.keyring, env.Getenv)
-	p.tools = native.Registry(db, log)
+	p.tools = native.Registry(db, log, p.codeOptions()...)
 	p.grants = grants.NewService(p.tools, p.integrations, log)
 	return p, nil
 }

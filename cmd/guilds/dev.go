@@ -126,6 +126,13 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return 1
 	}
 
+	stopWorkspaces, err := p.startWorkspaces(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "guilds:", err)
+		return 1
+	}
+	defer stopWorkspaces()
+
 	ui := "(external Temporal: see its own UI)"
 	if temporal != nil {
 		ui = temporal.UIURL

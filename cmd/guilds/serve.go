@@ -31,6 +31,11 @@ func serveCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer, 
 
 func workerCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer, stderr io.Writer) int {
 	return runService(ctx, "worker", args, stderr, func(p *platform) error {
+		stop, err := p.startWorkspaces(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
 		return worker.Run(ctx, p.temporal, p.log, p.reporter, p.registrations()...)
 	})
 }

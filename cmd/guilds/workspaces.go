@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/guilds/guilds/internal/config"
+	"github.com/guilds/guilds/internal/native"
+	"github.com/guilds/guilds/internal/native/code"
+	"github.com/guilds/guilds/internal/workspaces"
+	"github.com/guilds/guilds/sandbox"
+)
+
+// workspaceSlot is the agents' workspace as the code tools see it. Every
+// process declares the tools (offers and the Tools view list them); only the
+// worker fills the slot with its workspaces.Manager, so a call anywhere else
+// fails with code.ErrNoWorkspace.
+type workspaceSlot struct {
+	mu     sync.RWMutex
+	m      *workspaces.Manager
+	helper string // the host's guilds-code, for the local driver
+}
+
+var (
+	_ code.Workspace     = (*workspaceSlot)(nil)
+	_ code.HelperLocator = (*workspaceSlot)(nil)
+)
+
+func (s *workspaceSlot) manager() (*workspaces.Manager, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.m == nil {
+		return nil, code.ErrNoWorkspace
+	}
+	return s.m, nil
+}
+
+func (s *workspaceSlot) Exec(ctx context.Context, agentID string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	m, err := s.manager()
+	if err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	return m.Exec(ctx, agentID, req)
+}
+
+func (s *workspaceSlot) CopyTo(ctx context.Context, agentID, path string, content []byte, mode fs.FileMode) error {
+	m, err := s.manager()
+	if err != nil {
+		return err
+	}
+	return m.CopyTo(ctx, agentID, path, content, mode)
+}
+
+func (s *workspaceSlot) CodeHelper() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.helper
+}
+
+// codeOptions wires the native registry's code tools to the platform's
+// workspace slot (CODE_RESULT_MAX_BYTES caps their results).
+func (p *platform) codeOptions() []native.Option {
+	if p.workspace == nil {
+		p.workspace = &workspaceSlot{}
+	}
+	opts := []native.Option{native.WithWorkspace(p.workspace)}
+	if n, err := strconv.Atoi(p.env.Getenv("CODE_RESULT_MAX_BYTES")); err == nil && n > 0 {
+		opts = append(opts, native.WithCodeResultMax(n))
+	} else if v := p.env.Getenv("CODE_RESULT_MAX_BYTES"); v != "" {
+		p.log.Warn("CODE_RESULT_MAX_BYTES must be a positive number of bytes; the default applies", "value", v)
+	}
+	return opts
+}
+
+// workspaceStopTimeout bounds stopping the sandboxes when the worker stops.
+const workspaceStopTimeout = time.Minute
+
+// startWorkspaces gives the worker its agents' workspaces: the manager the
+// configuration asks for (GUILDS_SANDBOX_*), with the sandboxes an earlier
+// worker left behind removed. An engine that does not answer is logged, not
+// fatal: runs without coding need none, and a code tool call then names the
+// failure. The returned function stops every sandbox (home volumes stay).
+func (p *platform) startWorkspaces(ctx context.Context) (func(), error) {
+	m, err := workspaces.FromConfig(p.cfg, p.log)
+	if err != nil {
+		return nil, err
+	}
+	if removed, err := m.CleanupOrphans(ctx); err != nil {
+		p.log.Error("agent workspaces: the sandbox engine did not answer at start; code tools fail until it does "+
+			"(set DOCKER_HOST, or for development only GUILDS_SANDBOX_DRIVER=local with GUILDS_SANDBOX_ALLOW_LOCAL=1)",
+			"driver", p.cfg.Sandbox.Driver, "err", err)
+	} else {
+		p.log.Info("agent workspaces ready", "driver", p.cfg.Sandbox.Driver, "orphans_removed", len(removed))
+	}
+	if p.workspace == nil {
+		p.workspace = &workspaceSlot{}
+	}
+	p.workspace.mu.Lock()
+	p.workspace.m = m
+	if p.cfg.Sandbox.Driver == config.SandboxLocal {
+		p.workspace.helper = hostHelper()
+	}
+	p.workspace.mu.Unlock()
+	return func() {
+		p.workspace.mu.Lock()
+		p.workspace.m = nil
+		p.workspace.mu.Unlock()
+		sctx, cancel := context.WithTimeout(context.Background(), workspaceStopTimeout)
+		defer cancel()
+		if err := m.Close(sctx); err != nil && !errors.Is(err, context.Canceled) {
+			p.log.Warn("agent workspaces: stopping the sandboxes", "err", err)
+		}
+	}, nil
+}
+
+// hostHelper finds guilds-code for the local driver, whose commands run on
+// this host: beside this binary, else on PATH; "" leaves the image's path,
+// and a call then says the helper cannot run.
+func hostHelper() string {
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), "guilds-code")
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("guilds-code"); err == nil {
+		return p
+	}
+	return ""
+}
