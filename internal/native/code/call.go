@@ -71,15 +71,6 @@ func (d Deps) run(ctx context.Context, agentID string, req codeproto.Request) (c
 	if err != nil {
 		return none, fmt.Errorf("encode the %s request: %w", req.Tool, err)
 	}
-	host, _ := d.Workspace.(HostPather)
-	env := map[string]string{}
-	if host != nil {
-		home, err := host.HostPath(ctx, agentID, sandbox.HomeDir)
-		if err != nil {
-			return none, fmt.Errorf("locate the workspace: %w", err)
-		}
-		env[codeproto.HomeEnv] = home
-	}
 	if len(arg) > codeproto.MaxArgBytes {
 		if arg, err = d.writeRequest(ctx, agentID, req); err != nil {
 			return none, err
@@ -90,8 +81,10 @@ func (d Deps) run(ctx context.Context, agentID string, req codeproto.Request) (c
 		helper = loc.CodeHelper()
 	}
 	timeout, _ := ExecTimeout(req.Tool, req.Args)
+	// No environment of the orchestrator's goes with the exec: the helper
+	// sets GUILD_RUN_ID and GUILD_AGENT_ID from the request itself.
 	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{
-		Cmd: []string{helper, arg}, Env: env, Timeout: timeout, MaxOutput: maxHelperOutput})
+		Cmd: []string{helper, arg}, Timeout: timeout, MaxOutput: maxHelperOutput})
 	if err != nil {
 		return none, fmt.Errorf("run %s in the workspace: %w", req.Tool, err)
 	}

@@ -26,13 +26,6 @@ type Workspace interface {
 	CopyTo(ctx context.Context, agentID, path string, content []byte, mode fs.FileMode) error
 }
 
-// HostPather is implemented by a workspace whose sandboxes are host
-// directories (the local development driver): it maps a sandbox path to the
-// host path the helper sees.
-type HostPather interface {
-	HostPath(ctx context.Context, agentID, path string) (string, error)
-}
-
 // HelperLocator is implemented by a workspace that runs the helper from
 // somewhere other than codeproto.HelperPath (the local development driver,
 // whose sandboxes are host directories, runs the host's build of it); an

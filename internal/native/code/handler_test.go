@@ -143,14 +143,14 @@ func TestLargeRequestOnTheLocalDriver(t *testing.T) {
 	if out, _ := s.call(ToolFileWrite, string(args)); out != "wrote big.py (2000 lines)" {
 		t.Fatalf("write: %q", out)
 	}
-	dir, err := ws.HostPath(context.Background(), s.agent, codeproto.RequestDir)
+	dir, err := ws.hostPath(s.agent, codeproto.RequestDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("request files left behind: %v", left)
 	}
-	home, _ := ws.HostPath(context.Background(), s.agent, "/home/agent")
+	home, _ := ws.hostPath(s.agent, "/home/agent")
 	if got, err := os.ReadFile(filepath.Join(home, "big.py")); err != nil || string(got) != content {
 		t.Fatalf("big.py: %d bytes, %v", len(got), err)
 	}

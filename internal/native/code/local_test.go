@@ -2,14 +2,13 @@ package code
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 
-	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/internal/workspaces"
 	"github.com/guilds/guilds/sandbox/local"
 )
 
@@ -50,12 +49,11 @@ type buildError struct {
 
 func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 
-// localWorkspace gives each agent one sandbox of the local driver, created
-// on first use, the way internal/workspaces does with any driver.
+// localWorkspace is the workspaces manager on the local driver: one
+// sandbox per agent, created on first use, its home told to the helper.
 type localWorkspace struct {
-	d   *local.Driver
-	mu  sync.Mutex
-	ids map[string]string
+	*workspaces.Manager
+	d *local.Driver
 }
 
 func newLocalWorkspace(t testing.TB) *localWorkspace {
@@ -64,43 +62,12 @@ func newLocalWorkspace(t testing.TB) *localWorkspace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &localWorkspace{d: d, ids: map[string]string{}}
+	m := workspaces.New(d, workspaces.Options{})
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	return &localWorkspace{Manager: m, d: d}
 }
 
-func (w *localWorkspace) id(ctx context.Context, agentID string) (string, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if id, ok := w.ids[agentID]; ok {
-		return id, nil
-	}
-	sb, err := w.d.Create(ctx, sandbox.Spec{AgentID: agentID, HomeVolume: "home-" + agentID})
-	if err != nil {
-		return "", err
-	}
-	w.ids[agentID] = sb.ID
-	return sb.ID, nil
-}
-
-func (w *localWorkspace) Exec(ctx context.Context, agentID string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
-	id, err := w.id(ctx, agentID)
-	if err != nil {
-		return sandbox.ExecResult{}, err
-	}
-	return w.d.Exec(ctx, id, req)
-}
-
-func (w *localWorkspace) CopyTo(ctx context.Context, agentID, p string, content []byte, mode fs.FileMode) error {
-	id, err := w.id(ctx, agentID)
-	if err != nil {
-		return err
-	}
-	return w.d.CopyTo(ctx, id, p, content, mode)
-}
-
-func (w *localWorkspace) HostPath(ctx context.Context, agentID, p string) (string, error) {
-	id, err := w.id(ctx, agentID)
-	if err != nil {
-		return "", err
-	}
-	return w.d.HostPath(id, p)
+// hostPath is where a sandbox path of the agent's workspace is on this host.
+func (w *localWorkspace) hostPath(agentID, p string) (string, error) {
+	return w.d.HostPath(w.SandboxID(agentID), p)
 }
