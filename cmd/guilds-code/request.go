@@ -35,15 +35,21 @@ func readRequest(arg string) (codeproto.Request, error) {
 	return codeproto.DecodeRequest(raw)
 }
 
-// requestFile maps a request file's path (as the orchestrator wrote it,
-// /run/guilds/requests/<name>) to the filesystem, refusing anything else.
+// requestFile maps a request file's path to the filesystem, refusing
+// anything but a file directly in the request folder. The path is the one
+// the orchestrator wrote, /run/guilds/requests/<name>, or under the local
+// development driver that folder's place on the host.
 func requestFile(p string) (string, error) {
 	clean := filepath.Clean(p)
+	hostDir := filepath.Join(codeops.RunDirFS(), "requests")
 	name, ok := strings.CutPrefix(clean, codeproto.RequestDir+"/")
-	if !ok || name == "" || strings.Contains(name, "/") {
+	if !ok {
+		name, ok = strings.CutPrefix(clean, hostDir+"/")
+	}
+	if !ok || name == "" || strings.Contains(name, "/") || strings.HasPrefix(name, ".") {
 		return "", fmt.Errorf("request file %q is not a file directly under %s", p, codeproto.RequestDir)
 	}
-	return filepath.Join(codeops.RunDirFS(), "requests", name), nil
+	return filepath.Join(hostDir, name), nil
 }
 
 func readSmall(p string, limit int64) ([]byte, error) {

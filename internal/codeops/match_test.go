@@ -1,0 +1,36 @@
+package codeops
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCodeMatch(t *testing.T) {
+	if astGrep() == "" {
+		t.Fatal("ast-grep is not installed (npm install -g @ast-grep/cli): code_match cannot be tested")
+	}
+	env := searchRepo(t)
+	writeTestFile(t, env, "repos/app/tool.py", "def f(x):\n    print(x)  # print(y)\n    s = \"print(z)\"\n")
+	for _, tc := range []struct{ args, want string }{
+		{`{"pattern":"Open()","lang":"go"}`, "main.go:7: Open()\nmain.go:8: Open()\n2 matches in 1 file"},
+		{`{"pattern":"print($A)"}`, "tool.py:2: print(x)  # print(y)\n1 match in 1 file"},
+		{`{"pattern":"func Open() error { $$$ }","path":"store"}`, "store/store.go:3: func Open() error { return nil }\n1 match in 1 file"},
+		{`{"pattern":"Open()","lang":"go","limit":1}`, "main.go:7: Open()\n2 matches in 1 file (showing the first 1; raise limit up to 100, or narrow with path)"},
+		{`{"pattern":"Close()","lang":"go"}`, `no matches for "Close()" in /home/agent/repos/app`},
+		{`{"pattern":"x","lang":"cobol"}`, `ERROR: lang: "cobol" is not a language syntax search knows`},
+		{`{"pattern":"func (","lang":"go"}`, `ERROR: pattern: "func (" does not parse as go code`},
+		{`{"pattern":"x","lang":"--help"}`, `ERROR: lang: "--help" is not a language name`},
+		{`{"pattern":"x","limit":101}`, "ERROR: limit: 101 is out of range (1 to 100, default 30)"},
+		{`{"pattern":""}`, "ERROR: pattern: is empty"},
+		{`{"pattern":"x","path":"/etc"}`, "ERROR: path: /etc is outside /home/agent"},
+	} {
+		res := call(t, env, CodeMatch, tc.args)
+		if res.Text != tc.want && !(strings.HasPrefix(tc.want, "ERROR") && strings.HasPrefix(res.Text, tc.want)) {
+			t.Errorf("%s:\n%s\nwant\n%s", tc.args, res.Text, tc.want)
+		}
+	}
+	res := call(t, env, CodeMatch, `{"pattern":"Open()","lang":"go"}`)
+	if res.Meta["matches"] != 2 || res.Meta["files"] != 1 {
+		t.Fatalf("meta %v", res.Meta)
+	}
+}
