@@ -426,6 +426,13 @@ func TestSandboxImage(t *testing.T) {
 	t.Parallel()
 	d, cli := dockertest.Driver(t)
 	w := world{name: "docker", driver: d, image: dockertest.AgentImage(t, cli)}
+	img, err := cli.ImageInspect(context.Background(), w.image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Config == nil || img.Config.User != "agent" || !slices.Contains(img.Config.Env, "HOME=/home/agent") || img.Config.WorkingDir != "/home/agent" {
+		t.Errorf("image config = %+v; want user agent, HOME and working directory /home/agent", img.Config)
+	}
 	m, agent := manager(t, w, Options{})
 	got := exec(t, m, agent, `set -e
 id -un; echo "$HOME"; pwd
@@ -448,6 +455,26 @@ touch /home/agent/writable && echo home writable`)
 	if _, err := os.Stat(filepath.Join(filepath.Dir(file), "..", "..", "cmd", "guilds-code")); err == nil {
 		if got := exec(t, m, agent, "test -x "+codeproto.HelperPath+" && echo present"); got != "present\n" {
 			t.Fatalf("helper: %q", got)
+		}
+	}
+}
+
+// BenchmarkManagerExec is one short command through the manager on a warm
+// sandbox: the driver's exec plus the manager's bookkeeping.
+func BenchmarkManagerExec(b *testing.B) {
+	d, cli := dockertest.Driver(b)
+	m := New(d, Options{Image: dockertest.AgentImage(b, cli)})
+	agent := "agent-" + uuid.NewString()
+	ctx := context.Background()
+	b.Cleanup(func() { _ = m.Close(ctx); _ = d.RemoveVolume(ctx, HomeVolume(agent)) })
+	req := sandbox.ExecRequest{Cmd: []string{"echo", "hi"}}
+	if _, err := m.Exec(ctx, agent, req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := m.Exec(ctx, agent, req); err != nil || res.ExitCode != 0 {
+			b.Fatal(res, err)
 		}
 	}
 }
