@@ -1,0 +1,265 @@
+package codegraph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+)
+
+// CallersArgs are code_callers' arguments.
+type CallersArgs struct {
+	Symbol    string `json:"symbol"`
+	Direction string `json:"direction"`
+	Depth     int    `json:"depth"`
+	In        string `json:"in"`
+}
+
+const (
+	maxTargets  = 5  // definitions of one name shown
+	maxPerLevel = 25 // edges listed under one definition
+)
+
+// Callers lists what references a symbol (direction in) or what it
+// references (out), depth levels deep, indented by level.
+func Callers(ctx context.Context, env *Env, raw json.RawMessage) Result {
+	var a CallersArgs
+	if err := decode(raw, &a); err != nil {
+		return errorf("%v", err)
+	}
+	a.Symbol = strings.TrimSpace(a.Symbol)
+	if a.Symbol == "" {
+		return errorf("symbol: is required (a name, or Type.name)")
+	}
+	switch a.Direction {
+	case "":
+		a.Direction = "in"
+	case "in", "out":
+	default:
+		return errorf("direction: must be in or out, not %q", a.Direction)
+	}
+	if a.Depth == 0 {
+		a.Depth = 1
+	}
+	if a.Depth < 1 || a.Depth > 3 {
+		return errorf("depth: must be 1, 2 or 3, not %d", a.Depth)
+	}
+	t, err := env.byPath("in", a.In)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	g, err := env.open(ctx, t)
+	if err != nil {
+		return errorf("code graph of %s: %v", t.name, err)
+	}
+	meta := map[string]any{"repository": t.name}
+	targets := g.lookup(a.Symbol, t.scope)
+	if len(targets) == 0 {
+		meta["hits"] = 0
+		text := fmt.Sprintf("no definition named %s in %s", a.Symbol, env.show(g, t.scope))
+		if like := g.similar(a.Symbol, 5); len(like) > 0 {
+			text += "; similar: " + strings.Join(like, ", ")
+		}
+		return Result{Text: text, Meta: meta}
+	}
+	out := newLines(env.maxBytes(), "; pass in to narrow, or a qualified symbol (Type.name)")
+	more := len(targets) - maxTargets
+	if more > 0 {
+		targets = targets[:maxTargets]
+	}
+	hits := 0
+	arrow := "←"
+	if a.Direction == "out" {
+		arrow = "→"
+	}
+	for _, id := range targets {
+		f, d := g.def(id)
+		out.add("%s %s  %s:%s  (%s)", d.Kind, d.QualName(), env.show(g, f.Path), span(d), plural(f.Count(int(id.def)), "ref", "refs"))
+		seen := map[defID]bool{id: true}
+		var walk func(id defID, level int)
+		walk = func(id defID, level int) {
+			var edges []edge
+			if a.Direction == "in" {
+				edges = g.callersOf(id)
+			} else {
+				edges = g.calleesOf(id)
+			}
+			indent := strings.Repeat("  ", level)
+			for i, e := range edges {
+				if i == maxPerLevel {
+					out.add("%s… %d more", indent, len(edges)-i)
+					break
+				}
+				hits++
+				if e.external != "" {
+					out.add("%s%s %s (not in the repository)", indent, arrow, e.external)
+					continue
+				}
+				ef := g.Files[e.file]
+				if e.def < 0 {
+					out.add("%s%s (top level of %s)  %s:%d", indent, arrow, path.Base(ef.Path), env.show(g, ef.Path), e.line)
+					continue
+				}
+				ed := &ef.Defs[e.def]
+				out.add("%s%s %s  %s:%d", indent, arrow, ed.QualName(), env.show(g, ef.Path), e.line)
+				next := defID{e.file, e.def}
+				if level < a.Depth && !seen[next] && !out.full() && (a.Direction == "in" || !classLike(ed.Kind)) {
+					seen[next] = true
+					walk(next, level+1)
+				}
+			}
+			if len(edges) == 0 && level == 1 {
+				if a.Direction == "in" {
+					out.add("  (nothing in the repository references it)")
+				} else {
+					out.add("  (it references nothing in the repository)")
+				}
+			}
+		}
+		walk(id, 1)
+	}
+	if more > 0 {
+		out.add("%d more definitions named %s; qualify it (Type.name) or pass in", more, a.Symbol)
+	}
+	meta["hits"] = hits
+	return Result{Text: out.String(), Meta: meta}
+}
+
+// edge is one reference: the place (file, enclosing definition, line) and,
+// for an outgoing reference to nothing in the graph, the name it calls.
+type edge struct {
+	file, def int32
+	line      int32
+	external  string
+}
+
+// lookup finds the definitions a symbol names, "Name" or "Qual.Name" (the
+// qualifier a container, a package folder or a file name), inside scope;
+// the most referenced first.
+func (g *Graph) lookup(symbol, scope string) []defID {
+	name, qual := symbol, ""
+	for _, sep := range []string{"::", ".", "#"} {
+		if i := strings.LastIndex(symbol, sep); i > 0 {
+			qual, name = symbol[:i], symbol[i+len(sep):]
+			break
+		}
+	}
+	if i := strings.LastIndexAny(qual, ".:/"); i >= 0 {
+		qual = qual[i+1:]
+	}
+	var out []defID
+	for _, id := range g.defs[name] {
+		f, d := g.def(id)
+		if !inScope(scope, f.Path) {
+			continue
+		}
+		if qual != "" && qual != d.Container && qual != path.Base(path.Dir(f.Path)) &&
+			qual != strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path)) && qual != f.Pkg {
+			continue
+		}
+		out = append(out, id)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		fi, _ := g.def(out[i])
+		fj, _ := g.def(out[j])
+		return fi.Count(int(out[i].def)) > fj.Count(int(out[j].def))
+	})
+	return out
+}
+
+// similar names definitions whose name contains the symbol's, case aside.
+func (g *Graph) similar(symbol string, n int) []string {
+	if i := strings.LastIndexAny(symbol, ".:#"); i >= 0 {
+		symbol = symbol[i+1:]
+	}
+	want := strings.ToLower(symbol)
+	var out []string
+	for name := range g.defs {
+		if strings.Contains(strings.ToLower(name), want) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// callersOf lists the places that reference a definition, by file and line.
+func (g *Graph) callersOf(id defID) []edge {
+	_, d := g.def(id)
+	var out []edge
+	var buf []defID
+	for fi, f := range g.Files {
+		for _, r := range f.refsNamed(d.Name) {
+			buf = g.resolve(int32(fi), r, buf[:0])
+			for _, got := range buf {
+				if got == id {
+					out = append(out, edge{file: int32(fi), def: r.Def, line: r.Line})
+					break
+				}
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].file != out[j].file {
+			return g.Files[out[i].file].Path < g.Files[out[j].file].Path
+		}
+		return out[i].line < out[j].line
+	})
+	return out
+}
+
+// calleesOf lists what a definition (and what nests in it) references:
+// definitions of the repository by where they are, then the calls it makes
+// to names the repository does not define.
+func (g *Graph) calleesOf(id defID) []edge {
+	f := g.Files[id.file]
+	inside := func(di int32) bool {
+		for ; di >= 0; di = f.Defs[di].Parent {
+			if di == id.def {
+				return true
+			}
+		}
+		return false
+	}
+	refs := make([]Ref, 0, 16)
+	for _, r := range f.refs() {
+		if inside(r.Def) {
+			refs = append(refs, r)
+		}
+	}
+	sort.SliceStable(refs, func(i, j int) bool { return refs[i].Line < refs[j].Line })
+	seen := map[defID]bool{id: true}
+	seenExt := map[string]bool{}
+	var out, ext []edge
+	var buf []defID
+	for _, r := range refs {
+		buf = g.resolve(id.file, r, buf[:0])
+		if len(buf) == 0 {
+			if r.Flags&refCall != 0 {
+				name := f.Names[r.Name]
+				if r.Qual >= 0 {
+					name = f.Names[r.Qual] + "." + name
+				}
+				if !seenExt[name] {
+					seenExt[name] = true
+					ext = append(ext, edge{external: name})
+				}
+			}
+			continue
+		}
+		for _, got := range buf {
+			if seen[got] {
+				continue
+			}
+			seen[got] = true
+			gd := &g.Files[got.file].Defs[got.def]
+			out = append(out, edge{file: got.file, def: got.def, line: gd.Line})
+		}
+	}
+	return append(out, ext...)
+}

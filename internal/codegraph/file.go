@@ -1,0 +1,145 @@
+package codegraph
+
+import "strings"
+
+// File is what the graph knows about one file of a repository. A file in a
+// language the graph does not parse is kept with its stat only (Lang "").
+type File struct {
+	Path    string // slash-separated, relative to the repository root
+	Lang    string // "" when not parsed
+	Skipped string // why a file in a known language was not parsed (too large)
+	Size    int64
+	MTime   int64 // nanoseconds
+	Hash    uint64
+
+	Pkg     string   // Go package clause
+	Imports []Import // Go imports
+	Defs    []Def
+	Names   []string // the names and qualifiers of Refs, sorted
+	Refs    []Ref    // one per (enclosing definition, name), sorted by Name
+
+	// Counts holds, per definition, how many places of the repository
+	// reference it; computed over the whole graph after every change.
+	Counts []int32
+
+	packed             string // Refs as stored, decoded on first use
+	packedNames        string // Names as stored
+	dir, dirBase, stem string
+	fam                string
+}
+
+// refs returns the file's references, decoding them on first use (most
+// queries never need them).
+func (f *File) refs() []Ref {
+	if f.Refs == nil && len(f.packed) > 0 {
+		f.Refs, _ = unpackRefs(f.packed)
+		f.Names = strings.Split(f.packedNames, "\x00")
+	}
+	return f.Refs
+}
+
+// Import is one Go import: the name it is used by in the file and its path.
+type Import struct {
+	Alias string
+	Path  string
+}
+
+// Def is one definition.
+type Def struct {
+	Name      string
+	Kind      string // func, method, type, struct, interface, class, enum, trait, impl, const, var, module, macro, constructor
+	Container string // the receiver type, class, impl or trait a method belongs to
+	Sig       string // the declaration without its body, one line
+	Line      int32  // first line, 1-based
+	End       int32  // last line
+	Parent    int32  // index of the enclosing definition in the file, -1 none
+}
+
+// Ref flags.
+const (
+	refCall   uint8 = 1 << iota // the name is called
+	refMember                   // the name is read through a qualifier (x.name, x::name)
+)
+
+// Ref is one place a name is used: the first line it appears on within
+// its enclosing definition.
+type Ref struct {
+	Name  int32 // index in File.Names
+	Qual  int32 // index in File.Names of the qualifier's last part, -1 none
+	Line  int32
+	Def   int32 // enclosing definition, -1 the file's top level
+	Flags uint8
+}
+
+// QualName is the definition's name with its container, e.g. Server.Start.
+func (d *Def) QualName() string {
+	if d.Container != "" {
+		return d.Container + "." + d.Name
+	}
+	return d.Name
+}
+
+// classLike kinds hold methods.
+func classLike(kind string) bool {
+	switch kind {
+	case "class", "interface", "struct", "trait", "impl", "enum":
+		return true
+	}
+	return false
+}
+
+// findName returns the index of name in f.Names, -1 when absent.
+func (f *File) findName(name string) int32 {
+	f.refs()
+	lo, hi := 0, len(f.Names)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if f.Names[m] < name {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(f.Names) && f.Names[lo] == name {
+		return int32(lo)
+	}
+	return -1
+}
+
+// refsNamed returns the refs of name (Refs are sorted by Name).
+func (f *File) refsNamed(name string) []Ref {
+	i := f.findName(name)
+	if i < 0 {
+		return nil
+	}
+	refs := f.refs()
+	lo, hi := 0, len(refs)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if refs[m].Name < i {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	end := lo
+	for end < len(refs) && refs[end].Name == i {
+		end++
+	}
+	return refs[lo:end]
+}
+
+// container is the class-like name a position inside definition di belongs to.
+func (f *File) container(di int32) string {
+	for di >= 0 {
+		d := &f.Defs[di]
+		if d.Container != "" {
+			return d.Container
+		}
+		if classLike(d.Kind) {
+			return d.Name
+		}
+		di = d.Parent
+	}
+	return ""
+}

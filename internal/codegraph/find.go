@@ -1,0 +1,337 @@
+package codegraph
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// FindArgs are code_find's arguments.
+type FindArgs struct {
+	Question string `json:"question"`
+	In       string `json:"in"`
+	Source   bool   `json:"source"`
+	Limit    int    `json:"limit"`
+}
+
+const (
+	findDefault = 8
+	findMax     = 20
+	sourceLines = 8
+)
+
+// stopWords carry no name in a question.
+var stopWords = words(`a an the is are was be to of in on at for and or not no with from by as it its this that
+these those what where which who how why when does do did can could should would will i we you me my our
+find show all any some code function functions method methods class classes defined definition implemented
+implementation`)
+
+// terms splits a question into lowercase words, each identifier also into
+// its camelCase and snake_case parts.
+func terms(q string) []string {
+	seen := map[string]bool{}
+	var out []string
+	addTerm := func(w string) {
+		w = strings.ToLower(w)
+		if len(w) < 2 || seen[w] {
+			return
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	for _, w := range strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' }) {
+		if stopWords[strings.ToLower(w)] {
+			continue
+		}
+		parts := splitName(w)
+		if len(parts) > 1 {
+			addTerm(strings.ReplaceAll(w, "_", ""))
+		}
+		for _, p := range parts {
+			if !stopWords[p] {
+				addTerm(p)
+			}
+		}
+	}
+	return out
+}
+
+// splitName splits an identifier into lowercase words: HTTPServerStart →
+// http server start, load_file → load file.
+func splitName(s string) []string {
+	var out []string
+	var cur []rune
+	rs := []rune(s)
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for i, r := range rs {
+		switch {
+		case r == '_' || r == '-' || r == '.' || r == '/':
+			flush()
+			continue
+		case unicode.IsUpper(r) && len(cur) > 0:
+			prevLower := unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1])
+			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if prevLower || (unicode.IsUpper(rs[i-1]) && nextLower) {
+				flush()
+			}
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return out
+}
+
+type scored struct {
+	id    defID
+	score float64
+}
+
+// scoreDef weighs a definition against the question's terms: its name
+// first, then its container, path and signature; a definition matching
+// more of the terms beats one matching a single term well.
+func scoreDef(ts []string, f *File, d *Def, pathWords []string) float64 {
+	var nameWords []string
+	total, matched := 0.0, 0
+	for _, t := range ts {
+		s := 0.0
+		if containsFold(d.Name, t) {
+			if nameWords == nil {
+				nameWords = splitName(d.Name)
+			}
+			switch {
+			case len(d.Name) == len(t):
+				s = 10
+			case contains(nameWords, t):
+				s = 6
+			case len(t) >= 3:
+				s = 3
+			}
+		}
+		if containsFold(d.Container, t) {
+			s += 2
+		}
+		if contains(pathWords, t) {
+			s += 1.5
+		}
+		if s == 0 && containsFold(d.Sig, t) {
+			s = 1
+		}
+		if s > 0 {
+			matched++
+		}
+		total += s
+	}
+	if matched == 0 {
+		return 0
+	}
+	total += 4 * float64(matched*matched) / float64(len(ts))
+	switch d.Kind {
+	case "const", "var", "module":
+		total -= 0.5
+	}
+	return total
+}
+
+func contains(ws []string, w string) bool {
+	for _, x := range ws {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+// Find ranks the definitions and files of a repository against a question.
+func Find(ctx context.Context, env *Env, raw json.RawMessage) Result {
+	var a FindArgs
+	if err := decode(raw, &a); err != nil {
+		return errorf("%v", err)
+	}
+	if strings.TrimSpace(a.Question) == "" {
+		return errorf("question: is required (what to look for, in words or names)")
+	}
+	if a.Limit == 0 {
+		a.Limit = findDefault
+	}
+	if a.Limit < 1 || a.Limit > findMax {
+		return errorf("limit: must be between 1 and %d, not %d", findMax, a.Limit)
+	}
+	ts := terms(a.Question)
+	if len(ts) == 0 {
+		return errorf("question: %q holds no word to look for", a.Question)
+	}
+	t, err := env.byPath("in", a.In)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	g, err := env.open(ctx, t)
+	if err != nil {
+		return errorf("code graph of %s: %v", t.name, err)
+	}
+
+	var hits []scored
+	type fileHit struct {
+		f     *File
+		score float64
+	}
+	var files []fileHit
+	for fi, f := range g.Files {
+		if !inScope(t.scope, f.Path) {
+			continue
+		}
+		var pathWords []string
+		pathHit := false
+		for _, w := range ts {
+			if containsFold(f.Path, w) {
+				pathHit = true
+				pathWords = splitName(f.Path)
+				break
+			}
+		}
+		best := 0.0
+		for di := range f.Defs {
+			d := &f.Defs[di]
+			if !pathHit && !anyTerm(ts, d) {
+				continue
+			}
+			s := scoreDef(ts, f, d, pathWords)
+			if s <= 0 {
+				continue
+			}
+			s += math.Log1p(float64(f.Count(di))) * 0.5
+			hits = append(hits, scored{defID{int32(fi), int32(di)}, s})
+			best = math.Max(best, s)
+		}
+		pm := 0
+		for _, w := range ts {
+			if !pathHit {
+				break
+			}
+			if contains(pathWords, w) {
+				pm++
+			}
+		}
+		if pm > 0 {
+			files = append(files, fileHit{f, float64(pm)*10 + best/10})
+		}
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		if hits[i].score != hits[j].score {
+			return hits[i].score > hits[j].score
+		}
+		fi, di := g.def(hits[i].id)
+		fj, dj := g.def(hits[j].id)
+		if fi.Path != fj.Path {
+			return fi.Path < fj.Path
+		}
+		return di.Line < dj.Line
+	})
+	sort.SliceStable(files, func(i, j int) bool { return files[i].score > files[j].score })
+
+	out := newLines(env.maxBytes(), "; ask a narrower question or pass in")
+	meta := map[string]any{"repository": t.name}
+	if len(hits) == 0 && len(files) == 0 {
+		meta["hits"] = 0
+		out.add("no definition or file of %s matches %s (code_search finds text)", t.name, strings.Join(ts, ", "))
+		return Result{Text: out.String(), Meta: meta}
+	}
+	if len(hits) > a.Limit {
+		hits = hits[:a.Limit]
+	}
+	for i, h := range hits {
+		f, d := g.def(h.id)
+		out.add("%d. %s %s  %s:%s  (%s)", i+1, d.Kind, d.QualName(), env.show(g, f.Path), span(d), plural(f.Count(int(h.id.def)), "ref", "refs"))
+		out.add("   %s", d.Sig)
+		if a.Source {
+			for _, l := range sourceOf(g, f, d) {
+				out.add("   | %s", clip(l))
+			}
+		}
+	}
+	if len(files) > 0 {
+		n := min(len(files), 5)
+		out.add("files:")
+		for _, fh := range files[:n] {
+			desc := fh.f.Lang
+			if desc == "" {
+				desc = "not parsed"
+			}
+			out.add("  %s  (%s, %s)", env.show(g, fh.f.Path), desc, plural(len(fh.f.Defs), "definition", "definitions"))
+		}
+	}
+	meta["hits"] = len(hits)
+	return Result{Text: out.String(), Meta: meta}
+}
+
+// sourceOf reads up to sourceLines lines of a definition.
+func sourceOf(g *Graph, f *File, d *Def) []string {
+	fh, err := os.Open(filepath.Join(g.Root, filepath.FromSlash(f.Path)))
+	if err != nil {
+		return nil
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	var out []string
+	last := min(int(d.End), int(d.Line)+sourceLines-1)
+	for n := 1; sc.Scan() && n <= last; n++ {
+		if n >= int(d.Line) {
+			out = append(out, sc.Text())
+		}
+	}
+	return out
+}
+
+// anyTerm is a cheap first look: does any term occur in the definition's
+// name, container or signature, case aside?
+func anyTerm(ts []string, d *Def) bool {
+	for _, t := range ts {
+		if containsFold(d.Name, t) || containsFold(d.Container, t) || containsFold(d.Sig, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s contains the lowercase ASCII word t,
+// ignoring the case of s, without allocating.
+func containsFold(s, t string) bool {
+	if len(t) == 0 {
+		return true
+	}
+	first := t[0]
+	upper := first
+	if 'a' <= first && first <= 'z' {
+		upper = first - 32
+	}
+	for i := 0; i+len(t) <= len(s); i++ {
+		if c := s[i]; c != first && c != upper {
+			continue
+		}
+		j := 1
+		for ; j < len(t); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 32
+			}
+			if c != t[j] {
+				break
+			}
+		}
+		if j == len(t) {
+			return true
+		}
+	}
+	return false
+}

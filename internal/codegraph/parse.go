@@ -1,0 +1,418 @@
+package codegraph
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	ts "github.com/tree-sitter/go-tree-sitter"
+)
+
+// parser turns source into definitions and references. It holds one
+// tree-sitter parser per language and is not safe for concurrent use.
+type parser struct {
+	ts     map[string]*ts.Parser
+	cursor *ts.QueryCursor
+}
+
+func newParser() *parser {
+	return &parser{ts: map[string]*ts.Parser{}, cursor: ts.NewQueryCursor()}
+}
+
+func (p *parser) close() {
+	for _, tp := range p.ts {
+		tp.Close()
+	}
+	p.cursor.Close()
+}
+
+type rawDef struct {
+	start, end, nameAt uint32
+	name, kind, recv   string
+	sig                string
+	parent             int32
+	container          string
+}
+
+type rawRef struct {
+	at         uint32
+	name, qual string
+	flags      uint8
+	plain      bool
+}
+
+// parse fills f's definitions and references from src.
+func (p *parser) parse(f *File, src []byte) error {
+	l := languages[f.Lang]
+	if l == nil {
+		return fmt.Errorf("no grammar for %q", f.Lang)
+	}
+	if err := l.load(); err != nil {
+		return fmt.Errorf("%s query: %w", l.name, err)
+	}
+	tp := p.ts[l.name]
+	if tp == nil {
+		tp = ts.NewParser()
+		if err := tp.SetLanguage(l.lang); err != nil {
+			return err
+		}
+		p.ts[l.name] = tp
+	}
+	tree := tp.Parse(src, nil)
+	if tree == nil {
+		return errors.New("parse failed")
+	}
+	defer tree.Close()
+	root := tree.RootNode()
+
+	var defs []rawDef
+	refs := map[uint32]*rawRef{}
+	dropped := map[uint32]bool{}
+	matches := p.cursor.Matches(l.q, root, src)
+	for m := matches.Next(); m != nil; m = matches.Next() {
+		var defNode, nameNode, recvNode *ts.Node
+		var kind string
+		for i := range m.Captures {
+			c := m.Captures[i]
+			node := c.Node
+			switch cn := l.names[c.Index]; {
+			case strings.HasPrefix(cn, "def."):
+				defNode, kind = &node, cn[4:]
+			case cn == "name":
+				nameNode = &node
+			case cn == "recv":
+				recvNode = &node
+			case cn == "package":
+				f.Pkg = node.Utf8Text(src)
+			case cn == "import.path":
+				imp := Import{Path: unquote(node.Utf8Text(src))}
+				for _, c2 := range m.Captures {
+					if l.names[c2.Index] == "import.alias" {
+						imp.Alias = c2.Node.Utf8Text(src)
+					}
+				}
+				if imp.Alias == "" {
+					imp.Alias = imp.Path[strings.LastIndex(imp.Path, "/")+1:]
+				}
+				f.Imports = append(f.Imports, imp)
+			case cn == "call", cn == "member", cn == "ref":
+				at := uint32(node.StartByte())
+				r := refs[at]
+				if r == nil {
+					name := node.Utf8Text(src)
+					if len(name) > 80 || l.stop[name] {
+						continue
+					}
+					r = &rawRef{at: at, name: name}
+					refs[at] = r
+				}
+				switch cn {
+				case "call":
+					r.flags |= refCall
+				case "ref":
+					r.plain = true
+				}
+				if cn != "ref" {
+					for _, c2 := range m.Captures {
+						if l.names[c2.Index] == "qual" {
+							r.qual = qualifier(c2.Node.Utf8Text(src))
+							r.flags |= refMember
+						}
+					}
+				}
+			}
+		}
+		if defNode == nil || nameNode == nil {
+			continue
+		}
+		d := rawDef{
+			start:  uint32(defNode.StartByte()),
+			end:    uint32(defNode.EndByte()),
+			nameAt: uint32(nameNode.StartByte()),
+			name:   baseName(nameNode.Utf8Text(src)),
+			kind:   kind,
+		}
+		if recvNode != nil {
+			d.recv = baseName(recvNode.Utf8Text(src))
+		}
+		if !refine(l, &d, defNode, src) {
+			dropped[d.nameAt] = true // a name, not a reference
+			continue
+		}
+		d.sig = signature(l, &d, defNode, src)
+		defs = append(defs, d)
+	}
+	for at := range dropped {
+		delete(refs, at)
+	}
+	build(f, src, defs, refs)
+	return nil
+}
+
+// refine settles a definition's kind from its node; false drops it.
+func refine(l *language, d *rawDef, n *ts.Node, src []byte) bool {
+	switch l.name {
+	case "go":
+		if d.kind == "type" {
+			if t := n.ChildByFieldName("type"); t != nil {
+				switch t.Kind() {
+				case "struct_type":
+					d.kind = "struct"
+				case "interface_type":
+					d.kind = "interface"
+				}
+			}
+		}
+	case "python":
+		if d.kind == "const" && strings.ToUpper(d.name) != d.name {
+			return false
+		}
+	case "java":
+		if d.kind == "field" {
+			mods := ""
+			if c := n.Child(0); c != nil && c.Kind() == "modifiers" {
+				mods = c.Utf8Text(src)
+			}
+			if !strings.Contains(mods, "static") || !strings.Contains(mods, "final") {
+				return false
+			}
+			d.kind = "const"
+		}
+	}
+	return d.name != ""
+}
+
+// signature is the declaration's text before its body, on one line.
+func signature(l *language, d *rawDef, n *ts.Node, src []byte) string {
+	start, end := n.StartByte(), n.EndByte()
+	body := n.ChildByFieldName("body")
+	if body == nil {
+		if v := n.ChildByFieldName("value"); v != nil && (v.Kind() == "arrow_function" || v.Kind() == "function_expression") {
+			body = v.ChildByFieldName("body")
+		}
+	}
+	var text string
+	if body != nil {
+		text = string(src[start:body.StartByte()])
+	} else {
+		text = string(src[start:end])
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			text = text[:i]
+		}
+	}
+	text = strings.Join(strings.Fields(text), " ")
+	text = strings.TrimRight(text, " {:;")
+	text = strings.TrimSuffix(text, "=>")
+	text = strings.TrimSpace(text)
+	if l.name == "go" {
+		switch d.kind {
+		case "type", "struct", "interface":
+			text = "type " + text
+		case "const":
+			text = "const " + text
+		case "var":
+			text = "var " + text
+		}
+	}
+	const maxSig = 200
+	if len(text) > maxSig {
+		cut := maxSig
+		for cut > 0 && !utf8Start(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + "…"
+	}
+	return text
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// build orders the raw definitions, nests them, attaches every reference
+// to its innermost enclosing definition, and keeps one per name there.
+func build(f *File, src []byte, defs []rawDef, refs map[uint32]*rawRef) {
+	lines := lineStarts(src)
+	sort.SliceStable(defs, func(i, j int) bool {
+		if defs[i].start != defs[j].start {
+			return defs[i].start < defs[j].start
+		}
+		return defs[i].end > defs[j].end
+	})
+	// One definition per name node; a function wins over the constant
+	// that holds it (const f = () => ...).
+	seen := map[uint32]int{}
+	kept := defs[:0]
+	for _, d := range defs {
+		if k, ok := seen[d.nameAt]; ok {
+			if kept[k].kind == "const" && d.kind != "const" {
+				kept[k] = d
+			}
+			continue
+		}
+		seen[d.nameAt] = len(kept)
+		kept = append(kept, d)
+	}
+	defs = kept
+
+	var stack []int32
+	f.Defs = make([]Def, len(defs))
+	for i := range defs {
+		d := &defs[i]
+		for len(stack) > 0 && defs[stack[len(stack)-1]].end <= d.start {
+			stack = stack[:len(stack)-1]
+		}
+		parent := int32(-1)
+		if len(stack) > 0 {
+			parent = stack[len(stack)-1]
+		}
+		stack = append(stack, int32(i))
+		out := Def{Name: d.name, Kind: d.kind, Sig: d.sig, Parent: parent,
+			Line: lineOf(lines, d.start), End: lineOf(lines, endAt(d.end, d.start))}
+		if d.recv != "" {
+			out.Container = d.recv
+		} else if parent >= 0 {
+			out.Container = f.container(parent)
+		}
+		if out.Kind == "func" && out.Container != "" {
+			out.Kind = "method"
+		}
+		f.Defs[i] = out
+	}
+
+	// References, in source order so the enclosing definition is a sweep.
+	ats := make([]uint32, 0, len(refs))
+	for at, r := range refs {
+		if _, isDef := seen[at]; isDef {
+			continue
+		}
+		if r.flags == 0 && !r.plain {
+			continue
+		}
+		ats = append(ats, at)
+	}
+	sort.Slice(ats, func(i, j int) bool { return ats[i] < ats[j] })
+	type key struct {
+		def  int32
+		name string
+	}
+	merged := map[key]*rawRef{}
+	var order []key
+	defAt := make([]int32, len(ats))
+	stack = stack[:0]
+	next := 0
+	for i, at := range ats {
+		for next < len(defs) && defs[next].start <= at {
+			for len(stack) > 0 && defs[stack[len(stack)-1]].end <= defs[next].start {
+				stack = stack[:len(stack)-1]
+			}
+			stack = append(stack, int32(next))
+			next++
+		}
+		for len(stack) > 0 && defs[stack[len(stack)-1]].end <= at {
+			stack = stack[:len(stack)-1]
+		}
+		di := int32(-1)
+		if len(stack) > 0 {
+			di = stack[len(stack)-1]
+		}
+		defAt[i] = di
+		r := refs[at]
+		k := key{di, r.name}
+		if m, ok := merged[k]; ok {
+			m.flags |= r.flags
+			if m.qual == "" {
+				m.qual = r.qual
+			}
+			continue
+		}
+		merged[k] = r
+		order = append(order, k)
+	}
+
+	names := map[string]int32{}
+	for _, k := range order {
+		names[k.name] = 0
+		if q := merged[k].qual; q != "" {
+			names[q] = 0
+		}
+	}
+	f.Names = make([]string, 0, len(names))
+	for n := range names {
+		f.Names = append(f.Names, n)
+	}
+	sort.Strings(f.Names)
+	for i, n := range f.Names {
+		names[n] = int32(i)
+	}
+	f.Refs = make([]Ref, 0, len(order))
+	for _, k := range order {
+		r := merged[k]
+		q := int32(-1)
+		if r.qual != "" {
+			q = names[r.qual]
+		}
+		f.Refs = append(f.Refs, Ref{Name: names[k.name], Qual: q, Line: lineOf(lines, r.at), Def: k.def, Flags: r.flags})
+	}
+	sort.SliceStable(f.Refs, func(i, j int) bool { return f.Refs[i].Name < f.Refs[j].Name })
+}
+
+func endAt(end, start uint32) uint32 {
+	if end > start {
+		return end - 1
+	}
+	return end
+}
+
+func lineStarts(src []byte) []uint32 {
+	starts := []uint32{0}
+	for i, b := range src {
+		if b == '\n' {
+			starts = append(starts, uint32(i+1))
+		}
+	}
+	return starts
+}
+
+func lineOf(starts []uint32, at uint32) int32 {
+	return int32(sort.Search(len(starts), func(i int) bool { return starts[i] > at }))
+}
+
+// baseName keeps a declared type's bare name: *T, T[K], a::b::T<U> → T.
+func baseName(s string) string {
+	s = strings.TrimLeft(s, "*&")
+	for _, cut := range []string{"[", "<", "("} {
+		if i := strings.Index(s, cut); i > 0 {
+			s = s[:i]
+		}
+	}
+	if i := strings.LastIndex(s, "::"); i >= 0 {
+		s = s[i+2:]
+	}
+	if i := strings.LastIndex(s, "."); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.TrimSpace(s)
+}
+
+// qualifier keeps the last simple part of a qualifier expression
+// (a.b.c → c, a::b → b); a call or anything complex gives "".
+func qualifier(s string) string {
+	if len(s) > 80 || strings.ContainsAny(s, "()[]{}\n\"'") {
+		return ""
+	}
+	if i := strings.LastIndex(s, "::"); i >= 0 {
+		s = s[i+2:]
+	}
+	if i := strings.LastIndex(s, "."); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.TrimSpace(s)
+}
+
+func unquote(s string) string {
+	if u, err := strconv.Unquote(s); err == nil {
+		return u
+	}
+	return strings.Trim(s, "\"`")
+}

@@ -1,0 +1,104 @@
+package codegraph
+
+// The queries name what they capture:
+//   @def.<kind> a definition node, with @name its name (and @recv, Go's receiver type);
+//   @call a called name, @member a name read through a qualifier, @qual that qualifier;
+//   @ref any other identifier; @package and @import.alias/@import.path Go's package and imports.
+// A node captured twice (as @ref and as @call) keeps the union of what it was.
+
+const goQuery = `
+(package_clause (package_identifier) @package)
+(import_spec name: (_)? @import.alias path: (_) @import.path)
+(function_declaration name: (identifier) @name) @def.func
+(method_declaration receiver: (parameter_list (parameter_declaration type: (_) @recv)) name: (field_identifier) @name) @def.method
+(type_spec name: (type_identifier) @name) @def.type
+(type_alias name: (type_identifier) @name) @def.type
+(method_elem name: (field_identifier) @name) @def.method
+(const_spec name: (identifier) @name) @def.const
+(source_file (var_declaration (var_spec name: (identifier) @name) @def.var))
+(call_expression function: (identifier) @call)
+(call_expression function: (selector_expression operand: (_) @qual field: (field_identifier) @call))
+(selector_expression operand: (_) @qual field: (field_identifier) @member)
+(qualified_type package: (package_identifier) @qual name: (type_identifier) @member)
+(identifier) @ref
+(type_identifier) @ref
+`
+
+const pythonQuery = `
+(function_definition name: (identifier) @name) @def.func
+(class_definition name: (identifier) @name) @def.class
+(module (expression_statement (assignment left: (identifier) @name) @def.const))
+(call function: (identifier) @call)
+(call function: (attribute object: (_) @qual attribute: (identifier) @call))
+(attribute object: (_) @qual attribute: (identifier) @member)
+(identifier) @ref
+`
+
+const jsCommon = `
+(function_declaration name: (identifier) @name) @def.func
+(generator_function_declaration name: (identifier) @name) @def.func
+(class_declaration name: (_) @name) @def.class
+(method_definition name: (_) @name) @def.method
+(variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @def.func
+(program (lexical_declaration (variable_declarator name: (identifier) @name) @def.const))
+(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @def.const)))
+(call_expression function: (identifier) @call)
+(call_expression function: (member_expression object: (_) @qual property: (property_identifier) @call))
+(new_expression constructor: (identifier) @call)
+(member_expression object: (_) @qual property: (property_identifier) @member)
+(identifier) @ref
+`
+
+const jsQuery = jsCommon
+
+const tsQuery = jsCommon + `
+(abstract_class_declaration name: (_) @name) @def.class
+(interface_declaration name: (_) @name) @def.interface
+(type_alias_declaration name: (_) @name) @def.type
+(enum_declaration name: (_) @name) @def.enum
+(method_signature name: (_) @name) @def.method
+(abstract_method_signature name: (_) @name) @def.method
+(function_signature name: (identifier) @name) @def.func
+(type_identifier) @ref
+`
+
+const rustQuery = `
+(function_item name: (identifier) @name) @def.func
+(function_signature_item name: (identifier) @name) @def.func
+(struct_item name: (type_identifier) @name) @def.struct
+(enum_item name: (type_identifier) @name) @def.enum
+(union_item name: (type_identifier) @name) @def.struct
+(trait_item name: (type_identifier) @name) @def.trait
+(impl_item type: (_) @name) @def.impl
+(type_item name: (type_identifier) @name) @def.type
+(const_item name: (identifier) @name) @def.const
+(static_item name: (identifier) @name) @def.const
+(mod_item name: (identifier) @name body: (_)) @def.module
+(macro_definition name: (identifier) @name) @def.macro
+(call_expression function: (identifier) @call)
+(call_expression function: (scoped_identifier path: (_) @qual name: (identifier) @call))
+(call_expression function: (field_expression value: (_) @qual field: (field_identifier) @call))
+(macro_invocation macro: (identifier) @call)
+(field_expression value: (_) @qual field: (field_identifier) @member)
+(scoped_identifier path: (_) @qual name: (identifier) @member)
+(scoped_type_identifier path: (_) @qual name: (type_identifier) @member)
+(identifier) @ref
+(type_identifier) @ref
+`
+
+const javaQuery = `
+(class_declaration name: (identifier) @name) @def.class
+(interface_declaration name: (identifier) @name) @def.interface
+(enum_declaration name: (identifier) @name) @def.enum
+(record_declaration name: (identifier) @name) @def.class
+(annotation_type_declaration name: (identifier) @name) @def.interface
+(method_declaration name: (identifier) @name) @def.method
+(constructor_declaration name: (identifier) @name) @def.constructor
+(field_declaration declarator: (variable_declarator name: (identifier) @name)) @def.field
+(method_invocation object: (_) @qual name: (identifier) @call)
+(method_invocation name: (identifier) @call)
+(object_creation_expression type: (type_identifier) @call)
+(field_access object: (_) @qual field: (identifier) @member)
+(identifier) @ref
+(type_identifier) @ref
+`

@@ -1,0 +1,240 @@
+package codegraph
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// storeVersion changes whenever what a parse extracts or the layout
+// changes, so an old graph is rebuilt rather than read.
+const storeVersion = 2
+
+// storeName is the graph's file inside /home/agent/.cache/graft/<name>/.
+const storeName = "graph.bin"
+
+const storeMagic = "guilds-codegraph\n"
+
+// The store is one file: a magic line, the version, then every file's
+// fields as varints and length-prefixed strings. It is read into one
+// string so every name in it is a substring of that string (a load
+// allocates per file and definition, never per name), and a file's
+// references stay packed until a query needs them.
+
+type writer struct{ buf []byte }
+
+func (w *writer) uint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
+func (w *writer) int(v int64)   { w.buf = binary.AppendVarint(w.buf, v) }
+func (w *writer) str(s string)  { w.uint(uint64(len(s))); w.buf = append(w.buf, s...) }
+
+type reader struct {
+	s   string
+	bad bool
+}
+
+func (r *reader) uint() uint64 {
+	var v uint64
+	for shift := uint(0); shift < 64; shift += 7 {
+		if len(r.s) == 0 {
+			r.bad = true
+			return 0
+		}
+		b := r.s[0]
+		r.s = r.s[1:]
+		v |= uint64(b&0x7f) << shift
+		if b < 0x80 {
+			return v
+		}
+	}
+	r.bad = true
+	return 0
+}
+
+func (r *reader) int() int64 {
+	u := r.uint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+func (r *reader) str() string {
+	n := r.uint()
+	if n > uint64(len(r.s)) {
+		r.bad = true
+		r.s = ""
+		return ""
+	}
+	s := r.s[:n]
+	r.s = r.s[n:]
+	return s
+}
+
+// count reads a length that cannot exceed what is left of the input.
+func (r *reader) count() int {
+	n := r.uint()
+	if n > uint64(len(r.s)) {
+		r.bad = true
+		return 0
+	}
+	return int(n)
+}
+
+func packRefs(refs []Ref) string {
+	buf := make([]byte, 0, len(refs)*6)
+	for _, r := range refs {
+		buf = binary.AppendUvarint(buf, uint64(r.Name))
+		buf = binary.AppendUvarint(buf, uint64(r.Qual+1))
+		buf = binary.AppendUvarint(buf, uint64(r.Line))
+		buf = binary.AppendUvarint(buf, uint64(r.Def+1))
+		buf = append(buf, r.Flags)
+	}
+	return string(buf)
+}
+
+func unpackRefs(packed string) ([]Ref, error) {
+	r := reader{s: packed}
+	refs := make([]Ref, 0, len(packed)/6)
+	for len(r.s) > 0 && !r.bad {
+		var ref Ref
+		ref.Name = int32(r.uint())
+		ref.Qual = int32(r.uint()) - 1
+		ref.Line = int32(r.uint())
+		ref.Def = int32(r.uint()) - 1
+		if len(r.s) == 0 {
+			return nil, errors.New("truncated references")
+		}
+		ref.Flags = r.s[0]
+		r.s = r.s[1:]
+		refs = append(refs, ref)
+	}
+	if r.bad {
+		return nil, errors.New("damaged references")
+	}
+	return refs, nil
+}
+
+func encodeStore(files []*File) []byte {
+	w := &writer{buf: make([]byte, 0, 1<<20)}
+	w.buf = append(w.buf, storeMagic...)
+	w.uint(storeVersion)
+	w.uint(uint64(len(files)))
+	for _, f := range files {
+		w.str(f.Path)
+		w.str(f.Lang)
+		w.str(f.Skipped)
+		w.int(f.Size)
+		w.int(f.MTime)
+		w.uint(f.Hash)
+		w.str(f.Pkg)
+		w.uint(uint64(len(f.Imports)))
+		for _, im := range f.Imports {
+			w.str(im.Alias)
+			w.str(im.Path)
+		}
+		w.uint(uint64(len(f.Defs)))
+		for i := range f.Defs {
+			d := &f.Defs[i]
+			w.str(d.Name)
+			w.str(d.Kind)
+			w.str(d.Container)
+			w.str(d.Sig)
+			w.uint(uint64(d.Line))
+			w.uint(uint64(d.End))
+			w.uint(uint64(d.Parent + 1))
+			w.uint(uint64(f.Count(i)))
+		}
+		packed, names := f.packed, f.packedNames
+		if f.Refs != nil || packed == "" {
+			packed = packRefs(f.Refs)
+			names = strings.Join(f.Names, "\x00")
+		}
+		w.str(names)
+		w.str(packed)
+	}
+	return w.buf
+}
+
+func decodeStore(data string) []*File {
+	if !strings.HasPrefix(data, storeMagic) {
+		return nil
+	}
+	r := &reader{s: data[len(storeMagic):]}
+	if r.uint() != storeVersion {
+		return nil
+	}
+	n := r.count()
+	files := make([]*File, 0, n)
+	for i := 0; i < n && !r.bad; i++ {
+		f := &File{Path: r.str(), Lang: r.str(), Skipped: r.str(), Size: r.int(), MTime: r.int(), Hash: r.uint(), Pkg: r.str()}
+		if ni := r.count(); ni > 0 {
+			f.Imports = make([]Import, ni)
+			for j := range f.Imports {
+				f.Imports[j] = Import{Alias: r.str(), Path: r.str()}
+			}
+		}
+		nd := r.count()
+		f.Defs = make([]Def, nd)
+		f.Counts = make([]int32, nd)
+		for j := range f.Defs {
+			f.Defs[j] = Def{Name: r.str(), Kind: r.str(), Container: r.str(), Sig: r.str(),
+				Line: int32(r.uint()), End: int32(r.uint()), Parent: int32(r.uint()) - 1}
+			f.Counts[j] = int32(r.uint())
+		}
+		f.packedNames = r.str()
+		f.packed = r.str()
+		files = append(files, f)
+	}
+	if r.bad {
+		return nil
+	}
+	return files
+}
+
+// loadStore reads the graph saved at path; a missing, old or damaged file
+// gives no files (the graph is then built anew).
+func loadStore(path string) []*File {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return decodeStore(string(data))
+}
+
+// saveStore writes the graph atomically (a temporary file renamed over it).
+func saveStore(path string, files []*File) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".graph-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(encodeStore(files))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save graph: %w", err)
+	}
+	return nil
+}
+
+// lockDir takes an exclusive lock on the graph folder so two calls on the
+// same repository never refresh it at once.
+func lockDir(dir string) (unlock func(), err error) {
+	fh, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(fh.Fd()), syscall.LOCK_EX); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return func() {
+		syscall.Flock(int(fh.Fd()), syscall.LOCK_UN)
+		fh.Close()
+	}, nil
+}

@@ -1,0 +1,3 @@
+module example.com/poly
+
+go 1.22
