@@ -118,8 +118,12 @@ func scoreDef(ts []string, f *File, d *Def, pathWords []string) float64 {
 				s = 3
 			}
 		}
-		if containsFold(d.Container, t) {
-			s += 2
+		if d.Container != "" && containsFold(d.Container, t) {
+			if contains(splitName(d.Container), t) {
+				s += 2
+			} else if len(t) >= 4 {
+				s += 0.5
+			}
 		}
 		if contains(pathWords, t) {
 			s += 1.5

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 )
 
@@ -101,7 +102,16 @@ func decode(raw json.RawMessage, v any) error {
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field != "" {
-			return fmt.Errorf("%s: must be a %s, not %s", te.Field, te.Type.Kind(), te.Value)
+			want := te.Type.String()
+			switch te.Type.Kind() {
+			case reflect.String:
+				want = "a string"
+			case reflect.Int, reflect.Int64, reflect.Float64:
+				want = "a number"
+			case reflect.Bool:
+				want = "true or false"
+			}
+			return fmt.Errorf("%s: must be %s, not %s", te.Field, want, te.Value)
 		}
 		return fmt.Errorf("arguments: %v", err)
 	}

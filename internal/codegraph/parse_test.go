@@ -29,7 +29,7 @@ func dumpFile(f *File) string {
 		}
 		fmt.Fprintf(&b, "def %s %s %d-%d%s | %s\n", d.Kind, d.QualName(), d.Line, d.End, parent, d.Sig)
 	}
-	for _, r := range f.Refs {
+	for _, r := range f.refs() {
 		at := "top"
 		if r.Def >= 0 {
 			at = f.Defs[r.Def].QualName()
