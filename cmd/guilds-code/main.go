@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/guilds/guilds/internal/codeops"
 	"github.com/guilds/guilds/internal/codeproto"
@@ -31,7 +33,13 @@ var handlers = map[string]handler{}
 var symbolSearch func(ctx context.Context, env *codeops.Env, args json.RawMessage) codeproto.Response
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	// A helper stopped from outside (the exec's own timeout) passes it on:
+	// a running shell command's process group is stopped too, since it
+	// runs in a group of its own.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // run is main without the process: it returns the exit code.

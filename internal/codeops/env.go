@@ -166,6 +166,9 @@ func (e *Env) SetCwd(fsPath string) error {
 	if f == "" {
 		return nil
 	}
+	if cur, _ := e.Cwd(); cur == fsPath {
+		return nil
+	}
 	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 		return err
 	}

@@ -115,6 +115,7 @@ type foreground struct {
 	exitCode int
 	timedOut bool
 	killed   bool // the group outlived SIGTERM and got SIGKILL
+	canceled bool // the helper itself was told to stop
 	cwd      string
 }
 
@@ -156,7 +157,7 @@ func runForeground(ctx context.Context, env *Env, command string, timeout time.D
 	case <-timer.C:
 		res.timedOut = true
 	case <-ctx.Done():
-		res.timedOut = true
+		res.timedOut, res.canceled = true, true
 	}
 	if res.timedOut {
 		res.killed = stopGroup(pgid, done)
@@ -281,7 +282,11 @@ func shapeShell(env *Env, res foreground, logPath string, timeout time.Duration)
 		if res.killed {
 			how = "SIGTERM, then SIGKILL " + KillGrace.String() + " later"
 		}
-		fmt.Fprintf(&trailer, "[timed out after %s: the command's process group got %s]\n", timeout, how)
+		if res.canceled {
+			fmt.Fprintf(&trailer, "[stopped before its timeout, with the tool call: the command's process group got %s]\n", how)
+		} else {
+			fmt.Fprintf(&trailer, "[timed out after %s: the command's process group got %s]\n", timeout, how)
+		}
 	}
 	if res.exitCode != 0 {
 		fmt.Fprintf(&trailer, "exit_code: %d\n", res.exitCode)

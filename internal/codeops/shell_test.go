@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/guilds/guilds/internal/codeproto"
 )
@@ -205,5 +206,23 @@ func TestGroupAliveOfAMissingGroup(t *testing.T) {
 	}
 	if err := syscall.Kill(-4194000, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Skipf("pid 4194000 exists here: %v", err)
+	}
+}
+
+func TestShellStoppedWithTheCall(t *testing.T) {
+	env := testEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for range 1000 {
+			if _, err := os.Stat(filepath.Join(env.Home, "go")); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	res := Shell(ctx, env, json.RawMessage(shellArgs("touch go; sleep 300", `,"timeout_seconds":60`)))
+	if res.Meta["exit_code"] != ExitTimeout || !strings.Contains(res.Text, "[stopped before its timeout, with the tool call") {
+		t.Fatalf("%q %v", res.Text, res.Meta)
 	}
 }
