@@ -19,7 +19,7 @@ func writeFileAtomic(path string, content []byte, mode os.FileMode) error {
 	defer func() {
 		if !ok {
 			_ = tmp.Close()
-			_ = os.Remove(name)
+			_ = os.Remove(name) //nolint:gosec // G703: the temporary file made just above
 		}
 	}()
 	if _, err := tmp.Write(content); err != nil {
@@ -34,7 +34,7 @@ func writeFileAtomic(path string, content []byte, mode os.FileMode) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(name, path); err != nil {
+	if err := os.Rename(name, path); err != nil { //nolint:gosec // G703: callers pass confined or the helper's own paths
 		return err
 	}
 	ok = true

@@ -152,6 +152,7 @@ func (e *Env) Cwd() (fsPath, display string) {
 		if raw, err := os.ReadFile(f); err == nil { //nolint:gosec // G304: the run's own cwd file
 			d := strings.TrimSpace(string(raw))
 			fsp := e.FromDisplay(d)
+			//nolint:gosec // G703: only checked to be a folder; a run may stand anywhere, as a shell can
 			if st, err := os.Stat(fsp); err == nil && st.IsDir() && filepath.IsAbs(d) {
 				return fsp, d
 			}
@@ -169,10 +170,10 @@ func (e *Env) SetCwd(fsPath string) error {
 	if cur, _ := e.Cwd(); cur == fsPath {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(f), 0o750); err != nil {
 		return err
 	}
-	return writeFileAtomic(f, []byte(e.Display(fsPath)+"\n"), 0o644)
+	return writeFileAtomic(f, []byte(e.Display(fsPath)+"\n"), 0o600)
 }
 
 // Display maps a filesystem path to the form the agent sees: a path under

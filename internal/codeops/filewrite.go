@@ -73,7 +73,7 @@ func FileEdit(_ context.Context, env *Env, raw json.RawMessage) codeproto.Respon
 	case count > 1 && !a.ReplaceAll:
 		return Errorf("old_string: occurs %d times in %s; nothing changed (add surrounding lines to make it unique, or set replace_all)", count, name)
 	}
-	updated := strings.Replace(content, oldS, newS, -1)
+	updated := strings.ReplaceAll(content, oldS, newS)
 	if !a.ReplaceAll {
 		updated = strings.Replace(content, oldS, newS, 1)
 	}
@@ -121,7 +121,7 @@ func FileWrite(_ context.Context, env *Env, raw json.RawMessage) codeproto.Respo
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return Errorf("path: %s: %v", a.Path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(fsPath), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(fsPath), 0o755); err != nil { //nolint:gosec // G301: the agent's own folders, made as mkdir -p makes them
 		return Errorf("path: cannot create the folders of %s: %v", a.Path, err)
 	}
 	if err := writeFileAtomic(fsPath, []byte(*a.Content), mode); err != nil {
@@ -173,7 +173,7 @@ func editLineCounts(content, oldS, newS string, all bool) (added, removed int) {
 			lineEnd = endAt + j
 		}
 		before := content[lineStart:lineEnd]
-		after := content[lineStart:at] + strings.Replace(content[at:lineEnd], oldS, newS, -1)
+		after := content[lineStart:at] + strings.ReplaceAll(content[at:lineEnd], oldS, newS)
 		if !all {
 			after = content[lineStart:at] + newS + content[at+len(oldS):lineEnd]
 		}

@@ -68,7 +68,7 @@ func (e *Env) jobsDir() string { return filepath.Join(e.RunDir, "jobs") }
 // startJob starts command in the background and returns its id at once.
 func startJob(env *Env, command, logPath string) codeproto.Response {
 	jobs := env.jobsDir()
-	if err := os.MkdirAll(jobs, 0o755); err != nil {
+	if err := os.MkdirAll(jobs, 0o750); err != nil {
 		return Errorf("cannot keep background commands in %s: %v", jobs, err)
 	}
 	id, err := nextJobID(jobs)
@@ -76,7 +76,7 @@ func startJob(env *Env, command, logPath string) codeproto.Response {
 		return Errorf("cannot number the background command: %v", err)
 	}
 	dir := filepath.Join(jobs, id)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, 0o750); err != nil {
 		return Errorf("cannot create %s: %v", dir, err)
 	}
 	cwd, cwdDisplay := env.Cwd()
@@ -91,7 +91,7 @@ func startJob(env *Env, command, logPath string) codeproto.Response {
 	}
 	cmd := exec.Command(exe, JobArg, dir) //nolint:gosec // G204: the helper itself
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if errLog, err := os.OpenFile(filepath.Join(dir, "supervisor.err"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil { //nolint:gosec // G304: the job's own folder
+	if errLog, err := os.OpenFile(filepath.Join(dir, "supervisor.err"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil { //nolint:gosec // G304: the job's own folder
 		cmd.Stderr = errLog
 		defer func() { _ = errLog.Close() }()
 	}
@@ -117,7 +117,7 @@ func startJob(env *Env, command, logPath string) codeproto.Response {
 
 // nextJobID allocates b1, b2, … under a lock, for the life of the jobs folder.
 func nextJobID(jobs string) (string, error) {
-	lock, err := os.OpenFile(filepath.Join(jobs, ".lock"), os.O_CREATE|os.O_RDWR, 0o644) //nolint:gosec // G304: the jobs folder
+	lock, err := os.OpenFile(filepath.Join(jobs, ".lock"), os.O_CREATE|os.O_RDWR, 0o600) //nolint:gosec // G304: the jobs folder
 	if err != nil {
 		return "", err
 	}
@@ -133,7 +133,7 @@ func nextJobID(jobs string) (string, error) {
 			n = v
 		}
 	}
-	if err := writeFileAtomic(counter, []byte(strconv.Itoa(n+1)), 0o644); err != nil {
+	if err := writeFileAtomic(counter, []byte(strconv.Itoa(n+1)), 0o600); err != nil {
 		return "", err
 	}
 	return "b" + strconv.Itoa(n), nil
@@ -172,7 +172,7 @@ func SuperviseJob(args []string, stderr io.Writer) int {
 		return 2
 	}
 	started := jobStarted{Supervisor: os.Getpid(), SupStart: procStart(os.Getpid())}
-	log, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	log, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600) //nolint:gosec // G304: the job's log, named by the helper
 	if err != nil {
 		started.Error = err.Error()
 		_ = writeJSON(filepath.Join(dir, "started.json"), started)
@@ -300,7 +300,7 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, raw, 0o644)
+	return writeFileAtomic(path, raw, 0o600)
 }
 
 func readJSON(path string, v any) error {

@@ -150,7 +150,8 @@ func CodeMatch(ctx context.Context, env *Env, raw json.RawMessage) codeproto.Res
 	}
 	msg := strings.TrimSpace(stderr.String())
 	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1 && !strings.Contains(msg, "error:")) {
+	noMatch := errors.As(err, &exit) && exit.ExitCode() == 1 && !strings.Contains(msg, "error:")
+	if err != nil && !noMatch {
 		if strings.Contains(msg, "--lang") || strings.Contains(msg, "not supported") {
 			return Errorf("lang: %q is not a language syntax search knows (go, python, javascript, typescript, tsx, rust, java, c, cpp, ...)", a.Lang)
 		}

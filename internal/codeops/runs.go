@@ -16,7 +16,7 @@ func (e *Env) TouchRun() {
 	if err != nil {
 		return
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return
 	}
 	now := time.Now()

@@ -132,6 +132,10 @@ func (e *Env) searchTarget(p string) (searchTarget, *codeproto.Response) {
 	cwd, cwdDisplay := e.Cwd()
 	t := searchTarget{cwd: cwd, display: cwdDisplay}
 	if p == "" || p == "." {
+		if !e.inside(cwd) {
+			r := Errorf("path: the working directory %s is outside %s; give a path under it", cwdDisplay, DisplayHome)
+			return t, &r
+		}
 		return t, nil
 	}
 	fsPath, display, err := e.Resolve(p)

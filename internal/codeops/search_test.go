@@ -47,13 +47,33 @@ func TestCodeSearchFiles(t *testing.T) {
 		{`{"pattern":"x","mode":"symbols"}`, "ERROR: symbol search is not available in this sandbox"},
 	} {
 		res := call(t, env, CodeSearch2, tc.args)
-		if res.Text != tc.want && !(strings.HasPrefix(tc.want, "ERROR") && strings.HasPrefix(res.Text, tc.want)) {
+		isPrefix := strings.HasPrefix(tc.want, "ERROR") && strings.HasPrefix(res.Text, tc.want)
+		if res.Text != tc.want && !isPrefix {
 			t.Errorf("%s:\n%s\nwant\n%s", tc.args, res.Text, tc.want)
 		}
 	}
 	res := call(t, env, CodeSearch2, `{"pattern":"Open"}`)
 	if res.Meta["matches"] != 6 || res.Meta["files"] != 3 {
 		t.Fatalf("meta %v", res.Meta)
+	}
+}
+
+func TestSearchFromAWorkingDirectoryOutsideHome(t *testing.T) {
+	env := searchRepo(t)
+	outside := t.TempDir()
+	call(t, env, Shell, shellArgs("cd "+outside))
+	for _, f := range []func(t testing.TB, env *Env) codeproto.Response{
+		func(t testing.TB, env *Env) codeproto.Response { return call(t, env, CodeSearch2, `{"pattern":"x"}`) },
+		func(t testing.TB, env *Env) codeproto.Response { return call(t, env, CodeMatch, `{"pattern":"x"}`) },
+		func(t testing.TB, env *Env) codeproto.Response { return call(t, env, FileRead, `{"path":"a.txt"}`) },
+	} {
+		if res := f(t, env); !strings.HasPrefix(res.Text, "ERROR: path: ") || !strings.Contains(res.Text, "outside /home/agent") {
+			t.Errorf("%q", res.Text)
+		}
+	}
+	// An absolute path under the home still works from there.
+	if res := call(t, env, CodeSearch2, `{"pattern":"Open","path":"/home/agent/repos/app/store"}`); res.Text != "/home/agent/repos/app/store/store.go: 1\n1 match in 1 file" {
+		t.Errorf("%q", res.Text)
 	}
 }
 

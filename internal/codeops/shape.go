@@ -60,9 +60,10 @@ func (c *cleaner) Write(p []byte) (int, error) {
 			}
 			continue
 		case escString:
-			if b == 0x07 {
+			switch b {
+			case 0x07:
 				c.state = escNone
-			} else if b == 0x1b {
+			case 0x1b:
 				c.state = escStrEsc
 			}
 			continue

@@ -56,7 +56,7 @@ func Shell(ctx context.Context, env *Env, raw json.RawMessage) codeproto.Respons
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	if err := os.MkdirAll(run, 0o755); err != nil {
+	if err := os.MkdirAll(run, 0o750); err != nil {
 		return Errorf("cannot create the run folder %s: %v", env.Display(run), err)
 	}
 	logPath := filepath.Join(run, env.callName()+".log")
@@ -131,7 +131,7 @@ func runForeground(ctx context.Context, env *Env, command string, timeout time.D
 	trap := "builtin pwd -P >" + shellQuote(pwdFile) + " 2>/dev/null"
 	script := "trap " + shellQuote(trap) + " EXIT\n" + command
 
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644) //nolint:gosec // G304: the call's log in the run folder
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600) //nolint:gosec // G304: the call's log in the run folder
 	if err != nil {
 		return res, fmt.Errorf("cannot create the log %s: %v", env.Display(logPath), err)
 	}
@@ -168,7 +168,7 @@ func runForeground(ctx context.Context, env *Env, command string, timeout time.D
 
 	if raw, err := os.ReadFile(pwdFile); err == nil { //nolint:gosec // G304: written by the trap above
 		if d := strings.TrimSpace(string(raw)); d != "" {
-			if st, err := os.Stat(d); err == nil && st.IsDir() {
+			if st, err := os.Stat(d); err == nil && st.IsDir() { //nolint:gosec // G703: where the command ended; a run may stand anywhere, as a shell can
 				_ = env.SetCwd(d)
 			}
 		}
@@ -191,7 +191,8 @@ func stopGroup(pgid int, done <-chan error) (killed bool) {
 wait:
 	for {
 		select {
-		case <-done:
+		case err := <-done:
+			_ = err // the leader's end is reported as the timeout
 			reaped = true
 			done = nil
 		case <-tick.C:
@@ -204,7 +205,8 @@ wait:
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	if !reaped {
-		<-done
+		err := <-done
+		_ = err // reported as the timeout
 	}
 	for range 100 {
 		if !groupAlive(pgid) {

@@ -74,7 +74,7 @@ func knownIDs(jobs []job) string {
 // stopJob ends a job's whole process group: SIGTERM, then SIGKILL
 // KillGrace later, then waits briefly for the supervisor to record the end.
 func stopJob(dir string, pgid int) {
-	_ = os.WriteFile(filepath.Join(dir, "stopped"), nil, 0o644) //nolint:gosec // G306: state, not a secret
+	_ = os.WriteFile(filepath.Join(dir, "stopped"), nil, 0o600)
 	if pgid > 0 {
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		deadline := time.Now().Add(KillGrace)
