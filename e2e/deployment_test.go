@@ -136,6 +136,9 @@ func deploy(t *testing.T, extra map[string]string) *deployment {
 		"GUILDS_ENCRYPTION_KEY":      "k1:" + encKey,
 		"GUILDS_DATA_DIR":            t.TempDir(),
 		"GUILDS_OAUTH_ALLOW_PRIVATE": "1", // the fake peers listen on loopback
+		// The worker removes the sandboxes of its scope it does not hold at
+		// start: a deployment's own scope keeps it off everyone else's.
+		"GUILDS_SANDBOX_SCOPE": d.Namespace,
 	}
 	for k, v := range extra {
 		vars[k] = v
