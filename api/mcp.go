@@ -20,6 +20,7 @@ import (
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
@@ -123,8 +124,9 @@ func keyRejected(slug string) error {
 }
 
 // mcpConnect runs outside the per-request transaction: the connect workflow
-// and the engine read the connection from their own pool, so it is committed
-// first, and undone (when this request created it) if anything later fails.
+// and the engine read the connection from their own pool, so the connect
+// service commits it first, and removes it (when it created it) if anything
+// later fails.
 func (s *Server) mcpConnect(c *gin.Context) {
 	p := c.MustGet(principalKey).(access.Principal)
 	out, err := s.doMCPConnect(c, p)
@@ -133,6 +135,16 @@ func (s *Server) mcpConnect(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, out)
+}
+
+// connectService is the connect service over this server's engine and pool.
+func (s *Server) connectService() *connections.Service {
+	svc := &connections.Service{DB: s.DB, Engine: s.MCP.Engine, Integrations: s.Integrations, Log: s.Log,
+		Checker: mcppool.Checker{DB: s.DB, Engine: s.MCP.Engine, HTTP: s.MCP.KeyHTTP, Log: s.Log}}
+	if s.MCP.Pool != nil {
+		svc.Sessions = s.MCP.Pool
+	}
+	return svc
 }
 
 func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectReply, error) {
@@ -144,160 +156,97 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 		return mcpConnectReply{}, notConfigured()
 	}
 	ctx := c.Request.Context()
-	var conn grants.Connection
-	var created bool
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		conn, created, err = grants.Connect(ctx, tx, p, s.Integrations,
-			grants.ConnectInput{ServerID: in.ServerID, Slug: in.Slug, OwnerScope: in.OwnerScope, OwnerID: in.OwnerID})
-		return err
+	out, err := s.connectService().Connect(ctx, p, connections.Request{
+		Login:  grants.ConnectInput{ServerID: in.ServerID, Slug: in.Slug, OwnerScope: in.OwnerScope, OwnerID: in.OwnerID},
+		Key:    in.Key,
+		Values: in.Values,
+		BeginOAuth: func(ctx context.Context, conn grants.Connection) (string, error) {
+			return s.beginOAuth(ctx, c, conn, p)
+		},
+		KeyStep: func(ctx context.Context, srv grants.ServerRoute) (*connections.KeyStep, error) {
+			return s.pinnedStep(ctx, srv, in)
+		},
 	})
+	if err != nil {
+		return mcpConnectReply{}, connectError(err)
+	}
+	return mcpConnectReply{Connection: out.Connection, AuthorizationURL: out.AuthorizationURL, Tools: out.Tools}, nil
+}
+
+// connectError maps the connect service's refusals to the API's codes.
+func connectError(err error) error {
+	var notConn *connections.NotConnectableError
+	var se *connections.ServerError
 	switch {
 	case errors.Is(err, store.ErrConflict):
-		return mcpConnectReply{}, &Error{Status: http.StatusConflict, Code: "conflict", Message: "a connected login of this server already exists at this scope"}
-	case err != nil:
-		return mcpConnectReply{}, err
+		return &Error{Status: http.StatusConflict, Code: "conflict", Message: "a connected login of this server already exists at this scope"}
+	case errors.As(err, &notConn):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "not_remote", Message: notConn.Error()}
+	case errors.As(err, &se):
+		return checkError(se.Server, se.Err)
 	}
-	undo := func() {
-		if created {
-			// A new login that failed leaves nothing behind.
-			if err := grants.RemoveFailedLogin(context.WithoutCancel(ctx), s.db(), conn.ID); err != nil {
-				s.Log.Error("mcp connect: cannot remove a failed new login", "connection", conn.ID, "err", err)
-			}
-		}
-	}
-	srv, err := grants.LoadServerRoute(ctx, s.db(), conn.ServerID)
-	if err != nil {
-		undo()
-		return mcpConnectReply{}, err
-	}
-	// Remote MCP servers and local adapters connect here; the GitHub App has
-	// its own install flow.
-	if srv.Kind != catalog.KindRemote && srv.Kind != catalog.KindAdapter {
-		undo()
-		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_remote",
-			Message: srv.Slug + " is not connected with a key or an MCP login; create its pending login with POST /api/mcp/connections"}
-	}
-	pinned := isPinnedPrices(srv)
-	var out mcpConnectReply
-	switch {
-	case srv.Auth != "none" && len(in.Values) > 0:
-		err = &validation.Error{Problems: []validation.Problem{{Field: "values", Message: "are only for servers configured with values; " + srv.Slug + " is not"}}}
-	case in.Coins != nil && !pinned:
-		err = &validation.Error{Problems: []validation.Problem{{Field: "coins", Message: "are only for Pinned prices logins; " + srv.Slug + " is not one"}}}
-	case pinned && srv.Auth == "token":
-		out, err = s.connectPinned(ctx, conn, srv, in)
-	case srv.Auth == "token":
-		out, err = s.connectKey(ctx, conn, srv, in.Key)
-	case srv.Auth == "oauth":
-		out, err = s.connectOAuth(c, conn, p)
-	default:
-		out, err = s.connectConfig(ctx, conn, srv, in)
-	}
-	if err != nil {
-		undo()
-		return mcpConnectReply{}, err
-	}
-	return out, nil
+	return err
 }
 
-// connectKey checks a token server's key by listing with it, then stores it
-// with the listing, the connected state and the binding (mcppool.KeyLogin).
-func (s *Server) connectKey(ctx context.Context, conn grants.Connection, srv grants.ServerRoute, key string) (mcpConnectReply, error) {
-	if strings.TrimSpace(key) == "" {
-		return mcpConnectReply{}, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: "is required for " + srv.Slug}}}
-	}
-	login := mcppool.KeyLogin{DB: s.DB, Engine: s.MCP.Engine, Pool: s.MCP.Pool, HTTP: s.MCP.KeyHTTP, Log: s.Log}
-	listed, err := login.Connect(ctx, conn.ID, key)
+// checkError maps a refused key or values check of a server.
+func checkError(slug string, err error) error {
 	var notBuilt *adapters.ErrNotBuiltIn
-	switch {
-	case errors.As(err, &notBuilt):
-		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "adapter_unavailable",
-			Message: srv.Slug + ": " + err.Error()}
-	case errors.Is(err, mcppool.ErrKeyRejected):
-		return mcpConnectReply{}, keyRejected(srv.Slug)
-	case errors.Is(err, mcppool.ErrAddressRefused):
-		return mcpConnectReply{}, addressRefused(srv.Slug, err)
-	case errors.Is(err, mcppool.ErrKeyUnchecked):
-		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
-			Message: srv.Slug + " could not be reached to check the key; try again"}
-	case err != nil:
-		return mcpConnectReply{}, err
-	}
-	return s.connectedReply(ctx, conn.ID, len(listed))
-}
-
-// connectPinned connects a Pinned prices login. Its coins are quoted with
-// the pasted key first (a refused key is key_rejected, an unquoted id a
-// problem of its own), so a refusal stores nothing; then the key is pinged
-// and stored like any adapter key, and the list written.
-func (s *Server) connectPinned(ctx context.Context, conn grants.Connection, srv grants.ServerRoute, in mcpConnectInput) (mcpConnectReply, error) {
-	key := strings.TrimSpace(in.Key)
-	if key == "" {
-		return mcpConnectReply{}, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: "is required for " + srv.Slug}}}
-	}
-	check := adapters.Conn{HTTP: s.MCP.KeyHTTP, BaseURL: srv.URL, Cred: connectors.Credential{AccessToken: key}}
-	coins, err := s.checkPinnedCoins(ctx, check, in.Coins)
-	if err != nil {
-		return mcpConnectReply{}, err
-	}
-	out, err := s.connectKey(ctx, conn, srv, key)
-	if err != nil {
-		return mcpConnectReply{}, err
-	}
-	err = s.inTx(ctx, func(tx pgx.Tx) error { return pinnedprices.ReplaceCoins(ctx, tx, conn.ID, coins) })
-	if err != nil {
-		// The login is stored by now: wipe its key so that undo removes it.
-		if derr := s.MCP.Engine.Disconnect(context.WithoutCancel(ctx), uuid.MustParse(conn.ID)); derr != nil {
-			s.Log.Error("pinned prices: cannot wipe the key of a failed connect", "connection", conn.ID, "err", derr)
-		}
-		return mcpConnectReply{}, err
-	}
-	return out, nil
-}
-
-// connectConfig connects a no-auth server whose provider takes configured
-// values: they are checked against its fields, then by listing the server's
-// tools with the headers or environment they make (mcppool.KeyLogin).
-func (s *Server) connectConfig(ctx context.Context, conn grants.Connection, srv grants.ServerRoute, in mcpConnectInput) (mcpConnectReply, error) {
-	if in.Key != "" {
-		return mcpConnectReply{}, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: srv.Slug + " takes no key; send its fields in values"}}}
-	}
-	login := mcppool.KeyLogin{DB: s.DB, Engine: s.MCP.Engine, Pool: s.MCP.Pool, HTTP: s.MCP.KeyHTTP, Log: s.Log}
-	listed, err := login.ConnectConfig(ctx, conn.ID, in.Values)
 	var fe *connectors.FieldsError
 	switch {
+	case errors.As(err, &notBuilt):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "adapter_unavailable", Message: slug + ": " + err.Error()}
+	case errors.Is(err, mcppool.ErrKeyRejected):
+		return keyRejected(slug)
+	case errors.Is(err, mcppool.ErrAddressRefused):
+		return addressRefused(slug, err)
+	case errors.Is(err, mcppool.ErrKeyUnchecked):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
+			Message: slug + " could not be reached to check the key; try again"}
 	case errors.Is(err, connectors.ErrNoConfig):
-		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "no_auth", Message: srv.Slug + " needs no login"}
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "no_auth", Message: slug + " needs no login"}
 	case errors.Is(err, connectors.ErrCatalogConfig):
-		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "catalog_config", Message: err.Error()}
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "catalog_config", Message: err.Error()}
 	case errors.As(err, &fe):
 		v := &validation.Error{}
 		for _, p := range fe.Problems {
 			v.Problems = append(v.Problems, validation.Problem{Field: "values." + p.Field, Message: p.Message})
 		}
-		return mcpConnectReply{}, v
+		return v
 	case errors.Is(err, mcppool.ErrConfigRejected):
-		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "config_rejected",
-			Message: srv.Slug + " refused the configured values: check them and connect again"}
-	case errors.Is(err, mcppool.ErrAddressRefused):
-		return mcpConnectReply{}, addressRefused(srv.Slug, err)
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "config_rejected",
+			Message: slug + " refused the configured values: check them and connect again"}
 	case errors.Is(err, mcppool.ErrConfigUnchecked):
-		return mcpConnectReply{}, &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
-			Message: srv.Slug + " could not be reached to check the values; try again"}
-	case err != nil:
-		return mcpConnectReply{}, err
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
+			Message: slug + " could not be reached to check the values; try again"}
 	}
-	return s.connectedReply(ctx, conn.ID, len(listed))
+	return err
 }
 
-// connectedReply answers a connect that listed the server's tools.
-func (s *Server) connectedReply(ctx context.Context, connectionID string, tools int) (mcpConnectReply, error) {
-	fresh, err := grants.LoadConnection(ctx, s.db(), connectionID)
-	if err != nil {
-		return mcpConnectReply{}, err
+// pinnedStep takes over the connect of a Pinned prices login: its coins are
+// quoted with the pasted key first (a refused key is key_rejected, an
+// unquoted id a problem of its own), so a refusal stores nothing; then the
+// key is pinged and stored like any adapter key, and the list written. Other
+// servers take no coins.
+func (s *Server) pinnedStep(ctx context.Context, srv grants.ServerRoute, in mcpConnectInput) (*connections.KeyStep, error) {
+	pinned := isPinnedPrices(srv)
+	switch {
+	case in.Coins != nil && !pinned:
+		return nil, &validation.Error{Problems: []validation.Problem{{Field: "coins", Message: "are only for Pinned prices logins; " + srv.Slug + " is not one"}}}
+	case !pinned || srv.Auth != catalog.AuthToken:
+		return nil, nil
 	}
-	return mcpConnectReply{Connection: fresh, Tools: tools}, nil
+	key := strings.TrimSpace(in.Key)
+	if key == "" {
+		return nil, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: "is required for " + srv.Slug}}}
+	}
+	check := adapters.Conn{HTTP: s.MCP.KeyHTTP, BaseURL: srv.URL, Cred: connectors.Credential{AccessToken: key}}
+	coins, err := s.checkPinnedCoins(ctx, check, in.Coins)
+	if err != nil {
+		return nil, err
+	}
+	return &connections.KeyStep{Key: key, After: func(ctx context.Context, conn grants.Connection) error {
+		return s.inTx(ctx, func(tx pgx.Tx) error { return pinnedprices.ReplaceCoins(ctx, tx, conn.ID, coins) })
+	}}, nil
 }
 
 func addressRefused(slug string, err error) *Error {
@@ -345,27 +294,30 @@ func (s *Server) taskQueue() string {
 	return worker.TaskQueue
 }
 
-func (s *Server) connectOAuth(c *gin.Context, conn grants.Connection, p access.Principal) (mcpConnectReply, error) {
+// beginOAuth is the connect service's OAuth strategy as the API runs it:
+// the login is bound to the starting browser (a cookie) and user, and the
+// connect workflow prepares it and waits for the callback.
+func (s *Server) beginOAuth(ctx context.Context, c *gin.Context, conn grants.Connection, p access.Principal) (string, error) {
 	if s.Temporal == nil {
-		return mcpConnectReply{}, &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the workflow service is not reachable"}
+		return "", &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the workflow service is not reachable"}
 	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	redirect, err := s.callbackURL(c)
 	if err != nil {
-		return mcpConnectReply{}, err
+		return "", err
 	}
 	nonce, err := s.bindOAuthStart(ctx, conn.ID, p.UserID)
 	if err != nil {
-		return mcpConnectReply{}, err
+		return "", err
 	}
 	u, err := connect.Start(ctx, s.Temporal, s.taskQueue(), connect.Input{
 		ConnectionID: conn.ID, RedirectURI: redirect, Deadline: s.MCP.OAuthDeadline}, s.MCP.Engine)
 	if err != nil {
-		return mcpConnectReply{}, err
+		return "", err
 	}
 	s.setOAuthCookie(c, conn.ID, nonce)
-	return mcpConnectReply{Connection: conn, AuthorizationURL: u}, nil
+	return u, nil
 }
 
 // mcpCallback is the browser's return from the provider: the login its

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/temporal"
 
@@ -185,9 +184,7 @@ type FinishResult struct {
 // service first, as a key login's Connect does, and its answer (the mailbox
 // address) is the hint.
 func (a *Activities) Finish(ctx context.Context, connectionID string) (FinishResult, error) {
-	d := connections.Deps{DB: a.DB, Engine: a.Engine, Sessions: a.Pool, Discoverer: a.Discoverer,
-		Mark: a.MarkConnected, Log: a.Log}
-	r, err := connections.Finish(ctx, d, connectionID, connections.Options{HintFrom: connections.HintStored, CheckAdapter: true})
+	r, err := a.service().Finish(ctx, connectionID, connections.Options{HintFrom: connections.HintStored, CheckAdapter: true})
 	if errors.Is(err, connections.ErrRefused) {
 		return FinishResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, nil)
 	}
@@ -205,19 +202,16 @@ func (a *Activities) Finish(ctx context.Context, connectionID string) (FinishRes
 // and so is the connection when it never was connected (a new pending
 // login). A disconnected login keeps its row and bindings.
 func (a *Activities) Abandon(ctx context.Context, connectionID string) error {
-	return store.InTx(ctx, a.DB, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM connection_oauth_pending WHERE connection_id = $1`, connectionID); err != nil {
-			return err
-		}
-		// A pending login, or one whose token the service refused after the
-		// exchange and that nothing was ever bound to: a new login that never
-		// worked. A retry over an older login keeps it, and its bindings.
-		id, err := connstore.ParseID(connectionID)
-		if err != nil {
-			return err
-		}
-		return connstore.DeleteNeverWorked(ctx, tx, id)
-	})
+	return connections.Abandon(ctx, a.DB, connectionID)
+}
+
+// service is the connect service over the activities' pool and engine.
+func (a *Activities) service() *connections.Service {
+	svc := &connections.Service{DB: a.DB, Engine: a.Engine, Discoverer: a.Discoverer, Mark: a.MarkConnected, Log: a.Log}
+	if a.Pool != nil {
+		svc.Sessions = a.Pool
+	}
+	return svc
 }
 
 func (a *Activities) log() *slog.Logger {

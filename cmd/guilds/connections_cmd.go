@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/term"
 
+	"github.com/guilds/guilds/internal/adapters/pinnedprices"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/connections"
@@ -116,6 +117,9 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		fmt.Fprintf(stderr, "guilds connections %s: %s\n", sub, strings.Join(strings.Fields(err.Error()), " "))
 		return 1
 	}
+	// The terminal connects with the same service as the API; a key is
+	// checked with the server under the worker's outbound policy.
+	svc := &connections.Service{DB: db, Engine: eng, Checker: mcppool.Checker{DB: db, Engine: eng, HTTP: outboundClient()}}
 	switch sub {
 	case "list":
 		conns, err := eng.List(ctx)
@@ -145,14 +149,11 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 				}
 				ownerID = &u
 			}
-			existed, err := hasConnection(ctx, eng, slug, scope, ownerID)
+			cid, isNew, err := svc.Open(ctx, slug, scope, ownerID)
 			if err != nil {
 				return fail(err)
 			}
-			if id, err = eng.EnsureConnection(ctx, slug, scope, ownerID); err != nil {
-				return fail(err)
-			}
-			created = !existed
+			id, created = cid.UUID(), isNew
 		}
 		c, err := eng.Get(ctx, id)
 		if err != nil {
@@ -164,15 +165,15 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		if c.Auth == connectors.AuthOAuth {
 			err = connectOAuth(ctx, eng, c, timeout, stdout)
 			if err == nil {
-				err = finishOAuthLogin(ctx, db, eng, c.ID, stdout)
+				err = finishOAuthLogin(ctx, svc, c.ID, stdout)
 			}
 		} else {
-			err = connectKey(ctx, db, eng, c, stdin, stderr)
+			err = connectKey(ctx, svc, c, stdin, stderr)
 		}
 		if err != nil {
 			if created {
 				// A refused or abandoned first login leaves no pending row behind.
-				if _, aerr := eng.AbandonPending(context.WithoutCancel(ctx), id); aerr != nil {
+				if _, aerr := svc.AbandonNew(context.WithoutCancel(ctx), id.String()); aerr != nil {
 					fmt.Fprintf(stderr, "guilds connections connect: could not remove the pending connection %s: %s\n", id, oneLineErr(aerr))
 				}
 			}
@@ -189,7 +190,7 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		}
 		printStatus(stdout, c)
 	case "disconnect":
-		if err := eng.Disconnect(ctx, id); err != nil {
+		if err := svc.Disconnect(ctx, id.String()); err != nil {
 			return fail(err)
 		}
 		fmt.Fprintf(stdout, "disconnected %s\n", id)
@@ -197,7 +198,7 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		if err := eng.Test(ctx, id); err != nil {
 			return fail(err)
 		}
-		line, err := probe(ctx, db, eng, id)
+		line, err := probe(ctx, svc, id)
 		if err != nil {
 			return fail(err)
 		}
@@ -233,18 +234,12 @@ func platformReservedCLI() error {
 // probe asks a remote MCP server or a local adapter whether the stored login
 // works (through the same pool the worker uses); other connections have
 // nothing more to ask than the engine's own test.
-func probe(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, id uuid.UUID) (string, error) {
-	c, err := eng.Get(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	kind, err := serverKind(ctx, db, c.ServerID)
-	if err != nil || (kind != catalog.KindRemote && kind != catalog.KindAdapter) {
-		return "", err
-	}
-	pool := terminalPool(db, eng)
+func probe(ctx context.Context, svc *connections.Service, id uuid.UUID) (string, error) {
+	pool := terminalPool(svc.DB, svc.Engine)
 	defer pool.Close()
-	line, err := pool.Probe(ctx, id.String())
+	withPool := *svc
+	withPool.Sessions = pool
+	line, err := withPool.Probe(ctx, id.String())
 	if err != nil || line == "" {
 		return "", err
 	}
@@ -258,21 +253,6 @@ func outboundClient() *http.Client { return mcpoauth.PolicyFromEnv(os.Getenv).Cl
 // terminalPool is a session pool for one command; the caller closes it.
 func terminalPool(db *pgxpool.Pool, eng *connectors.Engine) *mcppool.Pool {
 	return mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver(), HTTPClient: outboundClient()})
-}
-
-// hasConnection reports whether a connection of the server already exists at
-// the scope.
-func hasConnection(ctx context.Context, eng *connectors.Engine, slug, scope string, owner *uuid.UUID) (bool, error) {
-	conns, err := eng.List(ctx)
-	if err != nil {
-		return false, err
-	}
-	for _, c := range conns {
-		if c.ServerSlug == slug && c.OwnerScope == scope && (c.OwnerID == nil) == (owner == nil) && (owner == nil || *c.OwnerID == *owner) {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 func oneLineErr(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
@@ -382,17 +362,17 @@ func sanitize(s string) string {
 // connectKey reads the provider's key or configuration fields, one line each,
 // from stdin (prompting on stderr when stdin is a terminal; secret fields are
 // not echoed). An optional field takes an empty line.
-func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c connectors.Connection, stdin io.Reader, stderr io.Writer) error {
+func connectKey(ctx context.Context, svc *connections.Service, c connectors.Connection, stdin io.Reader, stderr io.Writer) error {
 	// A Pinned prices login is a key plus the coins it quotes; the terminal
 	// form takes one key, so that Connect stays with the API's.
-	var adapter string
-	if err := db.QueryRow(ctx, `SELECT coalesce(config->>'adapter', '') FROM mcp_servers WHERE id = $1`, c.ServerID).Scan(&adapter); err != nil {
-		return store.Map(err)
+	srv, err := grants.LoadServerRoute(ctx, svc.DB, c.ServerID.String())
+	if err != nil {
+		return err
 	}
-	if adapter == "pinned_prices" {
+	if srv.Adapter == pinnedprices.Name {
 		return fmt.Errorf("%s needs its coins with the key: connect it with POST /api/mcp/connect {\"key\", \"coins\": [...]}", c.ServerSlug)
 	}
-	fields, err := eng.KeyFields(ctx, c.ID)
+	fields, err := svc.Engine.KeyFields(ctx, c.ID)
 	if err != nil {
 		return err
 	}
@@ -430,36 +410,21 @@ func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c
 			values[f.Name] = line
 		}
 	}
-	kind, err := serverKind(ctx, db, c.ServerID)
-	if err != nil {
-		return err
-	}
-	if kind == catalog.KindRemote || kind == catalog.KindAdapter {
+	r, err := svc.ConnectKey(ctx, c.ID.String(), values)
+	if srv.Kind == catalog.KindRemote || srv.Kind == catalog.KindAdapter {
 		// The same check as the API's: the key or values must list the
 		// server's tools (an adapter asks its service instead).
-		login := mcppool.KeyLogin{DB: db, Engine: eng, HTTP: outboundClient()}
-		var listed []mcppool.Tool
-		if c.Auth == connectors.AuthNone {
-			listed, err = login.ConnectConfig(ctx, c.ID.String(), values)
-		} else {
-			listed, err = login.Connect(ctx, c.ID.String(), values["token"])
-		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.ServerSlug, err)
 		}
-		fmt.Fprintf(stderr, "%d tools listed\n", len(listed))
+		fmt.Fprintf(stderr, "%d tools listed\n", r.Tools)
 		return nil
 	}
-	kv, err := eng.ConnectKey(ctx, c.ID, values)
 	if err != nil {
 		return err
 	}
-	if _, err := connections.Finish(ctx, connections.Deps{DB: db, Engine: eng}, c.ID.String(),
-		connections.Options{HintFrom: connections.HintGiven, Hint: kv.AccountHint}); err != nil {
-		return err
-	}
-	if kv.AccountHint != "" {
-		fmt.Fprintf(stderr, "account: %s\n", kv.AccountHint)
+	if r.AccountHint != "" {
+		fmt.Fprintf(stderr, "account: %s\n", r.AccountHint)
 	}
 	return nil
 }
@@ -468,11 +433,12 @@ func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, c
 // completed from the terminal (connections.Finish): the stored hint and the
 // enabled binding, then the first listing of a remote server's login. The
 // adapter check stays the workflow's.
-func finishOAuthLogin(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, id uuid.UUID, stdout io.Writer) error {
-	pool := terminalPool(db, eng)
+func finishOAuthLogin(ctx context.Context, svc *connections.Service, id uuid.UUID, stdout io.Writer) error {
+	pool := terminalPool(svc.DB, svc.Engine)
 	defer pool.Close()
-	d := connections.Deps{DB: db, Engine: eng, Sessions: pool}
-	r, err := connections.Finish(ctx, d, id.String(), connections.Options{HintFrom: connections.HintStored, ListRemoteOnly: true})
+	withPool := *svc
+	withPool.Sessions = pool
+	r, err := withPool.Finish(ctx, id.String(), connections.Options{HintFrom: connections.HintStored, ListRemoteOnly: true})
 	switch {
 	case err != nil:
 		return err
@@ -482,12 +448,6 @@ func finishOAuthLogin(ctx context.Context, db *pgxpool.Pool, eng *connectors.Eng
 		fmt.Fprintf(stdout, "%d tools listed\n", r.Tools)
 	}
 	return nil
-}
-
-func serverKind(ctx context.Context, db *pgxpool.Pool, serverID uuid.UUID) (catalog.Kind, error) {
-	var kind catalog.Kind
-	err := db.QueryRow(ctx, `SELECT kind FROM mcp_servers WHERE id = $1`, serverID).Scan(&kind)
-	return kind, store.Map(err)
 }
 
 func isTerminal(r io.Reader) bool {

@@ -1,7 +1,10 @@
-// Package connections is the connect service: the one place a login is
-// finished, whichever flow checked it (a key or values checked by the MCP
-// pool's KeyLogin, an OAuth exchange in the connect workflow or in the
-// terminal). See docs/adr/0610-one-finish-for-every-login.md.
+// Package connections is the connect service (Service): every way a login
+// is made (a key, configured values, a browser OAuth login) and the one place
+// a login is finished, whichever flow checked it (a key or values checked by
+// the MCP pool's Checker, an OAuth exchange in the connect workflow or in the
+// terminal). The logins table itself is connstore's. See
+// docs/adr/0610-one-finish-for-every-login.md and
+// docs/adr/0611-connect-service.md.
 package connections
 
 import (
@@ -22,9 +25,9 @@ import (
 	"github.com/guilds/guilds/internal/store"
 )
 
-// Sessions is the MCP pool as a finish uses it (*mcppool.Pool). It is an
-// interface, not the pool itself, because the pool's own KeyLogin finishes
-// through this package: mcppool imports connections, never the reverse.
+// Sessions is the MCP pool as the service uses it (*mcppool.Pool). It is an
+// interface, not the pool itself, because the pool's KeyLogin stores through
+// this package: mcppool imports connections, never the reverse.
 type Sessions interface {
 	// Drop ends the connection's cached session, if any.
 	Drop(connectionID string)
@@ -32,6 +35,8 @@ type Sessions interface {
 	CheckAdapter(ctx context.Context, connectionID string) (hint string, isAdapter bool, err error)
 	// SyncTools lists the connection's tools, stores them and counts them.
 	SyncTools(ctx context.Context, connectionID string) (int, error)
+	// Probe asks the server whether the stored login works.
+	Probe(ctx context.Context, connectionID string) (string, error)
 }
 
 // MarkFunc writes a connected login's hint and its enabled binding

@@ -377,7 +377,7 @@ func (e *Engine) EnsureConnection(ctx context.Context, serverSlug, ownerScope st
 	if err := e.active(); err != nil {
 		return uuid.Nil, err
 	}
-	id, err := connstore.Ensure(ctx, e.db, serverSlug, ownerScope, ownerID)
+	id, _, err := connstore.Ensure(ctx, e.db, serverSlug, ownerScope, ownerID)
 	if errors.Is(err, store.ErrNotFound) {
 		return uuid.Nil, fmt.Errorf("connectors: no catalog server %q", serverSlug)
 	}

@@ -12,9 +12,10 @@ import (
 // login is made: its kind, auth and, for a local adapter, the adapter's name
 // (config.adapter, "" when the config names none).
 type ServerRoute struct {
-	ID, Slug, Transport, URL, Auth string
-	Kind                           catalog.Kind
-	Adapter                        string
+	ID, Slug, Transport, URL string
+	Kind                     catalog.Kind
+	Auth                     catalog.Auth
+	Adapter                  string
 }
 
 // LoadServerRoute reads the catalog row a login belongs to.

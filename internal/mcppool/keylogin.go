@@ -13,6 +13,7 @@ import (
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/store"
@@ -25,64 +26,84 @@ var ErrKeyUnchecked = errors.New("the server could not be reached to check the k
 // ErrAddressRefused: the server's address is one the outbound policy refuses.
 var ErrAddressRefused = errors.New("the server's address is refused: private, loopback and cloud metadata addresses are not called unless GUILDS_OAUTH_ALLOW_PRIVATE=1")
 
-// KeyLogin connects a token MCP server (Cigale, OpenSea, Etherscan, …) or a
-// no-auth-with-config one: the key or the values are checked by listing the
-// server's tools with them, and only accepted ones are stored, with the listed
-// tools, the connected state and the enabled binding. The API and the CLI
-// both connect these servers through it.
-type KeyLogin struct {
+// Checker checks a key of a token MCP server (Cigale, OpenSea, Etherscan,
+// …) or a local adapter, or the values of a no-auth-with-config server, with
+// the server itself: an MCP server lists its tools with them, an adapter
+// pings its service. It stores nothing: the connect service does
+// (connections.Checker, connections.StoreChecked).
+type Checker struct {
 	DB     *pgxpool.Pool
-	Engine *connectors.Engine
-	Pool   *Pool        // its cached session of the login is dropped; may be nil
-	HTTP   *http.Client // nil means http.DefaultClient
+	Engine *connectors.Engine // checks values against the provider's fields
+	HTTP   *http.Client       // nil means http.DefaultClient
 	Log    *slog.Logger
 }
 
-// Connect checks and stores the key of a pending or disconnected login.
-// A rejected key is ErrKeyRejected, an unreachable server ErrKeyUnchecked;
-// either way nothing is stored.
-func (k KeyLogin) Connect(ctx context.Context, connectionID, key string) ([]Tool, error) {
+// checked is what a check accepted, with the pool's own view of it.
+type checked struct {
+	info   ServerInfo
+	listed []Tool
+	hint   string
+	values map[string]string
+}
+
+func (c checked) forService() connections.Checked {
+	return connections.Checked{Values: c.values, Listed: listedTools(c.listed), Hint: c.hint}
+}
+
+// CheckKey checks the key of a pending or disconnected login. A rejected key
+// is ErrKeyRejected, an unreachable server ErrKeyUnchecked.
+func (k Checker) CheckKey(ctx context.Context, connectionID, key string) (connections.Checked, error) {
+	c, err := k.checkKey(ctx, connectionID, key)
+	return c.forService(), err
+}
+
+// CheckValues checks a no-auth-with-config server's values. The engine checks
+// them against the provider's fields (a *connectors.FieldsError names every
+// missing or unknown one, or connectors.ErrNoConfig when the server takes
+// none); the server's tools are then listed with the headers or environment
+// the provider makes of them. A refusal is ErrConfigRejected, an unreachable
+// server ErrConfigUnchecked.
+func (k Checker) CheckValues(ctx context.Context, connectionID string, values map[string]string) (connections.Checked, error) {
+	c, err := k.checkValues(ctx, connectionID, values)
+	return c.forService(), err
+}
+
+func (k Checker) checkKey(ctx context.Context, connectionID, key string) (checked, error) {
 	key = strings.TrimSpace(key)
 	if key == "" {
-		return nil, ErrKeyRejected
+		return checked{}, ErrKeyRejected
 	}
 	// Refused before the key is sent anywhere; the engine refuses it again
 	// before storing (connectors.Engine.ConnectKey).
 	if err := connectors.CheckKey(key); err != nil {
-		return nil, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: err.Error()}}}
+		return checked{}, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: err.Error()}}}
 	}
 	info, err := (&Pool{o: Options{DB: k.DB}}).load(ctx, connectionID)
 	if err != nil {
-		return nil, err
+		return checked{}, err
 	}
+	c := checked{info: info, values: map[string]string{connectors.MetaTokenField: key}}
 	if info.Kind == catalog.KindAdapter {
-		return k.connectAdapter(ctx, connectionID, info, key)
+		c.listed, c.hint, err = k.checkAdapter(ctx, info, key)
+		return c, err
 	}
-	listed, err := ListWith(ctx, k.HTTP, info, Headers(info, connectors.Credential{AccessToken: key}))
+	c.listed, err = ListWith(ctx, k.HTTP, info, Headers(info, connectors.Credential{AccessToken: key}))
 	if errors.Is(err, ErrKeyRejected) {
-		return nil, err
+		return checked{}, err
 	}
 	if errors.Is(err, mcpoauth.ErrBlockedEndpoint) {
-		return nil, ErrAddressRefused
+		return checked{}, ErrAddressRefused
 	}
 	if err != nil {
 		// A server may echo the request in its error text: the key stays out of the log.
 		k.log().Warn("mcp connect: key validation failed", "server", info.Slug,
 			"err", withoutKey(err, key))
-		return nil, ErrKeyUnchecked
+		return checked{}, ErrKeyUnchecked
 	}
-	if !AcceptedListing(info.Slug, listed) {
-		return nil, ErrKeyRejected
+	if !AcceptedListing(info.Slug, c.listed) {
+		return checked{}, ErrKeyRejected
 	}
-	id, err := uuid.Parse(connectionID)
-	if err != nil {
-		return nil, store.ErrNotFound
-	}
-	kv, err := k.Engine.ConnectKey(ctx, id, map[string]string{"token": key})
-	if err != nil {
-		return nil, err
-	}
-	return k.finish(ctx, id, info, kv, listed)
+	return c, nil
 }
 
 // ErrConfigRejected: the server refused the configured values (401, or it
@@ -92,44 +113,32 @@ var ErrConfigRejected = errors.New("the server refused the configured values")
 // ErrConfigUnchecked: the server could not be reached to check the values.
 var ErrConfigUnchecked = errors.New("the server could not be reached to check the configured values; try again")
 
-// ConnectConfig connects a no-auth-with-config server. The engine checks the
-// values against the provider's fields (a *connectors.FieldsError names every
-// missing or unknown one, or connectors.ErrNoConfig when the server takes
-// none); the server's tools are then listed with the headers or environment
-// the provider makes of them, and only values that list tools are stored,
-// with the listing, the connected state and the enabled binding. A refusal
-// is ErrConfigRejected, an unreachable server ErrConfigUnchecked; nothing is
-// stored then.
-func (k KeyLogin) ConnectConfig(ctx context.Context, connectionID string, values map[string]string) ([]Tool, error) {
+func (k Checker) checkValues(ctx context.Context, connectionID string, values map[string]string) (checked, error) {
 	id, err := uuid.Parse(connectionID)
 	if err != nil {
-		return nil, store.ErrNotFound
+		return checked{}, store.ErrNotFound
 	}
 	info, err := (&Pool{o: Options{DB: k.DB}}).load(ctx, connectionID)
 	if err != nil {
-		return nil, err
+		return checked{}, err
 	}
 	inj, err := k.Engine.CheckConfig(ctx, id, values)
 	if err != nil {
-		return nil, err
+		return checked{}, err
 	}
 	listed, err := ListInjected(ctx, k.HTTP, info, inj)
 	switch {
 	case errors.Is(err, ErrKeyRejected):
-		return nil, ErrConfigRejected
+		return checked{}, ErrConfigRejected
 	case errors.Is(err, mcpoauth.ErrBlockedEndpoint):
-		return nil, ErrAddressRefused
+		return checked{}, ErrAddressRefused
 	case err != nil:
 		k.log().Warn("mcp connect: configuration check failed", "server", info.Slug, "err", redactValues(oneLine(err), values))
-		return nil, ErrConfigUnchecked
+		return checked{}, ErrConfigUnchecked
 	case len(listed) == 0:
-		return nil, ErrConfigRejected
+		return checked{}, ErrConfigRejected
 	}
-	kv, err := k.Engine.ConnectKey(ctx, id, values)
-	if err != nil {
-		return nil, err
-	}
-	return k.finish(ctx, id, info, kv, listed)
+	return checked{info: info, listed: listed, values: values}, nil
 }
 
 // redactValues removes every value from a message a server may have echoed
@@ -143,27 +152,85 @@ func redactValues(msg string, values map[string]string) string {
 	return msg
 }
 
-// finish stores what a checked login listed, marks it connected with its
-// enabled binding, and drops any cached session; on failure the stored
-// credential is wiped again (connections.Finish).
-func (k KeyLogin) finish(ctx context.Context, id uuid.UUID, info ServerInfo, kv connectors.KeyValidation, listed []Tool) ([]Tool, error) {
-	d := connections.Deps{DB: k.DB, Engine: k.Engine, Log: k.Log}
-	if k.Pool != nil {
-		d.Sessions = k.Pool
-	}
-	o := connections.Options{HintFrom: connections.HintGiven, Hint: kv.AccountHint, Listed: listedTools(listed)}
-	if _, err := connections.Finish(ctx, d, id.String(), o); err != nil {
-		return nil, err
-	}
-	k.log().Info("mcp login: connected", "connection", id.String(), "server", info.Slug, "tools", len(listed))
-	return listed, nil
-}
-
-func (k KeyLogin) log() *slog.Logger {
+func (k Checker) log() *slog.Logger {
 	if k.Log == nil {
 		return slog.New(slog.DiscardHandler)
 	}
 	return k.Log
+}
+
+// checkAdapter checks a local adapter's key with the service itself (its
+// ping) and answers the adapter's curated tools and the account it named.
+func (k Checker) checkAdapter(ctx context.Context, info ServerInfo, key string) ([]Tool, string, error) {
+	a, err := adapters.Get(info.Adapter)
+	if err != nil {
+		return nil, "", err
+	}
+	actx, cancel := context.WithTimeout(ctx, AdapterTimeout)
+	defer cancel()
+	hint, err := a.Check(actx, adapters.Conn{HTTP: k.HTTP, BaseURL: info.URL, Cred: connectors.Credential{AccessToken: key}})
+	switch {
+	case adapters.Rejected(err):
+		return nil, "", ErrKeyRejected
+	case errors.Is(err, mcpoauth.ErrBlockedEndpoint):
+		return nil, "", ErrAddressRefused
+	case err != nil:
+		k.log().Warn("adapter connect: key check failed", "server", info.Slug, "err", withoutKey(err, key))
+		return nil, "", ErrKeyUnchecked
+	}
+	listed, err := adapterTools(ctx, k.DB, info.ServerID, info.Slug)
+	return listed, hint, err
+}
+
+// KeyLogin checks a key or values (Checker) and stores the accepted ones with
+// the listed tools, the connected state and the enabled binding
+// (connections.StoreChecked): the connect service's key and values
+// strategies for a caller that holds a pool.
+type KeyLogin struct {
+	DB     *pgxpool.Pool
+	Engine *connectors.Engine
+	Pool   *Pool        // its cached session of the login is dropped; may be nil
+	HTTP   *http.Client // nil means http.DefaultClient
+	Log    *slog.Logger
+}
+
+func (k KeyLogin) checker() Checker {
+	return Checker{DB: k.DB, Engine: k.Engine, HTTP: k.HTTP, Log: k.Log}
+}
+
+// Connect checks and stores the key of a pending or disconnected login; a
+// refused key stores nothing.
+func (k KeyLogin) Connect(ctx context.Context, connectionID, key string) ([]Tool, error) {
+	c, err := k.checker().checkKey(ctx, connectionID, key)
+	if err != nil {
+		return nil, err
+	}
+	return k.store(ctx, connectionID, c)
+}
+
+// ConnectConfig checks and stores a no-auth-with-config server's values;
+// refused values store nothing.
+func (k KeyLogin) ConnectConfig(ctx context.Context, connectionID string, values map[string]string) ([]Tool, error) {
+	c, err := k.checker().checkValues(ctx, connectionID, values)
+	if err != nil {
+		return nil, err
+	}
+	return k.store(ctx, connectionID, c)
+}
+
+func (k KeyLogin) store(ctx context.Context, connectionID string, c checked) ([]Tool, error) {
+	id, err := connstore.ParseID(connectionID)
+	if err != nil {
+		return nil, err
+	}
+	d := connections.Deps{DB: k.DB, Engine: k.Engine, Log: k.Log}
+	if k.Pool != nil {
+		d.Sessions = k.Pool
+	}
+	if _, err := connections.StoreChecked(ctx, d, id, c.forService()); err != nil {
+		return nil, err
+	}
+	return c.listed, nil
 }
 
 // AcceptedListing: a key that lists nothing is rejected, and OpenSea answers an
@@ -176,41 +243,4 @@ func AcceptedListing(slug string, listed []Tool) bool {
 		return false
 	}
 	return true
-}
-
-// connectAdapter checks a local adapter's key with the service itself (its
-// ping), then stores it with the adapter's curated tools.
-func (k KeyLogin) connectAdapter(ctx context.Context, connectionID string, info ServerInfo, key string) ([]Tool, error) {
-	a, err := adapters.Get(info.Adapter)
-	if err != nil {
-		return nil, err
-	}
-	actx, cancel := context.WithTimeout(ctx, AdapterTimeout)
-	defer cancel()
-	hint, err := a.Check(actx, adapters.Conn{HTTP: k.HTTP, BaseURL: info.URL, Cred: connectors.Credential{AccessToken: key}})
-	switch {
-	case adapters.Rejected(err):
-		return nil, ErrKeyRejected
-	case errors.Is(err, mcpoauth.ErrBlockedEndpoint):
-		return nil, ErrAddressRefused
-	case err != nil:
-		k.log().Warn("adapter connect: key check failed", "server", info.Slug, "err", withoutKey(err, key))
-		return nil, ErrKeyUnchecked
-	}
-	listed, err := adapterTools(ctx, k.DB, info.ServerID, info.Slug)
-	if err != nil {
-		return nil, err
-	}
-	id, err := uuid.Parse(connectionID)
-	if err != nil {
-		return nil, store.ErrNotFound
-	}
-	kv, err := k.Engine.ConnectKey(ctx, id, map[string]string{"token": key})
-	if err != nil {
-		return nil, err
-	}
-	if hint != "" {
-		kv.AccountHint = hint
-	}
-	return k.finish(ctx, id, info, kv, listed)
 }

@@ -38,8 +38,11 @@ SELECT s.id::text, g.organisation_id::text, g.id::text, a.id::text FROM s, g, a`
 		c.Server.Kind != catalog.KindRemote || c.Server.Auth != catalog.AuthToken || c.Server.Slug != "peer" {
 		t.Fatalf("Get = %+v", c)
 	}
-	if again, err := connstore.Ensure(ctx, db, "peer", "agent", c.OwnerUUID()); err != nil || again != id {
-		t.Fatalf("Ensure = %v, %v; want %v", again, err, id)
+	if again, created, err := connstore.Ensure(ctx, db, "peer", "agent", c.OwnerUUID()); err != nil || again != id || created {
+		t.Fatalf("Ensure = %v, %v, %v; want %v", again, created, err, id)
+	}
+	if other, created, err := connstore.Ensure(ctx, db, "peer", "platform", nil); err != nil || other == id || !created {
+		t.Fatalf("Ensure at the platform = %v, %v, %v", other, created, err)
 	}
 	if err := connstore.SetConnectedKeepingHint(ctx, db, id, "@me"); err != nil {
 		t.Fatal(err)

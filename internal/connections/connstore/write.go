@@ -27,22 +27,22 @@ func Insert(ctx context.Context, db store.DB, serverID, ownerScope string, owner
 }
 
 // Ensure returns the login of the catalog server with a slug at one owner
-// (nil at the platform scope), creating it pending when absent.
-// store.ErrNotFound: no catalog server has the slug.
-func Ensure(ctx context.Context, db store.DB, serverSlug, ownerScope string, ownerID *uuid.UUID) (ID, error) {
-	var id uuid.UUID
-	err := db.QueryRow(ctx, `
+// (nil at the platform scope), creating it pending when absent; created
+// reports a new row. store.ErrNotFound: no catalog server has the slug.
+func Ensure(ctx context.Context, db store.DB, serverSlug, ownerScope string, ownerID *uuid.UUID) (id ID, created bool, err error) {
+	var u uuid.UUID
+	err = db.QueryRow(ctx, `
 WITH srv AS (SELECT id FROM mcp_servers WHERE slug = $1),
 ins AS (
     INSERT INTO mcp_connections (server_id, owner_scope, owner_id)
     SELECT id, $2, $3 FROM srv
     ON CONFLICT DO NOTHING RETURNING id)
-SELECT id FROM ins
+SELECT id, true FROM ins
 UNION ALL
-SELECT c.id FROM mcp_connections c JOIN srv ON c.server_id = srv.id
+SELECT c.id, false FROM mcp_connections c JOIN srv ON c.server_id = srv.id
 WHERE c.owner_scope = $2 AND c.owner_id IS NOT DISTINCT FROM $3
-LIMIT 1`, serverSlug, ownerScope, ownerID).Scan(&id)
-	return ID(id), store.Map(err)
+LIMIT 1`, serverSlug, ownerScope, ownerID).Scan(&u, &created)
+	return ID(u), created, store.Map(err)
 }
 
 // Touch records activity on a login (a retried connect).

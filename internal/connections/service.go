@@ -1,0 +1,347 @@
+package connections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/integrations"
+	"github.com/guilds/guilds/internal/mcpoauth"
+	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/validation"
+)
+
+// Checker checks a key or configured values with the server itself before
+// anything is stored: an MCP server lists its tools with them, a local
+// adapter asks its service (mcppool.Checker). It stores nothing.
+type Checker interface {
+	CheckKey(ctx context.Context, connectionID, key string) (Checked, error)
+	CheckValues(ctx context.Context, connectionID string, values map[string]string) (Checked, error)
+}
+
+// Checked is what a check accepted.
+type Checked struct {
+	// Values are what the engine stores ({"token": key} for a key).
+	Values map[string]string
+	// Listed are the tools the server listed with them (non-nil).
+	Listed []grants.ListedTool
+	// Hint is the account an adapter's check answered ("" keeps the engine's).
+	Hint string
+}
+
+// Service is the connect service: every way a login is made (a key,
+// configured values, a browser OAuth login) and what follows it (finish,
+// probe, disconnect, delete) for the API, the terminal and the connect
+// workflow's activities alike. See docs/adr/0611-connect-service.md.
+type Service struct {
+	DB     *pgxpool.Pool
+	Engine *connectors.Engine
+	// Integrations say what the box has set up (grants.Connect refuses a
+	// server that lacks it).
+	Integrations *integrations.Registry
+	// Checker checks keys and values with the server (mcppool.Checker).
+	Checker Checker
+	// Sessions is the MCP pool: a finished login's session is dropped and
+	// its first listing stored; nil skips both.
+	Sessions   Sessions
+	Discoverer *mcpoauth.Discoverer
+	Mark       MarkFunc // nil: grants.MarkConnected
+	Log        *slog.Logger
+}
+
+func (s *Service) deps() Deps {
+	return Deps{DB: s.DB, Engine: s.Engine, Sessions: s.Sessions, Discoverer: s.Discoverer, Mark: s.Mark, Log: s.Log}
+}
+
+func (s *Service) log() *slog.Logger { return s.deps().log() }
+
+// bounded is the pool as the connect's opening transaction and its reads use
+// it: a busy pool answers store.ErrBusy instead of holding the request.
+func (s *Service) bounded() store.Bounded { return store.Bounded{Pool: s.DB} }
+
+// Request is what a connect through the API asks for. Which strategy makes
+// the login follows from the server's auth: a key (token), configured values
+// (none) or a browser login (oauth).
+type Request struct {
+	Login  grants.ConnectInput
+	Key    string
+	Values map[string]string
+	// BeginOAuth starts an OAuth server's browser login and answers its
+	// authorization URL (the API starts the connect workflow).
+	BeginOAuth func(ctx context.Context, c grants.Connection) (string, error)
+	// KeyStep, when set, is asked first about every connect; an answer takes
+	// the connect over as a key login with extra steps (Pinned prices: a key
+	// plus its coins). nil, nil leaves the connect to the server's auth.
+	KeyStep func(ctx context.Context, r grants.ServerRoute) (*KeyStep, error)
+}
+
+// KeyStep is a key login with its own checks done and a step to run once the
+// key is stored; a failed step wipes the key again.
+type KeyStep struct {
+	Key   string
+	After func(ctx context.Context, c grants.Connection) error
+}
+
+// Outcome is what a connect answers.
+type Outcome struct {
+	Connection       grants.Connection
+	AuthorizationURL string // an OAuth login waits for its callback
+	Tools            int
+}
+
+// ServerError is a check's or a store's failure, naming the catalog server
+// (its slug) so that the edge can say whose key or values were refused.
+type ServerError struct {
+	Server string
+	Err    error
+}
+
+func (e *ServerError) Error() string { return e.Server + ": " + e.Err.Error() }
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// NotConnectableError: the server is neither a remote MCP server nor a local
+// adapter (the GitHub App has its own install flow).
+type NotConnectableError struct{ Server string }
+
+func (e *NotConnectableError) Error() string {
+	return e.Server + " is not connected with a key or an MCP login; create its pending login with POST /api/mcp/connections"
+}
+
+// Connect makes a login of a server at a scope for a principal: the pending
+// login is created (or a pending or disconnected one reused) and committed,
+// then the server's strategy runs. A connected login at the scope is
+// store.ErrConflict. A new login whose strategy fails is removed again, so a
+// failed connect leaves nothing behind.
+func (s *Service) Connect(ctx context.Context, p access.Principal, req Request) (Outcome, error) {
+	var conn grants.Connection
+	var created bool
+	err := s.bounded().InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		conn, created, err = grants.Connect(ctx, tx, p, s.Integrations, req.Login)
+		return err
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	out, err := s.connect(ctx, conn, req)
+	if err != nil && created {
+		if rerr := grants.RemoveFailedLogin(context.WithoutCancel(ctx), s.bounded(), conn.ID); rerr != nil {
+			s.log().Error("mcp connect: cannot remove a failed new login", "connection", conn.ID, "err", rerr)
+		}
+	}
+	return out, err
+}
+
+func (s *Service) connect(ctx context.Context, conn grants.Connection, req Request) (Outcome, error) {
+	srv, err := grants.LoadServerRoute(ctx, s.bounded(), conn.ServerID)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if srv.Kind != catalog.KindRemote && srv.Kind != catalog.KindAdapter {
+		return Outcome{}, &NotConnectableError{Server: srv.Slug}
+	}
+	if srv.Auth != catalog.AuthNone && len(req.Values) > 0 {
+		return Outcome{}, invalid("values", "are only for servers configured with values; "+srv.Slug+" is not")
+	}
+	if req.KeyStep != nil {
+		step, err := req.KeyStep(ctx, srv)
+		if err != nil || step != nil {
+			if err != nil {
+				return Outcome{}, err
+			}
+			return s.connectKeyStep(ctx, conn, srv, step)
+		}
+	}
+	switch srv.Auth {
+	case catalog.AuthToken:
+		if strings.TrimSpace(req.Key) == "" {
+			return Outcome{}, invalid("key", "is required for "+srv.Slug)
+		}
+		return s.connectChecked(ctx, conn, srv, map[string]string{connectors.MetaTokenField: req.Key})
+	case catalog.AuthOAuth:
+		if req.BeginOAuth == nil {
+			return Outcome{}, fmt.Errorf("%s connects with a browser login, which this caller cannot start", srv.Slug)
+		}
+		u, err := req.BeginOAuth(ctx, conn)
+		if err != nil {
+			return Outcome{}, err
+		}
+		return Outcome{Connection: conn, AuthorizationURL: u}, nil
+	default:
+		if req.Key != "" {
+			return Outcome{}, invalid("key", srv.Slug+" takes no key; send its fields in values")
+		}
+		return s.connectChecked(ctx, conn, srv, req.Values)
+	}
+}
+
+// connectKeyStep is a key login with the caller's step after it.
+func (s *Service) connectKeyStep(ctx context.Context, conn grants.Connection, srv grants.ServerRoute, step *KeyStep) (Outcome, error) {
+	out, err := s.connectChecked(ctx, conn, srv, map[string]string{connectors.MetaTokenField: step.Key})
+	if err != nil || step.After == nil {
+		return out, err
+	}
+	if err := step.After(ctx, conn); err != nil {
+		// The login is stored by now: wipe its key so that it is removed.
+		if derr := s.Disconnect(context.WithoutCancel(ctx), conn.ID); derr != nil {
+			s.log().Error("mcp connect: cannot wipe the key of a failed connect", "connection", conn.ID, "err", derr)
+		}
+		return Outcome{}, err
+	}
+	return out, nil
+}
+
+// connectChecked runs the key or values strategy and answers the fresh login.
+func (s *Service) connectChecked(ctx context.Context, conn grants.Connection, srv grants.ServerRoute, values map[string]string) (Outcome, error) {
+	r, err := s.ConnectKey(ctx, conn.ID, values)
+	if err != nil {
+		return Outcome{}, &ServerError{Server: srv.Slug, Err: err}
+	}
+	fresh, err := grants.LoadConnection(ctx, s.bounded(), conn.ID)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Connection: fresh, Tools: r.Tools}, nil
+}
+
+// ConnectKey connects an existing login with a key ({"token": key}) or the
+// values its server is configured with. A remote MCP server's or a local
+// adapter's login is checked with the server first (Checker) and stored with
+// what it listed; another server's is checked by its provider only. Nothing
+// is stored when a check fails.
+func (s *Service) ConnectKey(ctx context.Context, connectionID string, values map[string]string) (Result, error) {
+	id, err := connstore.ParseID(connectionID)
+	if err != nil {
+		return Result{}, err
+	}
+	c, err := connstore.Get(ctx, s.DB, id)
+	if err != nil {
+		return Result{}, err
+	}
+	checked := Checked{Values: values}
+	if (c.Server.Kind == catalog.KindRemote || c.Server.Kind == catalog.KindAdapter) && s.Checker != nil {
+		if c.Server.Auth == catalog.AuthNone {
+			checked, err = s.Checker.CheckValues(ctx, connectionID, values)
+		} else {
+			checked, err = s.Checker.CheckKey(ctx, connectionID, values[connectors.MetaTokenField])
+		}
+		if err != nil {
+			return Result{}, err
+		}
+	}
+	return StoreChecked(ctx, s.deps(), id, checked)
+}
+
+// StoreChecked stores checked values with the engine and finishes the login
+// with what the check listed (Finish); a failed finish wipes them again.
+func StoreChecked(ctx context.Context, d Deps, id connstore.ID, c Checked) (Result, error) {
+	kv, err := d.Engine.ConnectKey(ctx, id.UUID(), c.Values)
+	if err != nil {
+		return Result{}, err
+	}
+	if c.Hint != "" {
+		kv.AccountHint = c.Hint
+	}
+	r, err := Finish(ctx, d, id.String(), Options{HintFrom: HintGiven, Hint: kv.AccountHint, Listed: c.Listed})
+	if err != nil {
+		return Result{}, err
+	}
+	d.log().Info("mcp login: connected", "connection", id.String(), "tools", r.Tools)
+	return r, nil
+}
+
+// Finish finishes a login an OAuth exchange stored (see the package Finish).
+func (s *Service) Finish(ctx context.Context, connectionID string, o Options) (Result, error) {
+	return Finish(ctx, s.deps(), connectionID, o)
+}
+
+// Open returns the login of the catalog server with a slug at one owner (nil
+// at the platform scope), creating it pending when absent; created reports a
+// new row (the terminal's connect).
+func (s *Service) Open(ctx context.Context, serverSlug, ownerScope string, ownerID *uuid.UUID) (id connstore.ID, created bool, err error) {
+	id, created, err = connstore.Ensure(ctx, s.DB, serverSlug, ownerScope, ownerID)
+	if errors.Is(err, store.ErrNotFound) {
+		return id, false, fmt.Errorf("connectors: no catalog server %q", serverSlug)
+	}
+	return id, created, err
+}
+
+// AbandonNew deletes a login a connect created that never logged in (still
+// pending, no stored credential); one that did is kept.
+func (s *Service) AbandonNew(ctx context.Context, connectionID string) (bool, error) {
+	id, err := connstore.ParseID(connectionID)
+	if err != nil {
+		return false, err
+	}
+	return connstore.DeleteNeverLoggedIn(ctx, s.DB, id)
+}
+
+// Abandon ends an OAuth login that will not complete: its pending state is
+// deleted, and so is the login when it is new and never worked (a pending
+// one, or one whose token the service refused after the exchange and that
+// nothing was ever bound to). A retry over an older login keeps it, and its
+// bindings.
+func Abandon(ctx context.Context, db *pgxpool.Pool, connectionID string) error {
+	id, err := connstore.ParseID(connectionID)
+	if err != nil {
+		return err
+	}
+	return store.InTx(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM connection_oauth_pending WHERE connection_id = $1`, id); err != nil {
+			return err
+		}
+		return connstore.DeleteNeverWorked(ctx, tx, id)
+	})
+}
+
+// Probe asks a remote MCP server or a local adapter whether the stored login
+// works (a tools/list, or the adapter's own check) and answers a line to show
+// the operator; other logins have nothing more to ask ("").
+func (s *Service) Probe(ctx context.Context, connectionID string) (string, error) {
+	id, err := connstore.ParseID(connectionID)
+	if err != nil {
+		return "", err
+	}
+	c, err := connstore.Get(ctx, s.DB, id)
+	if err != nil || (c.Server.Kind != catalog.KindRemote && c.Server.Kind != catalog.KindAdapter) || s.Sessions == nil {
+		return "", err
+	}
+	return s.Sessions.Probe(ctx, connectionID)
+}
+
+// Disconnect wipes a login's credential (the engine tells every replica) and
+// drops its cached session; the login and its bindings stay.
+func (s *Service) Disconnect(ctx context.Context, connectionID string) error {
+	id, err := connstore.ParseID(connectionID)
+	if err != nil {
+		return err
+	}
+	if err := s.Engine.Disconnect(ctx, id.UUID()); err != nil {
+		return err
+	}
+	if s.Sessions != nil {
+		s.Sessions.Drop(connectionID)
+	}
+	return nil
+}
+
+// Delete removes a login the principal can see, with its bindings, listed
+// tools and credential; a platform login is refused (grants.DeleteConnection).
+func (s *Service) Delete(ctx context.Context, db store.DB, p access.Principal, connectionID string) error {
+	return grants.DeleteConnection(ctx, db, p, connectionID)
+}
+
+func invalid(field, msg string) error {
+	return &validation.Error{Problems: []validation.Problem{{Field: field, Message: msg}}}
+}
