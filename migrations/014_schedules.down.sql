@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS schedule_firings;
+DROP TABLE IF EXISTS schedules;
