@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -128,8 +129,11 @@ func runForeground(ctx context.Context, env *Env, command string, timeout time.D
 	cwd, _ := env.Cwd()
 	pwdFile := logPath + ".pwd"
 	_ = os.Remove(pwdFile)
-	trap := "builtin pwd -P >" + shellQuote(pwdFile) + " 2>/dev/null"
-	script := "trap " + shellQuote(trap) + " EXIT\n" + command
+	script := command
+	if mayChangeDir(command) {
+		trap := "builtin pwd -P >" + shellQuote(pwdFile) + " 2>/dev/null"
+		script = "trap " + shellQuote(trap) + " EXIT\n" + command
+	}
 
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600) //nolint:gosec // G304: the call's log in the run folder
 	if err != nil {
@@ -176,6 +180,19 @@ func runForeground(ctx context.Context, env *Env, command string, timeout time.D
 	_ = os.Remove(pwdFile)
 	_, res.cwd = env.Cwd()
 	return res, nil
+}
+
+// dirWords are the ways a bash command line can change the shell's own
+// directory: the directory builtins, and running code the line does not
+// spell out (sourcing, eval, expansions and substitutions as commands).
+var dirWords = regexp.MustCompile("cd|pushd|popd|source|eval|[$`]|(^|[\\s;&|(){}])\\.($|\\s)")
+
+// mayChangeDir reports whether command could leave bash in another
+// directory. When it cannot, the EXIT trap that records the directory is
+// left out: a trap keeps bash from running the last command in its own
+// process, which costs a fork on every call.
+func mayChangeDir(command string) bool {
+	return dirWords.MatchString(command)
 }
 
 // stopGroup ends a process group: SIGTERM, then SIGKILL KillGrace later if

@@ -226,3 +226,17 @@ func TestShellStoppedWithTheCall(t *testing.T) {
 		t.Fatalf("%q %v", res.Text, res.Meta)
 	}
 }
+
+func TestMayChangeDir(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"go test ./...": false, "ls -la": false, "git status && git diff": false, "cat a.txt | wc -l": false,
+		"make -C sub": false, "python3 x.py": false, "./run.sh": false, "ls ..": false,
+		"cd repos": true, "mkdir x && cd x": true, "pushd /tmp": true, "popd": true, "builtin cd": true,
+		"source env.sh": true, ". env.sh": true, "ls; . ./env": true, "eval \"$X\"": true, "$CMD /tmp": true,
+		"`echo cd` /tmp": true, "f() { cd /; }; f": true, "(. x)": true,
+	} {
+		if got := mayChangeDir(cmd); got != want {
+			t.Errorf("mayChangeDir(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}
