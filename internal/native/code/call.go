@@ -85,6 +85,9 @@ func (d Deps) run(ctx context.Context, agentID string, req codeproto.Request) (c
 	// sets GUILD_RUN_ID and GUILD_AGENT_ID from the request itself.
 	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{
 		Cmd: []string{helper, arg}, Timeout: timeout, MaxOutput: maxHelperOutput})
+	if errors.Is(err, ErrNoWorkspace) {
+		return none, ErrNoWorkspace
+	}
 	if err != nil {
 		return none, fmt.Errorf("run %s in the workspace: %w", req.Tool, err)
 	}
@@ -115,7 +118,9 @@ func (d Deps) writeRequest(ctx context.Context, agentID string, req codeproto.Re
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	p := path.Join(codeproto.RequestDir, hex.EncodeToString(b[:])+".json")
-	if err := d.Workspace.CopyTo(ctx, agentID, p, raw, requestMode); err != nil {
+	if err := d.Workspace.CopyTo(ctx, agentID, p, raw, requestMode); errors.Is(err, ErrNoWorkspace) {
+		return "", ErrNoWorkspace
+	} else if err != nil {
 		return "", fmt.Errorf("write the %s request into the workspace: %w", req.Tool, err)
 	}
 	return "@" + p, nil
