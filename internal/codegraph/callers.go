@@ -103,7 +103,11 @@ func Callers(ctx context.Context, env *Env, raw json.RawMessage) Result {
 					continue
 				}
 				ed := &ef.Defs[e.def]
-				out.add("%s%s %s  %s:%d", indent, arrow, ed.QualName(), env.show(g, ef.Path), e.line)
+				via := ""
+				if e.via != "" {
+					via = "  (through " + e.via + ")"
+				}
+				out.add("%s%s %s  %s:%d%s", indent, arrow, ed.QualName(), env.show(g, ef.Path), e.line, via)
 				next := defID{e.file, e.def}
 				if level < a.Depth && !seen[next] && !out.full() && (a.Direction == "in" || !classLike(ed.Kind)) {
 					seen[next] = true
@@ -133,6 +137,7 @@ type edge struct {
 	file, def int32
 	line      int32
 	external  string
+	via       string // the interface method the reference goes through
 }
 
 // lookup finds the definitions a symbol names, "Name" or "Qual.Name" (the
@@ -188,14 +193,79 @@ func (g *Graph) similar(symbol string, n int) []string {
 	return out
 }
 
-// callersOf lists the places that reference a definition, by file and line.
+// callersOf lists the places that reference a definition, by file and
+// line; for a method, also the calls through an interface of the
+// repository that its type satisfies (by method names).
 func (g *Graph) callersOf(id defID) []edge {
+	out := g.directCallers(id)
+	f, d := g.def(id)
+	if d.Container == "" || classLike(d.Kind) {
+		return out
+	}
+	for _, other := range g.defs[d.Name] {
+		of, od := g.def(other)
+		if other == id || of.fam != f.fam || od.Container == "" || od.Container == d.Container {
+			continue
+		}
+		if !g.isInterface(of, od) || !g.satisfies(d.Container, od.Container, f.fam) {
+			continue
+		}
+		for _, e := range g.directCallers(other) {
+			e.via = od.QualName()
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// isInterface reports whether d is declared inside an interface or trait.
+func (g *Graph) isInterface(f *File, d *Def) bool {
+	if d.Parent < 0 {
+		return false
+	}
+	k := f.Defs[d.Parent].Kind
+	return k == "interface" || k == "trait"
+}
+
+// satisfies reports whether type t has a method of every name interface
+// iface declares (Go's rule, by names only; a best effort elsewhere).
+func (g *Graph) satisfies(t, iface, fam string) bool {
+	if g.methods == nil {
+		g.methods = map[string]map[string]bool{}
+		for _, f := range g.Files {
+			for i := range f.Defs {
+				d := &f.Defs[i]
+				if d.Container == "" || classLike(d.Kind) {
+					continue
+				}
+				k := f.fam + " " + d.Container
+				if g.methods[k] == nil {
+					g.methods[k] = map[string]bool{}
+				}
+				g.methods[k][d.Name] = true
+			}
+		}
+	}
+	want, have := g.methods[fam+" "+iface], g.methods[fam+" "+t]
+	if len(want) == 0 {
+		return false
+	}
+	for name := range want {
+		if !have[name] {
+			return false
+		}
+	}
+	return true
+}
+
+// directCallers lists the places whose reference resolves to id.
+func (g *Graph) directCallers(id defID) []edge {
 	_, d := g.def(id)
 	var out []edge
 	var buf []defID
 	for fi, f := range g.Files {
 		for _, r := range f.refsNamed(d.Name) {
-			buf = g.resolve(int32(fi), r, buf[:0])
+			buf, _ = g.resolve(int32(fi), r, buf[:0])
 			for _, got := range buf {
 				if got == id {
 					out = append(out, edge{file: int32(fi), def: r.Def, line: r.Line})
@@ -238,7 +308,7 @@ func (g *Graph) calleesOf(id defID) []edge {
 	var out, ext []edge
 	var buf []defID
 	for _, r := range refs {
-		buf = g.resolve(id.file, r, buf[:0])
+		buf, _ = g.resolve(id.file, r, buf[:0])
 		if len(buf) == 0 {
 			if r.Flags&refCall != 0 {
 				name := f.Names[r.Name]

@@ -15,6 +15,7 @@ type File struct {
 	Pkg     string   // Go package clause
 	Imports []Import // Go imports
 	Defs    []Def
+	Locals  []Local  // typed variables, sorted by Name
 	Names   []string // the names and qualifiers of Refs, sorted
 	Refs    []Ref    // one per (enclosing definition, name), sorted by Name
 
@@ -42,6 +43,17 @@ func (f *File) refs() []Ref {
 type Import struct {
 	Alias string
 	Path  string
+}
+
+// Local is a variable, parameter or field whose type the source states
+// (or, Guess, suggests: x = Foo() in Python), so x.name resolves to the
+// method of that type.
+type Local struct {
+	Def   int32  // the definition it belongs to (a class for a field)
+	Name  string // the variable
+	Type  string // its type's bare name
+	Pkg   string // the qualifier of the type (Go's package alias), if any
+	Guess bool
 }
 
 // Def is one definition.
@@ -142,4 +154,32 @@ func (f *File) container(di int32) string {
 		di = d.Parent
 	}
 	return ""
+}
+
+// typeOf finds the type of variable name as seen inside definition di:
+// the local of di or of the nearest definition enclosing it.
+func (f *File) typeOf(di int32, name string) (*Local, bool) {
+	lo, hi := 0, len(f.Locals)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if f.Locals[m].Name < name {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == len(f.Locals) || f.Locals[lo].Name != name {
+		return nil, false
+	}
+	for {
+		for i := lo; i < len(f.Locals) && f.Locals[i].Name == name; i++ {
+			if f.Locals[i].Def == di {
+				return &f.Locals[i], true
+			}
+		}
+		if di < 0 {
+			return nil, false
+		}
+		di = f.Defs[di].Parent
+	}
 }

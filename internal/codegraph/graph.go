@@ -17,8 +17,10 @@ type Graph struct {
 	Files []*File
 	Stats Stats
 
-	byPath map[string]*File
-	defs   map[string][]defID // name → definitions (impl blocks and constructors left out)
+	byPath  map[string]*File
+	defs    map[string][]defID         // name → definitions (impl blocks and constructors left out)
+	methods map[string]map[string]bool // "family container" → its method names, built on first use
+	fields  map[string]*Local          // "family container field" → the field's declared type
 }
 
 type defID struct{ file, def int32 }
@@ -69,12 +71,19 @@ func changedStat(old, files []*File) bool {
 func (g *Graph) index() {
 	g.byPath = make(map[string]*File, len(g.Files))
 	g.defs = map[string][]defID{}
+	g.fields = map[string]*Local{}
 	for fi, f := range g.Files {
 		g.byPath[f.Path] = f
 		f.dir = path.Dir(f.Path)
 		f.dirBase = path.Base(f.dir)
 		f.stem = strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path))
 		f.fam = family(f.Lang)
+		for li := range f.Locals {
+			l := &f.Locals[li]
+			if l.Def >= 0 && classLike(f.Defs[l.Def].Kind) && l.Type != "" {
+				g.fields[f.fam+" "+f.Defs[l.Def].Name+" "+l.Name] = l
+			}
+		}
 		for di := range f.Defs {
 			d := &f.Defs[di]
 			if d.Kind == "impl" || d.Kind == "constructor" {
@@ -98,9 +107,14 @@ func (g *Graph) count() {
 	var buf []defID
 	for fi, f := range g.Files {
 		for _, r := range f.refs() {
-			buf = g.resolve(int32(fi), r, buf[:0])
-			for _, id := range buf {
-				g.Files[id.file].Counts[id.def]++
+			var sure int
+			buf, sure = g.resolve(int32(fi), r, buf[:0])
+			if len(buf) == 1 || sure >= 4 {
+				// A guess among several is listed by code_callers but
+				// does not make a definition look more used.
+				for _, id := range buf {
+					g.Files[id.file].Counts[id.def]++
+				}
 			}
 		}
 	}
@@ -121,57 +135,88 @@ func family(lang string) string {
 	return ""
 }
 
-// resolve appends the definitions a reference most likely names: the
-// candidates of its name scored by qualifier, container and distance, the
-// best score kept. A qualified Go name resolves only through an import.
-func (g *Graph) resolve(fi int32, r Ref, out []defID) []defID {
+// resolve appends the definitions a reference most likely names and says
+// how sure it is (typed or qualified: 6 and more; same file or folder: 4
+// or 5; a guess: 2 or 3). The candidates of its name are scored by
+// qualifier, container and distance and the best score is kept. A local
+// variable resolves to nothing; x.name resolves through the type of x
+// when a declaration states it; a qualified Go name through its import.
+func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 	f := g.Files[fi]
 	name := f.Names[r.Name]
 	cands := g.defs[name]
 	if len(cands) == 0 {
-		return out
+		return out, 0
 	}
 	qual := ""
 	if r.Qual >= 0 {
 		qual = f.Names[r.Qual]
 	}
-	fam := f.fam
 	isGo := f.Lang == "go"
 	strict := f.Lang == "java" || f.Lang == "rust"
 	member := r.Flags&refMember != 0
-	var importPath string
-	if isGo && member {
-		for _, im := range f.Imports {
-			if im.Alias == qual {
-				importPath = im.Path
-				break
-			}
+	if !member && !(f.Lang == "java" && r.Flags&refCall != 0) {
+		// A local variable or parameter of that name hides the definition
+		// (a field does not: it is reached as this.name or self.name).
+		if loc, local := f.typeOf(r.Def, name); local && (loc.Def < 0 || !classLike(f.Defs[loc.Def].Kind)) {
+			return out, 0
 		}
 	}
 	here := ""
 	if r.Def >= 0 {
 		here = f.container(r.Def)
 	}
-	dir := f.dir
+	var importPath string
+	if isGo && member {
+		importPath = importOf(f, qual)
+	}
+	if member && qual != "" && importPath == "" {
+		if strict && r.Flags&refCall == 0 {
+			return out, 0 // a Java or Rust method is only called; x.name is a field
+		}
+		loc, ok := f.typeOf(r.Def, qual)
+		if !ok || loc.Type == "" {
+			loc, ok = g.fields[f.fam+" "+here+" "+qual]
+		}
+		if ok && loc.Type != "" {
+			n := len(out)
+			for _, id := range cands {
+				cf, d := g.def(id)
+				if cf.fam != f.fam || d.Container != loc.Type || classLike(d.Kind) {
+					continue
+				}
+				if isGo && loc.Pkg != "" && sharedTail(importOf(f, loc.Pkg), cf.dir) == 0 {
+					continue
+				}
+				out = append(out, id)
+			}
+			// A declared Go or Java type without that method: the method
+			// is promoted from an embedded type or the type is not ours.
+			if len(out) > n || (!loc.Guess && (isGo || f.Lang == "java")) {
+				return out, 7
+			}
+		}
+	}
 	best := 0
 	start := len(out)
 	for _, id := range cands {
 		cf, d := g.def(id)
-		if cf.fam != fam {
+		if cf.fam != f.fam {
 			continue
 		}
 		s := 0
 		sameFile := id.file == fi
-		sameDir := cf.dir == dir
-		method := d.Container != "" && !classLike(d.Kind)
+		sameDir := cf.dir == f.dir
+		method := d.Container != "" && d.Kind == "method"
 		switch {
 		case importPath != "":
 			// pkg.Name: a top-level definition of the imported package.
 			if n := sharedTail(importPath, cf.dir); !method && d.Parent < 0 && n > 0 {
 				s = 6 + min(n, 4)
 			}
-		case method && strict && r.Flags&refCall == 0:
-			// A Java or Rust method is only called; a bare name is a field.
+		case method && member && isGo && r.Flags&refCall == 0:
+			// x.name not called, x unknown: a field far more often than a
+			// method value.
 		case method && member:
 			s = 2
 			if qual == d.Container || ((qual == "self" || qual == "this") && here == d.Container) {
@@ -181,15 +226,12 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) []defID {
 				s++
 			}
 		case method:
-			if here != "" && here == d.Container {
+			if here != "" && here == d.Container && !(strict && r.Flags&refCall == 0) {
 				s = 5
 			}
 		case member:
-			if qual == d.Container || qual == cf.stem || qual == cf.dirBase {
-				s = 4
-			}
-			if isGo {
-				s = 0 // a Go qualifier is an import (handled above) or a value
+			if !isGo && (qual == d.Container || qual == cf.stem || qual == cf.dirBase) {
+				s = 4 // a static member, module.name, a Rust path
 			}
 		default:
 			switch {
@@ -210,7 +252,23 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) []defID {
 		}
 		out = append(out, id)
 	}
-	return out
+	if best <= 3 && len(out)-start > maxAmbiguous {
+		return out[:start], 0 // x.name with x unknown and many such methods: no guess
+	}
+	return out, best
+}
+
+// maxAmbiguous is how many same-named methods a call through an unknown
+// receiver may resolve to before it resolves to none.
+const maxAmbiguous = 6
+
+func importOf(f *File, alias string) string {
+	for _, im := range f.Imports {
+		if im.Alias == alias {
+			return im.Path
+		}
+	}
+	return ""
 }
 
 // sharedTail counts the trailing path components an import path and a

@@ -36,6 +36,12 @@ type rawDef struct {
 	container          string
 }
 
+type rawLocal struct {
+	at             uint32
+	name, typ, pkg string
+	guess, field   bool
+}
+
 type rawRef struct {
 	at         uint32
 	name, qual string
@@ -70,10 +76,12 @@ func (p *parser) parse(f *File, src []byte) error {
 	var defs []rawDef
 	refs := map[uint32]*rawRef{}
 	dropped := map[uint32]bool{}
+	var locals []rawLocal
 	matches := p.cursor.Matches(l.q, root, src)
 	for m := matches.Next(); m != nil; m = matches.Next() {
-		var defNode, nameNode, recvNode *ts.Node
+		var defNode, nameNode, recvNode, localNode, typeNode *ts.Node
 		var kind string
+		var field, guess bool
 		for i := range m.Captures {
 			c := m.Captures[i]
 			node := c.Node
@@ -84,6 +92,11 @@ func (p *parser) parse(f *File, src []byte) error {
 				nameNode = &node
 			case cn == "recv":
 				recvNode = &node
+			case cn == "local.name", cn == "local.field":
+				localNode, field = &node, cn == "local.field"
+			case cn == "local.type", cn == "local.guess":
+				typeNode, guess = &node, cn == "local.guess"
+
 			case cn == "package":
 				f.Pkg = node.Utf8Text(src)
 			case cn == "import.path":
@@ -124,6 +137,15 @@ func (p *parser) parse(f *File, src []byte) error {
 				}
 			}
 		}
+		if localNode != nil {
+			l := rawLocal{at: uint32(localNode.StartByte()), name: localNode.Utf8Text(src), guess: guess, field: field}
+			if typeNode != nil {
+				l.typ, l.pkg, _ = typeName(typeNode.Utf8Text(src))
+			}
+			if typeNode == nil || l.typ != "" {
+				locals = append(locals, l)
+			}
+		}
 		if defNode == nil || nameNode == nil {
 			continue
 		}
@@ -147,7 +169,7 @@ func (p *parser) parse(f *File, src []byte) error {
 	for at := range dropped {
 		delete(refs, at)
 	}
-	build(f, src, defs, refs)
+	build(f, src, defs, refs, locals)
 	return nil
 }
 
@@ -231,7 +253,7 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // build orders the raw definitions, nests them, attaches every reference
 // to its innermost enclosing definition, and keeps one per name there.
-func build(f *File, src []byte, defs []rawDef, refs map[uint32]*rawRef) {
+func build(f *File, src []byte, defs []rawDef, refs map[uint32]*rawRef, locals []rawLocal) {
 	lines := lineStarts(src)
 	sort.SliceStable(defs, func(i, j int) bool {
 		if defs[i].start != defs[j].start {
@@ -279,6 +301,32 @@ func build(f *File, src []byte, defs []rawDef, refs map[uint32]*rawRef) {
 		}
 		f.Defs[i] = out
 	}
+
+	// One local per name node, the typed one first; a definition's name
+	// is no local (const f = () => ... stays a function).
+	sort.SliceStable(locals, func(i, j int) bool {
+		if locals[i].at != locals[j].at {
+			return locals[i].at < locals[j].at
+		}
+		return locals[i].typ != "" && locals[j].typ == ""
+	})
+	f.Locals = nil
+	for i, l := range locals {
+		if _, isDef := seen[l.at]; isDef || (i > 0 && locals[i-1].at == l.at) {
+			continue
+		}
+		di := innermostAt(defs, l.at)
+		if l.field {
+			for di >= 0 && !classLike(f.Defs[di].Kind) {
+				di = f.Defs[di].Parent
+			}
+			if di < 0 {
+				continue
+			}
+		}
+		f.Locals = append(f.Locals, Local{Def: di, Name: l.name, Type: l.typ, Pkg: l.pkg, Guess: l.guess})
+	}
+	sort.SliceStable(f.Locals, func(i, j int) bool { return f.Locals[i].Name < f.Locals[j].Name })
 
 	// References, in source order so the enclosing definition is a sweep.
 	ats := make([]uint32, 0, len(refs))
@@ -415,4 +463,50 @@ func unquote(s string) string {
 		return u
 	}
 	return strings.Trim(s, "\"`")
+}
+
+// innermostAt is the index of the innermost definition holding byte at.
+func innermostAt(defs []rawDef, at uint32) int32 {
+	best := int32(-1)
+	for i := range defs {
+		if defs[i].start > at {
+			break
+		}
+		if at < defs[i].end {
+			best = int32(i)
+		}
+	}
+	return best
+}
+
+// typeName reduces a type as written to the name its methods are declared
+// on: *pkg.Store[K] is Store of pkg, &mut Queue<T> is Queue. A slice, map,
+// function or unnamed type gives ok false.
+func typeName(s string) (name, pkg string, ok bool) {
+	s = strings.TrimSpace(s)
+	for {
+		t := strings.TrimLeft(s, "*&")
+		t = strings.TrimPrefix(t, "mut ")
+		t = strings.TrimSpace(t)
+		if t == s {
+			break
+		}
+		s = t
+	}
+	if s == "" || strings.ContainsAny(s[:1], "[({'\"") || s == "var" || strings.HasPrefix(s, "map[") ||
+		strings.HasPrefix(s, "func") || strings.HasPrefix(s, "chan ") || strings.HasPrefix(s, "dyn ") || strings.HasPrefix(s, "impl ") {
+		return "", "", false
+	}
+	if i := strings.IndexAny(s, "[<( |"); i > 0 {
+		s = s[:i]
+	}
+	if i := strings.LastIndex(s, "::"); i >= 0 {
+		pkg, s = s[:i], s[i+2:]
+	} else if i := strings.LastIndex(s, "."); i >= 0 {
+		pkg, s = s[:i], s[i+1:]
+	}
+	if s == "" {
+		return "", "", false
+	}
+	return s, pkg, true
 }

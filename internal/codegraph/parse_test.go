@@ -29,6 +29,21 @@ func dumpFile(f *File) string {
 		}
 		fmt.Fprintf(&b, "def %s %s %d-%d%s | %s\n", d.Kind, d.QualName(), d.Line, d.End, parent, d.Sig)
 	}
+	for _, l := range f.Locals {
+		at := "top"
+		if l.Def >= 0 {
+			at = f.Defs[l.Def].QualName()
+		}
+		guess := ""
+		if l.Guess {
+			guess = " (guess)"
+		}
+		q := ""
+		if l.Pkg != "" {
+			q = l.Pkg + "."
+		}
+		fmt.Fprintf(&b, "local %s %s%s in %s%s\n", l.Name, q, l.Type, at, guess)
+	}
 	for _, r := range f.refs() {
 		at := "top"
 		if r.Def >= 0 {

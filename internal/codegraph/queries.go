@@ -3,7 +3,9 @@ package codegraph
 // The queries name what they capture:
 //   @def.<kind> a definition node, with @name its name (and @recv, Go's receiver type);
 //   @call a called name, @member a name read through a qualifier, @qual that qualifier;
-//   @ref any other identifier; @package and @import.alias/@import.path Go's package and imports.
+//   @ref any other identifier; @package and @import.alias/@import.path Go's package and imports;
+//   @local.name (or @local.field, a member of the enclosing class) a variable whose type is
+//   @local.type (declared or constructed) or @local.guess (the result of calling that name).
 // A node captured twice (as @ref and as @call) keeps the union of what it was.
 
 const goQuery = `
@@ -16,6 +18,14 @@ const goQuery = `
 (method_elem name: (field_identifier) @name) @def.method
 (const_spec name: (identifier) @name) @def.const
 (source_file (var_declaration (var_spec name: (identifier) @name) @def.var))
+(parameter_declaration name: (identifier) @local.name type: (_) @local.type)
+(var_spec name: (identifier) @local.name type: (_) @local.type)
+(short_var_declaration left: (expression_list (identifier) @local.name))
+(range_clause left: (expression_list (identifier) @local.name))
+(variadic_parameter_declaration name: (identifier) @local.name)
+(field_declaration name: (field_identifier) @local.field type: (_) @local.type)
+(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (composite_literal type: (_) @local.type)))
+(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (unary_expression operand: (composite_literal type: (_) @local.type))))
 (call_expression function: (identifier) @call)
 (call_expression function: (selector_expression operand: (_) @qual field: (field_identifier) @call))
 (selector_expression operand: (_) @qual field: (field_identifier) @member)
@@ -28,6 +38,13 @@ const pythonQuery = `
 (function_definition name: (identifier) @name) @def.func
 (class_definition name: (identifier) @name) @def.class
 (module (expression_statement (assignment left: (identifier) @name) @def.const))
+(typed_parameter (identifier) @local.name type: (type) @local.type)
+(parameters (identifier) @local.name)
+(default_parameter name: (identifier) @local.name)
+(assignment left: (identifier) @local.name)
+(for_statement left: (identifier) @local.name)
+(assignment left: (identifier) @local.name right: (call function: (identifier) @local.guess))
+(assignment left: (attribute object: (identifier) attribute: (identifier) @local.field) right: (call function: (identifier) @local.guess))
 (call function: (identifier) @call)
 (call function: (attribute object: (_) @qual attribute: (identifier) @call))
 (attribute object: (_) @qual attribute: (identifier) @member)
@@ -42,6 +59,9 @@ const jsCommon = `
 (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @def.func
 (program (lexical_declaration (variable_declarator name: (identifier) @name) @def.const))
 (program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @def.const)))
+(variable_declarator name: (identifier) @local.name value: (new_expression constructor: (identifier) @local.type))
+(variable_declarator name: (identifier) @local.name)
+(assignment_expression left: (member_expression object: (this) property: (property_identifier) @local.field) right: (new_expression constructor: (identifier) @local.type))
 (call_expression function: (identifier) @call)
 (call_expression function: (member_expression object: (_) @qual property: (property_identifier) @call))
 (new_expression constructor: (identifier) @call)
@@ -49,7 +69,10 @@ const jsCommon = `
 (identifier) @ref
 `
 
-const jsQuery = jsCommon
+const jsQuery = jsCommon + `
+(field_definition property: (property_identifier) @local.field value: (new_expression constructor: (identifier) @local.type))
+(formal_parameters (identifier) @local.name)
+`
 
 const tsQuery = jsCommon + `
 (abstract_class_declaration name: (_) @name) @def.class
@@ -59,6 +82,12 @@ const tsQuery = jsCommon + `
 (method_signature name: (_) @name) @def.method
 (abstract_method_signature name: (_) @name) @def.method
 (function_signature name: (identifier) @name) @def.func
+(required_parameter pattern: (identifier) @local.name type: (type_annotation (_) @local.type))
+(required_parameter pattern: (identifier) @local.name)
+(optional_parameter pattern: (identifier) @local.name type: (type_annotation (_) @local.type))
+(variable_declarator name: (identifier) @local.name type: (type_annotation (_) @local.type))
+(public_field_definition name: (property_identifier) @local.field type: (type_annotation (_) @local.type))
+(public_field_definition name: (property_identifier) @local.field value: (new_expression constructor: (identifier) @local.type))
 (type_identifier) @ref
 `
 
@@ -75,6 +104,10 @@ const rustQuery = `
 (static_item name: (identifier) @name) @def.const
 (mod_item name: (identifier) @name body: (_)) @def.module
 (macro_definition name: (identifier) @name) @def.macro
+(parameter pattern: (identifier) @local.name type: (_) @local.type)
+(let_declaration pattern: (identifier) @local.name type: (_) @local.type)
+(let_declaration pattern: (identifier) @local.name)
+(let_declaration pattern: (identifier) @local.name value: (call_expression function: (scoped_identifier path: (identifier) @local.guess)))
 (call_expression function: (identifier) @call)
 (call_expression function: (scoped_identifier path: (_) @qual name: (identifier) @call))
 (call_expression function: (field_expression value: (_) @qual field: (field_identifier) @call))
@@ -95,6 +128,10 @@ const javaQuery = `
 (method_declaration name: (identifier) @name) @def.method
 (constructor_declaration name: (identifier) @name) @def.constructor
 (field_declaration declarator: (variable_declarator name: (identifier) @name)) @def.field
+(formal_parameter type: (_) @local.type name: (identifier) @local.name)
+(local_variable_declaration type: (_) @local.type declarator: (variable_declarator name: (identifier) @local.name))
+(local_variable_declaration declarator: (variable_declarator name: (identifier) @local.name value: (object_creation_expression type: (_) @local.type)))
+(field_declaration type: (_) @local.type declarator: (variable_declarator name: (identifier) @local.field))
 (method_invocation object: (_) @qual name: (identifier) @call)
 (method_invocation name: (identifier) @call)
 (object_creation_expression type: (type_identifier) @call)

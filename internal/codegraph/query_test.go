@@ -59,3 +59,40 @@ func TestQueriesGolden(t *testing.T) {
 		})
 	}
 }
+
+// Call edges per language, resolved through declared types, imports,
+// containers and folders.
+func TestCallEdges(t *testing.T) {
+	env, _ := newHome(t, "repos/poly", "poly")
+	cases := []struct {
+		symbol, direction string
+		want, not         []string
+	}{
+		{"Store.Get", "in", []string{"← Server.Handle  gosrc/server.go:18", "← lookup  gosrc/main.go:16  (through Getter.Get)"}, nil},
+		{"Server.Handle", "out", []string{"→ Store.Get  gosrc/store/store.go:26", "→ Logger.Printf  gosrc/server.go:7"}, []string{"Getter.Get"}},
+		{"store.New", "in", []string{"← main  gosrc/main.go:10"}, nil},
+		{"total_area", "in", []string{"← run  py/main.py:5"}, nil},
+		{"Shape.area", "in", []string{"← Shape.describe  py/shapes.py:11"}, nil},
+		{"Api.handle", "in", []string{"← Banner  web/view.tsx:5"}, []string{"Handler.handle"}},
+		{"Router.add", "in", []string{"← Api.handle  web/api.ts:18"}, nil},
+		{"slugify", "in", []string{"← joinSlugs  web/util.js:5", "← Router.add  web/util.js:13", "← Api.handle  web/api.ts:18"}, nil},
+		{"make", "out", []string{"→ Queue.new  rs/lib.rs:14", "→ Queue.push  rs/lib.rs:18"}, nil},
+		{"Greeter.greet", "in", []string{"← Greeter.main  java/com/acme/Greeter.java:22"}, nil},
+		{"Greeter.greet", "out", []string{"→ Greeter.HELLO", "→ Greeter.name  java/com/acme/Greeter.java:11"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.symbol+" "+c.direction, func(t *testing.T) {
+			r := call(t, Callers, env, CallersArgs{Symbol: c.symbol, Direction: c.direction})
+			for _, w := range c.want {
+				if !strings.Contains(r.Text, w) {
+					t.Errorf("missing %q in\n%s", w, r.Text)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(r.Text, n) {
+					t.Errorf("unexpected %q in\n%s", n, r.Text)
+				}
+			}
+		})
+	}
+}

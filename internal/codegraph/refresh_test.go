@@ -65,8 +65,8 @@ func TestRefreshParsesOnlyChangedFiles(t *testing.T) {
 	root := filepath.Join(home, "repos", "poly")
 
 	g := openPoly(t, env)
-	if !g.Stats.Built || g.Stats.Parsed != 9 {
-		t.Fatalf("first open: %+v, want a build parsing the 9 source files", g.Stats)
+	if !g.Stats.Built || g.Stats.Parsed != 10 {
+		t.Fatalf("first open: %+v, want a build parsing the 10 source files", g.Stats)
 	}
 	if _, err := os.Stat(filepath.Join(env.cacheDir("poly"), storeName)); err != nil {
 		t.Fatalf("graph not stored: %v", err)
@@ -197,7 +197,7 @@ func TestDamagedStoreIsRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := openPoly(t, env)
-	if !g.Stats.Built || g.Stats.Parsed != 9 {
+	if !g.Stats.Built || g.Stats.Parsed != 10 {
 		t.Fatalf("half a store: %+v", g.Stats)
 	}
 	if len(g.lookup("Store.Get", "")) != 1 {

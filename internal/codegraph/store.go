@@ -4,15 +4,26 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 )
 
-// storeVersion changes whenever what a parse extracts or the layout
-// changes, so an old graph is rebuilt rather than read.
-const storeVersion = 2
+// storeVersion changes with the layout or with what a parse extracts
+// beyond the queries (a change of a query changes queryPrint), so an old
+// graph is rebuilt rather than read.
+const storeVersion = 4
+
+// queryPrint fingerprints the extraction queries.
+var queryPrint = func() uint64 {
+	h := fnv.New64a()
+	for _, name := range []string{"go", "python", "javascript", "typescript", "tsx", "rust", "java"} {
+		h.Write([]byte(languages[name].query))
+	}
+	return h.Sum64()
+}()
 
 // storeName is the graph's file inside /home/agent/.cache/graft/<name>/.
 const storeName = "graph.bin"
@@ -119,6 +130,7 @@ func encodeStore(files []*File) []byte {
 	w := &writer{buf: make([]byte, 0, 1<<20)}
 	w.buf = append(w.buf, storeMagic...)
 	w.uint(storeVersion)
+	w.uint(queryPrint)
 	w.uint(uint64(len(files)))
 	for _, f := range files {
 		w.str(f.Path)
@@ -132,6 +144,18 @@ func encodeStore(files []*File) []byte {
 		for _, im := range f.Imports {
 			w.str(im.Alias)
 			w.str(im.Path)
+		}
+		w.uint(uint64(len(f.Locals)))
+		for _, l := range f.Locals {
+			w.uint(uint64(l.Def + 1))
+			w.str(l.Name)
+			w.str(l.Type)
+			w.str(l.Pkg)
+			if l.Guess {
+				w.uint(1)
+			} else {
+				w.uint(0)
+			}
 		}
 		w.uint(uint64(len(f.Defs)))
 		for i := range f.Defs {
@@ -161,7 +185,7 @@ func decodeStore(data string) []*File {
 		return nil
 	}
 	r := &reader{s: data[len(storeMagic):]}
-	if r.uint() != storeVersion {
+	if r.uint() != storeVersion || r.uint() != queryPrint {
 		return nil
 	}
 	n := r.count()
@@ -172,6 +196,12 @@ func decodeStore(data string) []*File {
 			f.Imports = make([]Import, ni)
 			for j := range f.Imports {
 				f.Imports[j] = Import{Alias: r.str(), Path: r.str()}
+			}
+		}
+		if nl := r.count(); nl > 0 {
+			f.Locals = make([]Local, nl)
+			for j := range f.Locals {
+				f.Locals[j] = Local{Def: int32(r.uint()) - 1, Name: r.str(), Type: r.str(), Pkg: r.str(), Guess: r.uint() == 1}
 			}
 		}
 		nd := r.count()
