@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guilds/guilds/internal/codeops"
 	"github.com/guilds/guilds/internal/codeproto"
@@ -191,11 +192,12 @@ func TestBackgroundThroughTheHelper(t *testing.T) {
 	if resp.Meta["background_id"] != "b1" {
 		t.Fatalf("%q %s", resp.Text, stderr)
 	}
-	for range 500 {
+	for range 1000 {
 		resp, _, _ = invoke(t, encoded(t, request("shell_status", `{"id":"b1"}`)))
 		if resp.Meta["state"] != codeops.StateRunning {
 			break
 		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if resp.Meta["state"] != codeops.StateExited || resp.Meta["exit_code"] != float64(0) || !strings.HasSuffix(resp.Text, "from-the-job") {
 		t.Fatalf("%q %v", resp.Text, resp.Meta)

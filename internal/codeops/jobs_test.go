@@ -56,7 +56,7 @@ func TestBackgroundJobLifecycle(t *testing.T) {
 	// group ends.
 	env.Req.CallID = "c3"
 	pids := filepath.Join(env.Home, "b2.pids")
-	res = call(t, env, Shell, shellArgs("trap '' TERM; sleep 300 & echo $$ > "+pids+"; echo serving; wait", `,"background":true`))
+	res = call(t, env, Shell, shellArgs("trap '' TERM; sleep 300 & echo serving; echo $$ > "+pids+"; wait", `,"background":true`))
 	if res.Meta["background_id"] != "b2" {
 		t.Fatalf("%q", res.Text)
 	}
