@@ -36,7 +36,7 @@ func (d Deps) handler(tool string) tools.Handler {
 		}
 		req := codeproto.Request{Tool: tool, Args: call.Args, RunID: call.RunID, CallID: call.CallID,
 			AgentID: call.AgentID, Step: call.Seq, MaxBytes: d.MaxResultBytes}
-		if req.CallID == "" {
+		if req.CallID = fileName(call.CallID); req.CallID == "" {
 			req.CallID = "seq-" + strconv.Itoa(call.Seq)
 		}
 		if tool == ToolFileRead && d.DB != nil {
@@ -124,6 +124,25 @@ func (d Deps) writeRequest(ctx context.Context, agentID string, req codeproto.Re
 		return "", fmt.Errorf("write the %s request into the workspace: %w", req.Tool, err)
 	}
 	return "@" + p, nil
+}
+
+// maxCallIDName bounds the call id as it names the shell log.
+const maxCallIDName = 64
+
+// fileName makes the provider's call id safe to name the call's log file
+// (/home/agent/.runs/<run id>/<call id>.log): letters, digits, '_' and '-'
+// are kept, anything else becomes '_'.
+func fileName(id string) string {
+	b := []byte(id)
+	if len(b) > maxCallIDName {
+		b = b[:maxCallIDName]
+	}
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }
 
 // lastLine is ": " and the last non-empty line of the helper's stderr,
