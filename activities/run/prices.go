@@ -9,6 +9,7 @@ import (
 
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
@@ -108,9 +109,9 @@ const errNoCredentials = redactedError("this worker cannot resolve credentials")
 func pinnedLogins(ctx context.Context, db store.DB, agent orgs.Agent) ([]pinnedLogin, error) {
 	rows, err := db.Query(ctx, `SELECT b.scope, b.catalog_id, b.server_id::text, b.enabled, coalesce(b.connection_id::text, '')
 		FROM bindings b JOIN mcp_servers s ON s.id = b.server_id
-		WHERE b.catalog_kind = $1 AND s.kind = 'adapter' AND s.config->>'adapter' = $2
+		WHERE b.catalog_kind = $1 AND s.kind = $4 AND s.config->>'adapter' = $2
 		  AND (b.scope = 'platform' OR b.scope_id = ANY($3::uuid[]))`,
-		grants.KindMCP, pinnedprices.Name, []string{agent.OrganisationID, agent.GuildID, agent.ID})
+		grants.KindMCP, pinnedprices.Name, []string{agent.OrganisationID, agent.GuildID, agent.ID}, catalog.KindAdapter)
 	if err != nil {
 		return nil, store.Map(err)
 	}

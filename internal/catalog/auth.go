@@ -1,5 +1,7 @@
 package catalog
 
+import "slices"
+
 // Auth is how a catalog server's login is made (the auth column).
 type Auth string
 
@@ -17,11 +19,4 @@ const (
 var Auths = []Auth{AuthNone, AuthToken, AuthOAuth}
 
 // Valid reports whether a is one of the auth kinds.
-func (a Auth) Valid() bool {
-	for _, x := range Auths {
-		if a == x {
-			return true
-		}
-	}
-	return false
-}
+func (a Auth) Valid() bool { return slices.Contains(Auths, a) }

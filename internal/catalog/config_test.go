@@ -58,7 +58,7 @@ func TestParseConfigReadsEveryKey(t *testing.T) {
 
 // Every shipped manifest's config parses.
 func TestManifestConfigsParse(t *testing.T) {
-	b, err := os.ReadFile("../grants/manifests.json")
+	b, err := os.ReadFile("manifests.json")
 	if err != nil {
 		t.Fatal(err)
 	}

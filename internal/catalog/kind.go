@@ -1,6 +1,9 @@
-// Package catalog is the catalog row (mcp_servers) as typed values: its kind
-// and its config, parsed in one place.
+// Package catalog is the catalog row (mcp_servers) as typed values: its kind,
+// its auth and its config, parsed in one place; and the seed catalog the
+// binary embeds (Manifests) with its seeding (Seed).
 package catalog
+
+import "slices"
 
 // Kind is how the platform reaches a catalog server.
 type Kind string
@@ -19,11 +22,4 @@ const (
 var Kinds = []Kind{KindRemote, KindAdapter, KindGitHub}
 
 // Valid reports whether k is one of the catalog kinds.
-func (k Kind) Valid() bool {
-	for _, x := range Kinds {
-		if k == x {
-			return true
-		}
-	}
-	return false
-}
+func (k Kind) Valid() bool { return slices.Contains(Kinds, k) }

@@ -37,8 +37,8 @@ func LoadServerRoute(ctx context.Context, db store.DB, serverID string) (ServerR
 // (store.ErrNotFound when the catalog has none).
 func PublishedAdapterURL(ctx context.Context, db store.DB, adapter string) (string, error) {
 	var url string
-	err := db.QueryRow(ctx, `SELECT url FROM mcp_servers WHERE kind = 'adapter' AND config->>'adapter' = $1 AND published
-		ORDER BY slug = $1 DESC, slug LIMIT 1`, adapter).Scan(&url)
+	err := db.QueryRow(ctx, `SELECT url FROM mcp_servers WHERE kind = $2 AND config->>'adapter' = $1 AND published
+		ORDER BY slug = $1 DESC, slug LIMIT 1`, adapter, catalog.KindAdapter).Scan(&url)
 	return url, store.Map(err)
 }
 

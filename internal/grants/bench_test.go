@@ -25,7 +25,7 @@ func BenchmarkOffered(b *testing.B) {
 	for i := 0; i < 50; i++ {
 		slug := fmt.Sprintf("bench%02d", i)
 		if _, err := grants.CreateServer(ctx, db, nil, grants.ServerInput{Slug: &slug, Name: &slug,
-			Transport: str("http"), Auth: str("token")}, nil, nil); err != nil {
+			Transport: str("http"), Auth: auth("token")}, nil, nil); err != nil {
 			b.Fatal(err)
 		}
 		owner := scopes[i%4]

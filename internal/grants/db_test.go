@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/orgs"
@@ -44,8 +45,10 @@ func countingPool(tb testing.TB) (*pgxpool.Pool, *queryCounter) {
 var admin = access.Principal{Admin: true}
 
 func str(s string) *string { return &s }
-func yes() *bool           { b := true; return &b }
-func no() *bool            { b := false; return &b }
+
+func auth(a catalog.Auth) *catalog.Auth { return &a }
+func yes() *bool                        { b := true; return &b }
+func no() *bool                         { b := false; return &b }
 
 func hierarchy(tb testing.TB, db *pgxpool.Pool) (org orgs.Organisation, g orgs.Guild, a orgs.Agent) {
 	tb.Helper()

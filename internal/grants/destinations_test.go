@@ -20,7 +20,7 @@ func TestCatalogHostChangeRefusedWhileLoginsHoldCredentials(t *testing.T) {
 	slug := "mover"
 	cfg := json.RawMessage(`{"provider":"oauth2","oauth":{"client_id":"c","auth_url":"https://as.example/a","token_url":"https://as.example/t"}}`)
 	s, err := grants.CreateServer(ctx, db, nil, grants.ServerInput{Slug: &slug, Name: &slug, Transport: str("http"),
-		Auth: str("oauth"), URL: str("https://mcp.example/mcp"), Config: cfg}, nil, nil)
+		Auth: auth("oauth"), URL: str("https://mcp.example/mcp"), Config: cfg}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

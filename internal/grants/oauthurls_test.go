@@ -26,7 +26,7 @@ func TestCatalogOAuthURLsCheckedOnSave(t *testing.T) {
 		"revoke_url":"http://169.254.169.254/revoke",
 		"userinfo_url":"https://localhost/userinfo"}}`)
 	_, err := grants.CreateServer(ctx, db, nil, grants.ServerInput{Slug: &slug, Name: &slug, Transport: str("http"),
-		Auth: str("oauth"), URL: str("https://mcp.example.com/mcp"), Config: cfg}, strict, nil)
+		Auth: auth("oauth"), URL: str("https://mcp.example.com/mcp"), Config: cfg}, strict, nil)
 	var ve *validation.Error
 	if !errors.As(err, &ve) {
 		t.Fatalf("CreateServer = %v, want a validation error", err)
@@ -46,7 +46,7 @@ func TestCatalogOAuthURLsCheckedOnSave(t *testing.T) {
 
 	ok := json.RawMessage(`{"provider":"oauth2","oauth":{"client_id":"c","auth_url":"https://auth.example.com/a","token_url":"https://auth.example.com/t"}}`)
 	s, err := grants.CreateServer(ctx, db, nil, grants.ServerInput{Slug: &slug, Name: &slug, Transport: str("http"),
-		Auth: str("oauth"), URL: str("https://mcp.example.com/mcp"), Config: ok}, strict, nil)
+		Auth: auth("oauth"), URL: str("https://mcp.example.com/mcp"), Config: ok}, strict, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,42 +2,22 @@ package grants
 
 import (
 	"context"
-	"sync"
 
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/store"
 )
 
-// A seeded remote server whose manifest lists no tools (Notion, Drive,
-// Sentry, OpenSea, Etherscan) publishes its tool copy from what a connected
-// session lists: every successful listing replaces the copy that
-// GET /api/mcp/servers and the builder show. A row the instance admin edited
-// or created (copy_source=admin) keeps its own copy.
-var listingPublished = sync.OnceValue(func() map[string]bool {
-	out := map[string]bool{}
-	ms, err := Manifests()
-	if err != nil {
-		return out
-	}
-	for _, m := range ms {
-		if *m.Kind == catalog.KindRemote && (m.Tools == nil || len(*m.Tools) == 0) {
-			out[*m.Slug] = true
-		}
-	}
-	return out
-})
-
 // publishListing replaces the server's published copy with a listing, when
 // the server publishes from listings and the admin has not taken it over.
 func publishListing(ctx context.Context, db store.DB, slug, serverID string, list []ListedTool) error {
-	if !listingPublished()[slug] {
+	if !catalog.PublishesListing(slug) {
 		return nil
 	}
 	copyOf := make([]CatalogTool, len(list))
 	for i, t := range list {
 		copyOf[i] = CatalogTool{Name: t.Name, Description: t.Description, InputSchema: t.Schema}
 	}
-	names, descs, schemas := catalogToolColumns(copyOf)
+	names, descs, schemas := catalog.ToolColumns(copyOf)
 	_, err := db.Exec(ctx, `WITH seeded AS (SELECT id FROM mcp_servers WHERE id = $1 AND copy_source = 'seed' FOR UPDATE),
 		gone AS (DELETE FROM mcp_catalog_tools WHERE server_id IN (SELECT id FROM seeded) AND NOT (name = ANY($2::text[])))
 		INSERT INTO mcp_catalog_tools (server_id, name, description, input_schema, position)

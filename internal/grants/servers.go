@@ -27,11 +27,7 @@ const (
 )
 
 // CatalogTool is a tool a server publishes in the catalog.
-type CatalogTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"input_schema"`
-}
+type CatalogTool = catalog.Tool
 
 // Server is a catalog row: a remote MCP server, a local adapter or GitHub.
 type Server struct {
@@ -41,7 +37,7 @@ type Server struct {
 	Kind        catalog.Kind    `json:"kind"`
 	Transport   string          `json:"transport"`
 	URL         string          `json:"url"`
-	Auth        string          `json:"auth"`
+	Auth        catalog.Auth    `json:"auth"`
 	Config      json.RawMessage `json:"config"`
 	Description string          `json:"description"`
 	Limitations string          `json:"limitations"`
@@ -73,9 +69,9 @@ func shipped(kind catalog.Kind, slug string, config json.RawMessage) bool {
 }
 
 // SetupState reports whether the box can connect logins to a server.
-func SetupState(integ *integrations.Registry, slug, auth string, config json.RawMessage) (state string, missing []string) {
+func SetupState(integ *integrations.Registry, slug string, auth catalog.Auth, config json.RawMessage) (state string, missing []string) {
 	missing = []string{}
-	if auth != "oauth" {
+	if auth != catalog.AuthOAuth {
 		return SetupNotApplicable, missing
 	}
 	if integ != nil {
@@ -97,41 +93,18 @@ func SetupState(integ *integrations.Registry, slug, auth string, config json.Raw
 	return SetupUnsupported, missing
 }
 
-//go:embed manifests.json
-var manifestsJSON []byte
-
-type manifest struct {
-	Slug        string          `json:"slug"`
-	Name        string          `json:"name"`
-	Kind        catalog.Kind    `json:"kind"`
-	Transport   string          `json:"transport"`
-	URL         string          `json:"url"`
-	Auth        string          `json:"auth"`
-	Description string          `json:"description"`
-	Limitations string          `json:"limitations"`
-	SetupHint   string          `json:"setup_hint"`
-	Config      json.RawMessage `json:"config"`
-	Tools       []CatalogTool   `json:"tools"`
-}
-
-// Manifests returns the seed catalog embedded in the binary.
+// Manifests returns the seed catalog embedded in the binary
+// (catalog.Manifests) as server inputs, each checked as an admin's row is.
 func Manifests() ([]ServerInput, error) {
-	var doc struct {
-		Servers []manifest `json:"servers"`
+	ms, err := catalog.Manifests()
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(manifestsJSON, &doc); err != nil {
-		return nil, fmt.Errorf("grants: manifests.json: %w", err)
-	}
-	out := make([]ServerInput, len(doc.Servers))
-	for i, m := range doc.Servers {
-		m := m
-		tl := m.Tools
-		if tl == nil {
-			tl = []CatalogTool{}
-		}
+	out := make([]ServerInput, len(ms))
+	for i, m := range ms {
 		out[i] = ServerInput{Slug: &m.Slug, Name: &m.Name, Kind: &m.Kind, Transport: &m.Transport, URL: &m.URL,
 			Auth: &m.Auth, Description: &m.Description, Limitations: &m.Limitations, SetupHint: &m.SetupHint,
-			Config: m.Config, Tools: &tl}
+			Config: m.Config, Tools: &m.Tools}
 		if err := checkServer(out[i], true, nil); err != nil {
 			return nil, fmt.Errorf("grants: manifest %s: %w", m.Slug, err)
 		}
@@ -146,7 +119,7 @@ type ServerInput struct {
 	Kind        *catalog.Kind   `json:"kind"`
 	Transport   *string         `json:"transport"`
 	URL         *string         `json:"url"`
-	Auth        *string         `json:"auth"`
+	Auth        *catalog.Auth   `json:"auth"`
 	Config      json.RawMessage `json:"config"`
 	Description *string         `json:"description"`
 	Limitations *string         `json:"limitations"`
@@ -192,7 +165,7 @@ func checkServer(in ServerInput, create bool, checkURL URLCheck) error {
 	}
 	p.Check(in.Kind == nil || in.Kind.Valid(), "kind", "must be remote, adapter or github")
 	p.Check(oneOf(in.Transport, "http", "sse", "stdio"), "transport", "must be http, sse or stdio")
-	p.Check(oneOf(in.Auth, "none", "token", "oauth"), "auth", "must be none, token or oauth")
+	p.Check(in.Auth == nil || in.Auth.Valid(), "auth", "must be none, token or oauth")
 	if in.URL != nil {
 		httpURL := *in.URL == "" || strings.HasPrefix(*in.URL, "https://") || strings.HasPrefix(*in.URL, "http://")
 		p.Check(httpURL, "url", "must be an http(s) URL")
@@ -350,7 +323,7 @@ func CreateServer(ctx context.Context, db store.DB, integ *integrations.Registry
 		return Server{}, store.Map(err)
 	}
 	if in.Tools != nil {
-		if err := replaceCatalogTools(ctx, db, id, *in.Tools); err != nil {
+		if err := catalog.ReplaceTools(ctx, db, id, *in.Tools); err != nil {
 			return Server{}, err
 		}
 	}
@@ -393,7 +366,7 @@ func UpdateServer(ctx context.Context, db store.DB, integ *integrations.Registry
 		return Server{}, store.Map(err)
 	}
 	if in.Tools != nil {
-		if err := replaceCatalogTools(ctx, db, cur.ID, *in.Tools); err != nil {
+		if err := catalog.ReplaceTools(ctx, db, cur.ID, *in.Tools); err != nil {
 			return Server{}, err
 		}
 	}
@@ -412,63 +385,15 @@ func DeleteServer(ctx context.Context, db store.DB, id string) error {
 	return nil
 }
 
-// catalogToolColumns splits a tool copy into the columns an unnest insert
-// takes; a tool without a schema gets the empty object schema.
-func catalogToolColumns(list []CatalogTool) (names, descs, schemas []string) {
-	names, descs, schemas = make([]string, len(list)), make([]string, len(list)), make([]string, len(list))
-	for i, t := range list {
-		names[i], descs[i] = t.Name, t.Description
-		schemas[i] = `{"type":"object"}`
-		if len(t.InputSchema) > 0 {
-			schemas[i] = string(t.InputSchema)
-		}
-	}
-	return names, descs, schemas
-}
-
-func replaceCatalogTools(ctx context.Context, db store.DB, serverID string, list []CatalogTool) error {
-	if _, err := db.Exec(ctx, `DELETE FROM mcp_catalog_tools WHERE server_id = $1`, serverID); err != nil {
+// SeedCatalog writes the embedded manifests into the catalog, once every
+// entry passed the admin's checks (catalog.Seed).
+func SeedCatalog(ctx context.Context, db store.DB) error {
+	if _, err := Manifests(); err != nil {
 		return err
 	}
-	names, descs, schemas := catalogToolColumns(list)
-	_, err := db.Exec(ctx, `INSERT INTO mcp_catalog_tools (server_id, name, description, input_schema, position)
-		SELECT $1, n, d, s::jsonb, o FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(n, d, s, o)`,
-		serverID, names, descs, schemas)
-	return store.Map(err)
-}
-
-// SeedCatalog writes the embedded manifests into the catalog. Rows the admin
-// edited (copy_source=admin) keep their copy and their tool list.
-func SeedCatalog(ctx context.Context, db store.DB) error {
-	ms, err := Manifests()
+	ms, err := catalog.Manifests()
 	if err != nil {
 		return err
 	}
-	for _, m := range ms {
-		var id string
-		err := db.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config, description, limitations, setup_hint)
-			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
-			ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, transport = EXCLUDED.transport,
-				url = EXCLUDED.url, auth = EXCLUDED.auth,
-				config = mcp_servers.config || EXCLUDED.config, -- keeps what Connect stored (a registered client)
-				description = EXCLUDED.description, limitations = EXCLUDED.limitations, setup_hint = EXCLUDED.setup_hint,
-				updated_at = now()
-				WHERE mcp_servers.copy_source = 'seed'
-			RETURNING id`,
-			*m.Slug, *m.Name, *m.Kind, *m.Transport, *m.URL, *m.Auth, m.Config, *m.Description, *m.Limitations, *m.SetupHint,
-		).Scan(&id)
-		if err != nil && store.Map(err) == store.ErrNotFound {
-			continue // an admin row: the WHERE skipped it
-		}
-		if err != nil {
-			return fmt.Errorf("grants: seed server %s: %w", *m.Slug, err)
-		}
-		if listingPublished()[*m.Slug] {
-			continue // its copy is what connected sessions listed (publish.go)
-		}
-		if err := replaceCatalogTools(ctx, db, id, *m.Tools); err != nil {
-			return fmt.Errorf("grants: seed tools of %s: %w", *m.Slug, err)
-		}
-	}
-	return nil
+	return catalog.Seed(ctx, db, ms)
 }

@@ -65,7 +65,7 @@ type ServerView struct {
 	Slug             string       `json:"slug"`
 	Name             string       `json:"name"`
 	Kind             catalog.Kind `json:"kind"`
-	Auth             string       `json:"auth"`
+	Auth             catalog.Auth `json:"auth"`
 	OAuthSetupState  string       `json:"oauth_setup_state"`
 	SetUp            bool         `json:"set_up"` // false: "Not set up", Connect disabled
 	MissingVariables []string     `json:"missing_variables"`

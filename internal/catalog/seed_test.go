@@ -1,0 +1,59 @@
+package catalog_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/testdb"
+)
+
+// Every embedded manifest names a known kind and auth; seeding twice keeps
+// one row per slug with its tools, and an admin's row keeps its own copy.
+func TestManifestsSeed(t *testing.T) {
+	ms, err := catalog.Manifests()
+	if err != nil || len(ms) == 0 {
+		t.Fatalf("Manifests = %d, %v", len(ms), err)
+	}
+	for _, m := range ms {
+		if !m.Kind.Valid() || !m.Auth.Valid() || m.Tools == nil {
+			t.Fatalf("manifest %s: kind %q, auth %q, tools %v", m.Slug, m.Kind, m.Auth, m.Tools)
+		}
+	}
+	ctx := context.Background()
+	db := testdb.New(t)
+	for range 2 {
+		if err := catalog.Seed(ctx, db, ms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM mcp_servers`).Scan(&rows); err != nil || rows != len(ms) {
+		t.Fatalf("rows after two seeds: %d, %v; want %d", rows, err, len(ms))
+	}
+	var withTools catalog.Manifest
+	for _, m := range ms {
+		if len(m.Tools) > 0 && !m.PublishesListing() {
+			withTools = m
+			break
+		}
+	}
+	if withTools.Slug == "" {
+		t.Skip("no manifest publishes its own tools")
+	}
+	if _, err := db.Exec(ctx, `UPDATE mcp_servers SET copy_source = 'admin', name = 'Ours' WHERE slug = $1`, withTools.Slug); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, `DELETE FROM mcp_catalog_tools WHERE server_id = (SELECT id FROM mcp_servers WHERE slug = $1)`, withTools.Slug); err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.Seed(ctx, db, ms); err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	var tools int
+	if err := db.QueryRow(ctx, `SELECT s.name, (SELECT count(*) FROM mcp_catalog_tools t WHERE t.server_id = s.id)
+		FROM mcp_servers s WHERE slug = $1`, withTools.Slug).Scan(&name, &tools); err != nil || name != "Ours" || tools != 0 {
+		t.Fatalf("admin row after a seed: %q with %d tools, %v", name, tools, err)
+	}
+}
