@@ -44,15 +44,11 @@ func (Adapter) Check(ctx context.Context, c adapters.Conn) (string, error) {
 	}
 	var page ownedPage
 	q := url.Values{"owner": {zeroOwner}, "pageSize": {"1"}, "withMetadata": {"false"}}
-	err = c.DoJSON(ctx, http.MethodGet, base, "/"+key+"/getNFTsForOwner", q, nil, nil, &page)
-	var he *adapters.HTTPError
-	if errors.As(err, &he) && he.Refused() {
-		return "", adapters.ErrRejected
+	err = adapters.Rejection(c.DoJSON(ctx, http.MethodGet, base, "/"+key+"/getNFTsForOwner", q, nil, nil, &page))
+	if errors.Is(err, adapters.ErrRejected) {
+		return "", err
 	}
-	if err != nil {
-		return "", scrub(err, key)
-	}
-	return "", nil
+	return "", scrub(err, key)
 }
 
 type handler func(ctx context.Context, c adapters.Conn, key string, in args) (string, error)
@@ -75,15 +71,9 @@ type args struct {
 
 // Call runs one of the manifest's tools.
 func (Adapter) Call(ctx context.Context, c adapters.Conn, tool string, raw json.RawMessage) (string, error) {
-	run, ok := tools[tool]
-	if !ok {
-		return "", fmt.Errorf("alchemy has no tool %q", tool)
-	}
-	var in args
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return "", fmt.Errorf("bad arguments: %w", err)
-		}
+	run, in, err := adapters.Dispatch[handler, args](Name, tools, tool, raw)
+	if err != nil {
+		return "", err
 	}
 	key, err := apiKey(c)
 	if err != nil {

@@ -69,9 +69,9 @@ var tools = map[string]toolFunc{
 
 // Call runs one tool.
 func (Adapter) Call(ctx context.Context, c adapters.Conn, tool string, args json.RawMessage) (string, error) {
-	fn, ok := tools[tool]
-	if !ok {
-		return "", fmt.Errorf("coingecko has no tool %q", tool)
+	fn, err := adapters.ToolOf(Name, tools, tool)
+	if err != nil {
+		return "", err
 	}
 	if strings.TrimSpace(c.Cred.AccessToken) == "" {
 		return "", errors.New("the CoinGecko login has no stored key: connect it again")

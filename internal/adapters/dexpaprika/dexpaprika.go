@@ -45,12 +45,7 @@ func (a *Adapter) Check(ctx context.Context, c adapters.Conn) (string, error) {
 		Plan string `json:"plan"`
 		Tier string `json:"tier"`
 	}
-	err = c.GetJSON(ctx, "/usage", nil, h, &u)
-	var he *adapters.HTTPError
-	switch {
-	case errors.As(err, &he) && he.Refused():
-		return "", adapters.ErrRejected
-	case err != nil:
+	if err := adapters.Rejection(c.GetJSON(ctx, "/usage", nil, h, &u)); err != nil {
 		return "", err
 	}
 	plan := strings.TrimSpace(u.Plan)
@@ -65,9 +60,9 @@ func (a *Adapter) Check(ctx context.Context, c adapters.Conn) (string, error) {
 
 // Call runs one of the manifest's tools.
 func (a *Adapter) Call(ctx context.Context, c adapters.Conn, tool string, args json.RawMessage) (string, error) {
-	run, ok := tools[tool]
-	if !ok {
-		return "", fmt.Errorf("dexpaprika has no tool %q", tool)
+	run, err := adapters.ToolOf(a.Name(), tools, tool)
+	if err != nil {
+		return "", err
 	}
 	if _, err := authHeader(c); err != nil {
 		return "", err

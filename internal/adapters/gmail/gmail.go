@@ -30,12 +30,7 @@ func (Adapter) Name() string { return Name }
 // the OAuth callback instead, so this serves a later test of the login.
 func (Adapter) Check(ctx context.Context, c adapters.Conn) (string, error) {
 	var p profile
-	err := c.GetJSON(ctx, "/users/me/profile", nil, authHeader(c), &p)
-	var he *adapters.HTTPError
-	if errors.As(err, &he) && he.Refused() {
-		return "", adapters.ErrRejected
-	}
-	if err != nil {
+	if err := adapters.Rejection(c.GetJSON(ctx, "/users/me/profile", nil, authHeader(c), &p)); err != nil {
 		return "", err
 	}
 	return p.EmailAddress, nil
@@ -65,15 +60,9 @@ type args struct {
 }
 
 func (Adapter) Call(ctx context.Context, c adapters.Conn, tool string, raw json.RawMessage) (string, error) {
-	h, ok := tools[tool]
-	if !ok {
-		return "", fmt.Errorf("gmail has no tool %q", tool)
-	}
-	var in args
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return "", fmt.Errorf("%s: bad arguments: %w", tool, err)
-		}
+	h, in, err := adapters.Dispatch[handler, args](Name, tools, tool, raw)
+	if err != nil {
+		return "", err
 	}
 	return h(ctx, c, in)
 }

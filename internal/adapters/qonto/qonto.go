@@ -49,14 +49,10 @@ func (a *Adapter) Check(ctx context.Context, c adapters.Conn) (string, error) {
 		return "", err
 	}
 	var org organizationAnswer
-	err = c.GetJSON(ctx, "/v2/organization", nil, h, &org)
-	var he *adapters.HTTPError
-	switch {
-	case errors.As(err, &he) && he.Refused():
-		return "", adapters.ErrRejected
-	case err != nil:
+	if err := adapters.Rejection(c.GetJSON(ctx, "/v2/organization", nil, h, &org)); err != nil {
 		return "", err
-	case org.Organization == nil:
+	}
+	if org.Organization == nil {
 		return "", errors.New("the service's organization answer has no organization")
 	}
 	login, _, _ := strings.Cut(c.Cred.AccessToken, ":")
@@ -78,9 +74,9 @@ var tools = map[string]toolFunc{
 
 // Call runs one of the manifest's tools.
 func (a *Adapter) Call(ctx context.Context, c adapters.Conn, tool string, args json.RawMessage) (string, error) {
-	run, ok := tools[tool]
-	if !ok {
-		return "", fmt.Errorf("qonto has no tool %q", tool)
+	run, err := adapters.ToolOf(Name, tools, tool)
+	if err != nil {
+		return "", err
 	}
 	h, err := authHeader(c)
 	if err != nil {

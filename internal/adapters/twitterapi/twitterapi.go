@@ -40,12 +40,7 @@ func (Adapter) Check(ctx context.Context, c adapters.Conn) (string, error) {
 	var info struct {
 		RechargeCredits *json.Number `json:"recharge_credits"`
 	}
-	err := c.GetJSON(ctx, "/oapi/my/info", nil, header(c), &info)
-	var he *adapters.HTTPError
-	if errors.As(err, &he) && he.Refused() {
-		return "", adapters.ErrRejected
-	}
-	if err != nil {
+	if err := adapters.Rejection(c.GetJSON(ctx, "/oapi/my/info", nil, header(c), &info)); err != nil {
 		return "", err
 	}
 	if info.RechargeCredits == nil {
@@ -80,15 +75,9 @@ type args struct {
 }
 
 func (Adapter) Call(ctx context.Context, c adapters.Conn, tool string, raw json.RawMessage) (string, error) {
-	h, ok := tools[tool]
-	if !ok {
-		return "", fmt.Errorf("twitterapi has no tool %q", tool)
-	}
-	var in args
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return "", fmt.Errorf("%s: bad arguments: %w", tool, err)
-		}
+	h, in, err := adapters.Dispatch[handler, args](Name, tools, tool, raw)
+	if err != nil {
+		return "", err
 	}
 	return h(ctx, c, in)
 }

@@ -34,15 +34,7 @@ func (Adapter) Name() string { return Name }
 // its owner, so there is no hint.
 func (Adapter) Check(ctx context.Context, c adapters.Conn) (string, error) {
 	var out userAnswer
-	err := get(ctx, c, "/users/by/username/"+checkedAccount, nil, &out)
-	var he *adapters.HTTPError
-	if errors.As(err, &he) && he.Refused() {
-		return "", adapters.ErrRejected
-	}
-	if err != nil {
-		return "", err
-	}
-	return "", nil
+	return "", adapters.Rejection(get(ctx, c, "/users/by/username/"+checkedAccount, nil, &out))
 }
 
 type handler func(ctx context.Context, c adapters.Conn, in args) (string, error)
@@ -63,15 +55,9 @@ type args struct {
 }
 
 func (Adapter) Call(ctx context.Context, c adapters.Conn, tool string, raw json.RawMessage) (string, error) {
-	h, ok := tools[tool]
-	if !ok {
-		return "", fmt.Errorf("x has no tool %q", tool)
-	}
-	var in args
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return "", fmt.Errorf("%s: bad arguments: %w", tool, err)
-		}
+	h, in, err := adapters.Dispatch[handler, args](Name, tools, tool, raw)
+	if err != nil {
+		return "", err
 	}
 	return h(ctx, c, in)
 }

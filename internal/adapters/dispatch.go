@@ -1,0 +1,42 @@
+package adapters
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ToolOf finds a tool's handler in an adapter's table; an unknown tool is
+// "<adapter> has no tool …".
+func ToolOf[H any](adapter string, table map[string]H, tool string) (H, error) {
+	h, ok := table[tool]
+	if !ok {
+		return h, fmt.Errorf("%s has no tool %q", adapter, tool)
+	}
+	return h, nil
+}
+
+// Dispatch finds a tool's handler (ToolOf) and decodes the call's arguments
+// into A: absent or null arguments are the zero A, arguments that do not
+// decode are "<tool>: bad arguments: …".
+func Dispatch[H, A any](adapter string, table map[string]H, tool string, raw json.RawMessage) (H, A, error) {
+	var in A
+	h, err := ToolOf(adapter, table, tool)
+	if err != nil {
+		return h, in, err
+	}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return h, in, fmt.Errorf("%s: bad arguments: %w", tool, err)
+		}
+	}
+	return h, in, nil
+}
+
+// Rejection is ErrRejected for a 401 or 403 answer (Rejected), else err as
+// it is: what an adapter's Check answers.
+func Rejection(err error) error {
+	if err != nil && Rejected(err) {
+		return ErrRejected
+	}
+	return err
+}
