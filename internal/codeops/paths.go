@@ -24,6 +24,10 @@ func (e *Env) Resolve(p string) (fsPath, display string, err error) {
 	if strings.ContainsRune(p, 0) {
 		return "", "", errors.New("contains a NUL byte")
 	}
+	// ~ is the home, as in the shell.
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		p = DisplayHome + p[1:]
+	}
 	var abs string
 	if filepath.IsAbs(p) {
 		abs = e.FromDisplay(filepath.Clean(p))

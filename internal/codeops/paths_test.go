@@ -50,6 +50,8 @@ func TestResolve(t *testing.T) {
 		{in: "/home/agent/app/main.go", display: "/home/agent/repos/app/main.go"},
 		{in: "../app/new/dir/x.go", display: "/home/agent/repos/app/new/dir/x.go"},
 		{in: "/home/agent", display: "/home/agent"},
+		{in: "~/repos/app/main.go", display: "/home/agent/repos/app/main.go"},
+		{in: "~", display: "/home/agent"},
 		{in: "..", display: "/home/agent"},
 		{in: "../..", err: "outside /home/agent"},
 		{in: "/etc/passwd", err: "/etc/passwd is outside /home/agent"},
