@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The benchmarks run on a large real repository the project did not
@@ -160,12 +161,16 @@ func BenchmarkFind(b *testing.B) {
 	openBig(b, env)
 	b.ReportAllocs()
 	b.ResetTimer()
+	var took []time.Duration
 	for i := 0; i < b.N; i++ {
+		start := time.Now()
 		r := call(b, Find, env, map[string]any{"question": "where is the history task executed"})
+		took = append(took, time.Since(start))
 		if strings.HasPrefix(r.Text, "ERROR") {
 			b.Fatal(r.Text)
 		}
 	}
+	reportP50(b, took)
 }
 
 // BenchmarkCallers is a whole code_callers call, depth 2.
@@ -174,12 +179,16 @@ func BenchmarkCallers(b *testing.B) {
 	openBig(b, env)
 	b.ReportAllocs()
 	b.ResetTimer()
+	var took []time.Duration
 	for i := 0; i < b.N; i++ {
+		start := time.Now()
 		r := call(b, Callers, env, map[string]any{"symbol": "NewError", "depth": 2})
+		took = append(took, time.Since(start))
 		if strings.HasPrefix(r.Text, "ERROR") {
 			b.Fatal(r.Text)
 		}
 	}
+	reportP50(b, took)
 }
 
 // BenchmarkSymbols is code_search mode symbols; BenchmarkPlainRg the same
@@ -189,12 +198,16 @@ func BenchmarkSymbols(b *testing.B) {
 	openBig(b, env)
 	b.ReportAllocs()
 	b.ResetTimer()
+	var took []time.Duration
 	for i := 0; i < b.N; i++ {
+		start := time.Now()
 		r := call(b, Symbols, env, map[string]any{"pattern": "context.Context"})
+		took = append(took, time.Since(start))
 		if strings.HasPrefix(r.Text, "ERROR") {
 			b.Fatal(r.Text)
 		}
 	}
+	reportP50(b, took)
 }
 
 func BenchmarkPlainRg(b *testing.B) {
@@ -222,4 +235,10 @@ func BenchmarkOpen(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		openBig(b, env)
 	}
+}
+
+// reportP50 adds the median call time: the figure the targets name.
+func reportP50(b *testing.B, took []time.Duration) {
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 }

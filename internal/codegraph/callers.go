@@ -264,6 +264,9 @@ func (g *Graph) directCallers(id defID) []edge {
 	var out []edge
 	var buf []defID
 	for fi, f := range g.Files {
+		if !f.hasName(d.Name) {
+			continue
+		}
 		for _, r := range f.refsNamed(d.Name) {
 			buf, _ = g.resolve(int32(fi), r, buf[:0])
 			for _, got := range buf {

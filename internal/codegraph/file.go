@@ -15,7 +15,8 @@ type File struct {
 	Pkg     string   // Go package clause
 	Imports []Import // Go imports
 	Defs    []Def
-	Locals  []Local  // typed variables, sorted by Name
+	Locals  []Local  // variables and parameters, sorted by Name
+	Fields  []Local  // typed members of classes and structs, sorted by Name
 	Names   []string // the names and qualifiers of Refs, sorted
 	Refs    []Ref    // one per (enclosing definition, name), sorted by Name
 
@@ -23,8 +24,10 @@ type File struct {
 	// reference it; computed over the whole graph after every change.
 	Counts []int32
 
-	packed             string // Refs as stored, decoded on first use
+	loaded, decoded    bool   // read from the store; its packed part decoded
+	packed             string // Refs as stored, decoded on first use (with Names and Locals)
 	packedNames        string // Names as stored
+	packedLocals       string // Locals as stored
 	dir, dirBase, stem string
 	fam                string
 }
@@ -32,11 +35,32 @@ type File struct {
 // refs returns the file's references, decoding them on first use (most
 // queries never need them).
 func (f *File) refs() []Ref {
-	if f.Refs == nil && len(f.packed) > 0 {
+	if f.loaded && !f.decoded {
+		f.decoded = true
 		f.Refs, _ = unpackRefs(f.packed)
 		f.Names = strings.Split(f.packedNames, "\x00")
+		f.Locals = unpackLocals(f.packedLocals)
 	}
 	return f.Refs
+}
+
+// hasName reports whether the file uses name, without decoding it.
+func (f *File) hasName(name string) bool {
+	if !f.loaded || f.decoded {
+		return f.findName(name) >= 0
+	}
+	s := f.packedNames
+	for {
+		i := strings.Index(s, name)
+		if i < 0 {
+			return false
+		}
+		end := i + len(name)
+		if (i == 0 || s[i-1] == 0) && (end == len(s) || s[end] == 0) {
+			return true
+		}
+		s = s[i+1:]
+	}
 }
 
 // Import is one Go import: the name it is used by in the file and its path.
@@ -159,22 +183,31 @@ func (f *File) container(di int32) string {
 // typeOf finds the type of variable name as seen inside definition di:
 // the local of di or of the nearest definition enclosing it.
 func (f *File) typeOf(di int32, name string) (*Local, bool) {
-	lo, hi := 0, len(f.Locals)
+	if l, ok := nearest(f, f.Locals, di, name); ok {
+		return l, true
+	}
+	return nearest(f, f.Fields, di, name)
+}
+
+// nearest finds the entry of name whose definition is di or the closest
+// one enclosing it (-1, the file's top level, last).
+func nearest(f *File, ls []Local, di int32, name string) (*Local, bool) {
+	lo, hi := 0, len(ls)
 	for lo < hi {
 		m := (lo + hi) / 2
-		if f.Locals[m].Name < name {
+		if ls[m].Name < name {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo == len(f.Locals) || f.Locals[lo].Name != name {
+	if lo == len(ls) || ls[lo].Name != name {
 		return nil, false
 	}
 	for {
-		for i := lo; i < len(f.Locals) && f.Locals[i].Name == name; i++ {
-			if f.Locals[i].Def == di {
-				return &f.Locals[i], true
+		for i := lo; i < len(ls) && ls[i].Name == name; i++ {
+			if ls[i].Def == di {
+				return &ls[i], true
 			}
 		}
 		if di < 0 {

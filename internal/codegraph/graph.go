@@ -6,7 +6,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Graph is one repository's structural graph, refreshed against its
@@ -78,11 +81,9 @@ func (g *Graph) index() {
 		f.dirBase = path.Base(f.dir)
 		f.stem = strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path))
 		f.fam = family(f.Lang)
-		for li := range f.Locals {
-			l := &f.Locals[li]
-			if l.Def >= 0 && classLike(f.Defs[l.Def].Kind) && l.Type != "" {
-				g.fields[f.fam+" "+f.Defs[l.Def].Name+" "+l.Name] = l
-			}
+		for li := range f.Fields {
+			l := &f.Fields[li]
+			g.fields[f.fam+" "+f.Defs[l.Def].Name+" "+l.Name] = l
 		}
 		for di := range f.Defs {
 			d := &f.Defs[di]
@@ -104,20 +105,35 @@ func (g *Graph) count() {
 	for _, f := range g.Files {
 		f.Counts = make([]int32, len(f.Defs))
 	}
-	var buf []defID
-	for fi, f := range g.Files {
-		for _, r := range f.refs() {
-			var sure int
-			buf, sure = g.resolve(int32(fi), r, buf[:0])
-			if len(buf) == 1 || sure >= 4 {
-				// A guess among several is listed by code_callers but
-				// does not make a definition look more used.
-				for _, id := range buf {
-					g.Files[id.file].Counts[id.def]++
+	// Files are shared out among the cores; resolving reads the graph
+	// and decodes only the file it works on.
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []defID
+			for fi := range next {
+				for _, r := range g.Files[fi].refs() {
+					var sure int
+					buf, sure = g.resolve(int32(fi), r, buf[:0])
+					if len(buf) == 1 || sure >= 4 {
+						// A guess among several is listed by code_callers
+						// but does not make a definition look more used.
+						for _, id := range buf {
+							atomic.AddInt32(&g.Files[id.file].Counts[id.def], 1)
+						}
+					}
 				}
 			}
-		}
+		}()
 	}
+	for fi := range g.Files {
+		next <- fi
+	}
+	close(next)
+	wg.Wait()
 }
 
 // Count is how many places reference the definition.

@@ -310,7 +310,7 @@ func build(f *File, src []byte, defs []rawDef, refs map[uint32]*rawRef, locals [
 		}
 		return locals[i].typ != "" && locals[j].typ == ""
 	})
-	f.Locals = nil
+	f.Locals, f.Fields = nil, nil
 	for i, l := range locals {
 		if _, isDef := seen[l.at]; isDef || (i > 0 && locals[i-1].at == l.at) {
 			continue
@@ -324,9 +324,15 @@ func build(f *File, src []byte, defs []rawDef, refs map[uint32]*rawRef, locals [
 				continue
 			}
 		}
-		f.Locals = append(f.Locals, Local{Def: di, Name: l.name, Type: l.typ, Pkg: l.pkg, Guess: l.guess})
+		loc := Local{Def: di, Name: l.name, Type: l.typ, Pkg: l.pkg, Guess: l.guess}
+		if l.field && l.typ != "" {
+			f.Fields = append(f.Fields, loc)
+		} else if !l.field {
+			f.Locals = append(f.Locals, loc)
+		}
 	}
 	sort.SliceStable(f.Locals, func(i, j int) bool { return f.Locals[i].Name < f.Locals[j].Name })
+	sort.SliceStable(f.Fields, func(i, j int) bool { return f.Fields[i].Name < f.Fields[j].Name })
 
 	// References, in source order so the enclosing definition is a sweep.
 	ats := make([]uint32, 0, len(refs))

@@ -29,7 +29,8 @@ func dumpFile(f *File) string {
 		}
 		fmt.Fprintf(&b, "def %s %s %d-%d%s | %s\n", d.Kind, d.QualName(), d.Line, d.End, parent, d.Sig)
 	}
-	for _, l := range f.Locals {
+	f.refs()
+	for _, l := range append(append([]Local{}, f.Locals...), f.Fields...) {
 		at := "top"
 		if l.Def >= 0 {
 			at = f.Defs[l.Def].QualName()

@@ -9,12 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unsafe"
 )
 
 // storeVersion changes with the layout or with what a parse extracts
 // beyond the queries (a change of a query changes queryPrint), so an old
 // graph is rebuilt rather than read.
-const storeVersion = 4
+const storeVersion = 5
 
 // queryPrint fingerprints the extraction queries.
 var queryPrint = func() uint64 {
@@ -126,8 +127,40 @@ func unpackRefs(packed string) ([]Ref, error) {
 	return refs, nil
 }
 
+func packLocals(ls []Local) string {
+	w := &writer{}
+	for _, l := range ls {
+		w.uint(uint64(l.Def + 1))
+		w.str(l.Name)
+		w.str(l.Type)
+		w.str(l.Pkg)
+		if l.Guess {
+			w.uint(1)
+		} else {
+			w.uint(0)
+		}
+	}
+	return string(w.buf)
+}
+
+func unpackLocals(packed string) []Local {
+	r := &reader{s: packed}
+	var ls []Local
+	for len(r.s) > 0 && !r.bad {
+		ls = append(ls, Local{Def: int32(r.uint()) - 1, Name: r.str(), Type: r.str(), Pkg: r.str(), Guess: r.uint() == 1})
+	}
+	if r.bad {
+		return nil
+	}
+	return ls
+}
+
 func encodeStore(files []*File) []byte {
-	w := &writer{buf: make([]byte, 0, 1<<20)}
+	size := 1 << 16
+	for _, f := range files {
+		size += len(f.packed) + len(f.packedNames) + len(f.packedLocals) + 100*len(f.Defs) + 100
+	}
+	w := &writer{buf: make([]byte, 0, size)}
 	w.buf = append(w.buf, storeMagic...)
 	w.uint(storeVersion)
 	w.uint(queryPrint)
@@ -145,18 +178,7 @@ func encodeStore(files []*File) []byte {
 			w.str(im.Alias)
 			w.str(im.Path)
 		}
-		w.uint(uint64(len(f.Locals)))
-		for _, l := range f.Locals {
-			w.uint(uint64(l.Def + 1))
-			w.str(l.Name)
-			w.str(l.Type)
-			w.str(l.Pkg)
-			if l.Guess {
-				w.uint(1)
-			} else {
-				w.uint(0)
-			}
-		}
+		w.str(packLocals(f.Fields))
 		w.uint(uint64(len(f.Defs)))
 		for i := range f.Defs {
 			d := &f.Defs[i]
@@ -169,13 +191,15 @@ func encodeStore(files []*File) []byte {
 			w.uint(uint64(d.Parent + 1))
 			w.uint(uint64(f.Count(i)))
 		}
-		packed, names := f.packed, f.packedNames
-		if f.Refs != nil || packed == "" {
+		packed, names, locals := f.packed, f.packedNames, f.packedLocals
+		if !f.loaded { // parsed by this refresh; a loaded file keeps its packed form
 			packed = packRefs(f.Refs)
 			names = strings.Join(f.Names, "\x00")
+			locals = packLocals(f.Locals)
 		}
 		w.str(names)
 		w.str(packed)
+		w.str(locals)
 	}
 	return w.buf
 }
@@ -198,12 +222,7 @@ func decodeStore(data string) []*File {
 				f.Imports[j] = Import{Alias: r.str(), Path: r.str()}
 			}
 		}
-		if nl := r.count(); nl > 0 {
-			f.Locals = make([]Local, nl)
-			for j := range f.Locals {
-				f.Locals[j] = Local{Def: int32(r.uint()) - 1, Name: r.str(), Type: r.str(), Pkg: r.str(), Guess: r.uint() == 1}
-			}
-		}
+		f.Fields = unpackLocals(r.str())
 		nd := r.count()
 		f.Defs = make([]Def, nd)
 		f.Counts = make([]int32, nd)
@@ -214,6 +233,8 @@ func decodeStore(data string) []*File {
 		}
 		f.packedNames = r.str()
 		f.packed = r.str()
+		f.packedLocals = r.str()
+		f.loaded = true
 		files = append(files, f)
 	}
 	if r.bad {
@@ -229,7 +250,9 @@ func loadStore(path string) []*File {
 	if err != nil {
 		return nil
 	}
-	return decodeStore(string(data))
+	// The bytes are never written again: the string shares them, so every
+	// name read from it is a substring, not a copy.
+	return decodeStore(unsafe.String(unsafe.SliceData(data), len(data)))
 }
 
 // saveStore writes the graph atomically (a temporary file renamed over it).
