@@ -141,7 +141,7 @@ func bruteGap(c Cron, from, to time.Time) (Gap, bool) {
 func TestCronMinimumGapProperty(t *testing.T) {
 	r := rand.New(rand.NewSource(14))
 	from := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC) // a Monday
-	to := from.AddDate(0, 0, 15) // two weeks and a day: a weekly firing and its wrap
+	to := from.AddDate(0, 0, 15)                        // two weeks and a day: a weekly firing and its wrap
 	checked := 0
 	for i := 0; i < 300; i++ {
 		weekly := i%2 == 0

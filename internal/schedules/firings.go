@@ -37,7 +37,7 @@ func RecordFiring(ctx context.Context, db store.DB, f Firing) error {
 // RecordRun notes the run a firing started and the next wake-up.
 func RecordRun(ctx context.Context, db store.DB, id, runID string, at time.Time, next *time.Time) error {
 	_, err := db.Exec(ctx, `UPDATE schedules SET last_run_id = $2, last_run_at = $3,
-		next_run_at = CASE WHEN paused THEN NULL ELSE $4 END, updated_at = now() WHERE id = $1`, id, runID, at, next)
+		next_run_at = CASE WHEN paused THEN NULL ELSE $4::timestamptz END, updated_at = now() WHERE id = $1`, id, runID, at, next)
 	return store.Map(err)
 }
 

@@ -2,6 +2,8 @@ package schedules
 
 import (
 	"fmt"
+	"math/rand"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,4 +128,32 @@ func (w Window) EndText() string {
 		return w.End.String() + "+1"
 	}
 	return w.End.String()
+}
+
+// Wakes draws up to k wake-up times in [start, end), each at least MinGap
+// after the one before, uniformly over every such arrangement: k points are
+// drawn in the span less the (k-1) gaps, sorted, and the i-th is pushed back
+// by i gaps. k is lowered to what fits. Times are whole seconds.
+func Wakes(start, end time.Time, k int, r *rand.Rand) []time.Time {
+	span := end.Sub(start)
+	if k > MaxFit(span) {
+		k = MaxFit(span)
+	}
+	if k <= 0 {
+		return nil
+	}
+	free := int64((span - time.Duration(k-1)*MinGap) / time.Second)
+	if free < 1 {
+		free = 1
+	}
+	offs := make([]int64, k)
+	for i := range offs {
+		offs[i] = r.Int63n(free)
+	}
+	slices.Sort(offs)
+	out := make([]time.Time, k)
+	for i, o := range offs {
+		out[i] = start.Add(time.Duration(o)*time.Second + time.Duration(i)*MinGap)
+	}
+	return out
 }
