@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -39,4 +40,17 @@ func Rejection(err error) error {
 		return ErrRejected
 	}
 	return err
+}
+
+// Handlers is an adapter's tool table whose handlers take the decoded
+// arguments A and nothing else.
+type Handlers[A any] map[string]func(ctx context.Context, c Conn, in A) (string, error)
+
+// Call runs a tool of the table with its decoded arguments (Dispatch).
+func (t Handlers[A]) Call(ctx context.Context, c Conn, adapter, tool string, raw json.RawMessage) (string, error) {
+	h, in, err := Dispatch[func(context.Context, Conn, A) (string, error), A](adapter, t, tool, raw)
+	if err != nil {
+		return "", err
+	}
+	return h(ctx, c, in)
 }

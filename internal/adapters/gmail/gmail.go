@@ -36,9 +36,7 @@ func (Adapter) Check(ctx context.Context, c adapters.Conn) (string, error) {
 	return p.EmailAddress, nil
 }
 
-type handler func(ctx context.Context, c adapters.Conn, in args) (string, error)
-
-var tools = map[string]handler{
+var tools = adapters.Handlers[args]{
 	"search_threads": searchThreads,
 	"get_thread":     getThread,
 	"get_message":    getMessage,
@@ -60,11 +58,7 @@ type args struct {
 }
 
 func (Adapter) Call(ctx context.Context, c adapters.Conn, tool string, raw json.RawMessage) (string, error) {
-	h, in, err := adapters.Dispatch[handler, args](Name, tools, tool, raw)
-	if err != nil {
-		return "", err
-	}
-	return h(ctx, c, in)
+	return tools.Call(ctx, c, Name, tool, raw)
 }
 
 func authHeader(c adapters.Conn) http.Header {

@@ -49,9 +49,7 @@ func (Adapter) Check(ctx context.Context, c adapters.Conn) (string, error) {
 	return "", nil
 }
 
-type handler func(ctx context.Context, c adapters.Conn, in args) (string, error)
-
-var tools = map[string]handler{
+var tools = adapters.Handlers[args]{
 	"search":    search,
 	"user":      userInfo,
 	"posts":     posts,
@@ -75,11 +73,7 @@ type args struct {
 }
 
 func (Adapter) Call(ctx context.Context, c adapters.Conn, tool string, raw json.RawMessage) (string, error) {
-	h, in, err := adapters.Dispatch[handler, args](Name, tools, tool, raw)
-	if err != nil {
-		return "", err
-	}
-	return h(ctx, c, in)
+	return tools.Call(ctx, c, Name, tool, raw)
 }
 
 func header(c adapters.Conn) http.Header {
