@@ -226,6 +226,9 @@ func TestFileWrite(t *testing.T) {
 	if res := call(t, env, FileWrite, `{"path":"empty.txt","content":""}`); res.Text != "wrote empty.txt (0 lines)" {
 		t.Fatalf("%q", res.Text)
 	}
+	if res := call(t, env, FileWrite, `{"path":"one.txt","content":"x"}`); res.Text != "wrote one.txt (1 line)" {
+		t.Fatalf("%q", res.Text)
+	}
 }
 
 // TestFileToolsConfinement: links pointing out of the home are refused by

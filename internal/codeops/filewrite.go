@@ -131,7 +131,7 @@ func FileWrite(_ context.Context, env *Env, raw json.RawMessage) codeproto.Respo
 	if existed {
 		added, removed = diffLineCounts(splitLines([]byte(old)), splitLines([]byte(*a.Content)))
 	}
-	return codeproto.Response{Text: fmt.Sprintf("wrote %s (%d lines)", env.Rel(fsPath), countLines(*a.Content)),
+	return codeproto.Response{Text: fmt.Sprintf("wrote %s (%s)", env.Rel(fsPath), plural(countLines(*a.Content), "line", "lines")),
 		Meta: writeMeta(display, added, removed, *a.Content)}
 }
 
