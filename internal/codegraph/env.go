@@ -141,6 +141,9 @@ func (e *Env) byName(field, name string) (target, error) {
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
 		return target{}, fmt.Errorf("%s: no repository %q under %s/repos%s", field, name, DisplayHome, e.have())
 	}
+	if err := e.confined(root); err != nil {
+		return target{}, fmt.Errorf("%s: %v", field, err)
+	}
 	return target{name: name, root: root, fs: root}, nil
 }
 
@@ -167,24 +170,47 @@ func (e *Env) byPath(field, p string) (target, error) {
 		if !ok {
 			return target{}, fmt.Errorf("%s: %s is not inside a repository under %s/repos%s", field, p, DisplayHome, e.have())
 		}
-		return target{name: name, root: filepath.Join(e.reposDir(), name), scope: rel, fs: fsPath}, nil
+		t := target{name: name, root: filepath.Join(e.reposDir(), name), scope: rel, fs: fsPath}
+		return t, e.confinedTarget(field, t)
 	}
 	if name, rel, ok := e.repoOf(e.Cwd); ok {
 		root := filepath.Join(e.reposDir(), name)
 		if _, err := os.Stat(root); err == nil {
-			return target{name: name, root: root, scope: rel, fs: e.Cwd}, nil
+			t := target{name: name, root: root, scope: rel, fs: e.Cwd}
+			return t, e.confinedTarget(field, t)
 		}
 	}
 	names := e.repoNames()
 	switch len(names) {
 	case 1:
 		root := filepath.Join(e.reposDir(), names[0])
-		return target{name: names[0], root: root, fs: root}, nil
+		t := target{name: names[0], root: root, fs: root}
+		return t, e.confinedTarget(field, t)
 	case 0:
 		return target{}, fmt.Errorf("%s: there is no repository under %s/repos (clone one there first)", field, DisplayHome)
 	}
 	return target{}, fmt.Errorf("%s: the working directory is in no repository and %s/repos holds several (%s): name one with %s",
 		field, DisplayHome, strings.Join(names, ", "), field)
+}
+
+// confined refuses a repository folder that is a link leading out of
+// the workspace home.
+func (e *Env) confined(root string) error {
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return err
+	}
+	if real != e.Home && !strings.HasPrefix(real, e.Home+string(filepath.Separator)) {
+		return fmt.Errorf("%s/repos/%s leads outside %s", DisplayHome, filepath.Base(root), DisplayHome)
+	}
+	return nil
+}
+
+func (e *Env) confinedTarget(field string, t target) error {
+	if err := e.confined(t.root); err != nil {
+		return fmt.Errorf("%s: %v", field, err)
+	}
+	return nil
 }
 
 // inScope reports whether a repository path is the scope or inside it.

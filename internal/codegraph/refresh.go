@@ -124,9 +124,11 @@ func refresh(ctx context.Context, root string, old []*File) ([]*File, Stats, err
 	out := make([]*File, len(paths))
 	var jobs []job
 	for i, p := range paths {
-		info, err := os.Stat(filepath.Join(root, filepath.FromSlash(p)))
+		// Lstat: a link is never followed, so one pointing out of the
+		// workspace is never read.
+		info, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p)))
 		if err != nil || !info.Mode().IsRegular() {
-			continue // listed by git but deleted, or not a file
+			continue // listed by git but deleted, a link, or not a file
 		}
 		prev := byPath[p]
 		if prev != nil && prev.Size == info.Size() && prev.MTime == info.ModTime().UnixNano() {

@@ -219,3 +219,33 @@ func TestStoreRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A link inside a repository is never followed: its target, even inside
+// the workspace, is neither parsed nor searched; a repository folder that
+// is a link out of the workspace is refused.
+func TestLinksAreNotFollowed(t *testing.T) {
+	env, home := newHome(t, "repos/poly", "poly")
+	root := filepath.Join(home, "repos", "poly")
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret.go")
+	if err := os.WriteFile(secret, []byte("package s\nfunc SecretThing() {} // TOPSECRET\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(root, "gosrc/linked.go")); err != nil {
+		t.Fatal(err)
+	}
+	g := openPoly(t, env)
+	if g.byPath["gosrc/linked.go"] != nil {
+		t.Fatal("a link is in the graph")
+	}
+	if r := call(t, Symbols, env, SymbolsArgs{Pattern: "TOPSECRET"}); r.Meta["matches"] != 0 || strings.Contains(r.Text, "SecretThing") {
+		t.Fatalf("search read through a link:\n%s", r.Text)
+	}
+	if err := os.Symlink(outside, filepath.Join(home, "repos", "escape")); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, Map, env, MapArgs{Repo: "escape"})
+	if !strings.HasPrefix(r.Text, "ERROR: repo: /home/agent/repos/escape leads outside /home/agent") {
+		t.Fatalf("map of a link out: %q", r.Text)
+	}
+}
