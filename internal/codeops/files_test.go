@@ -141,6 +141,7 @@ func TestFileEditTable(t *testing.T) {
 		{"same", `{"path":"f.go","old_string":"a","new_string":"a"}`, "ERROR: new_string: is the same as old_string", orig},
 		{"no new", `{"path":"f.go","old_string":"a"}`, "ERROR: new_string: is missing", orig},
 		{"no file", `{"path":"nope.go","old_string":"a","new_string":"b"}`, "ERROR: path: nope.go does not exist", orig},
+		{"crlf hint", `{"path":"f.go","old_string":"a\nb","new_string":"x"}`, "ERROR: old_string: not found in f.go; nothing changed (read the file again", orig},
 		{"outside", `{"path":"../../etc/passwd","old_string":"a","new_string":"b"}`, "ERROR: path: ../../etc/passwd", orig},
 	} {
 		p := writeTestFile(t, env, "f.go", orig)
@@ -268,5 +269,17 @@ func TestFileToolsConfinement(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
 		t.Fatalf("files were created outside: %v", entries)
+	}
+}
+
+func TestFileEditSaysWhenLinesEndInCRLF(t *testing.T) {
+	env := testEnv(t)
+	writeTestFile(t, env, "w.txt", "one\r\ntwo\r\n")
+	res := call(t, env, FileEdit, `{"path":"w.txt","old_string":"one\ntwo","new_string":"x"}`)
+	if res.Text != `ERROR: old_string: not found in w.txt; nothing changed (the file's lines end in \r\n; old_string must too)` {
+		t.Fatalf("%q", res.Text)
+	}
+	if res := call(t, env, FileEdit, `{"path":"w.txt","old_string":"one\r\ntwo","new_string":"1\r\n2"}`); res.Text != "edited w.txt (+2 −2)" {
+		t.Fatalf("%q", res.Text)
 	}
 }

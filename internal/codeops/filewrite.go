@@ -69,7 +69,11 @@ func FileEdit(_ context.Context, env *Env, raw json.RawMessage) codeproto.Respon
 	count := strings.Count(content, oldS)
 	switch {
 	case count == 0:
-		return Errorf("old_string: not found in %s; nothing changed (read the file again: the text must match exactly, whitespace included)", name)
+		hint := "read the file again: the text must match exactly, whitespace included"
+		if strings.Contains(content, "\r\n") && strings.Contains(oldS, "\n") && !strings.Contains(oldS, "\r\n") {
+			hint = "the file's lines end in \\r\\n; old_string must too"
+		}
+		return Errorf("old_string: not found in %s; nothing changed (%s)", name, hint)
 	case count > 1 && !a.ReplaceAll:
 		return Errorf("old_string: occurs %d times in %s; nothing changed (add surrounding lines to make it unique, or set replace_all)", count, name)
 	}
