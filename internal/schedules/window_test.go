@@ -1,6 +1,7 @@
 package schedules
 
 import (
+	"math/rand"
 	"strings"
 	"testing"
 	"time"
@@ -89,5 +90,28 @@ func TestCheckRefusals(t *testing.T) {
 	exact.Description, exact.Instruction = strings.Repeat("é", 400), strings.Repeat("é", 2000)
 	if _, err := Check(exact); err != nil {
 		t.Fatalf("at the limits: %v", err)
+	}
+}
+
+// Property: Wakes never draws more than asked or than fits, keeps every
+// wake-up inside the span, in order and at least MinGap apart.
+func TestWakesProperty(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	start := time.Date(2026, 3, 28, 21, 0, 0, 0, time.UTC)
+	for i := 0; i < 2000; i++ {
+		span := time.Duration(r.Intn(6*60)+1) * time.Minute
+		k := 1 + r.Intn(MaxWakesLimit)
+		got := Wakes(start, start.Add(span), k, r)
+		if len(got) > k || len(got) > MaxFit(span) || (k <= MaxFit(span) && len(got) != k) {
+			t.Fatalf("span %v, k %d: %d wake-ups", span, k, len(got))
+		}
+		for j, w := range got {
+			if w.Before(start) || !w.Before(start.Add(span)) {
+				t.Fatalf("span %v: %v outside", span, w)
+			}
+			if j > 0 && w.Sub(got[j-1]) < MinGap {
+				t.Fatalf("span %v: %v then %v", span, got[j-1], w)
+			}
+		}
 	}
 }
