@@ -36,7 +36,7 @@ func ShellStatus(_ context.Context, env *Env, raw json.RawMessage) codeproto.Res
 		if a.Stop {
 			return Errorf("stop: needs id, the background command to end")
 		}
-		return listResult(jobs)
+		return listResult(jobs, env.MaxBytes())
 	}
 	if jobNumber(a.ID) == 0 {
 		return Errorf("id: %q is not a background command id (b1, b2, …)", a.ID)
@@ -115,21 +115,24 @@ func clipCommand(c string) string {
 	return c
 }
 
-func listResult(jobs []job) codeproto.Response {
+// listResult lists the jobs, newest first, so a long list cut at the cap
+// keeps the recent ones.
+func listResult(jobs []job, max int) codeproto.Response {
 	if len(jobs) == 0 {
 		return codeproto.Response{Text: "no background commands", Meta: map[string]any{"jobs": 0}}
 	}
-	var b strings.Builder
+	lines := make([]string, 0, len(jobs))
 	running := 0
-	for _, j := range jobs {
+	for i := len(jobs) - 1; i >= 0; i-- {
+		j := jobs[i]
 		if j.state == StateRunning {
 			running++
 		}
-		fmt.Fprintf(&b, "%s  %s  started %s  %s\n", j.spec.ID, describeState(j),
-			j.spec.Started.Format(time.DateTime+" UTC"), clipCommand(j.spec.Command))
+		lines = append(lines, fmt.Sprintf("%s  %s  started %s  %s", j.spec.ID, describeState(j),
+			j.spec.Started.Format(time.DateTime+" UTC"), clipCommand(j.spec.Command)))
 	}
-	fmt.Fprintf(&b, "%s, %d running", plural(len(jobs), "background command", "background commands"), running)
-	return codeproto.Response{Text: b.String(), Meta: map[string]any{"jobs": len(jobs), "running": running}}
+	totals := fmt.Sprintf("%s, %d running", plural(len(jobs), "background command", "background commands"), running)
+	return codeproto.Response{Text: fitLines(lines, totals, max), Meta: map[string]any{"jobs": len(jobs), "running": running}}
 }
 
 func jobResult(env *Env, j job, stopRequested bool) codeproto.Response {
