@@ -60,7 +60,11 @@ const (
 
 // Valid reports whether s is one of the statuses.
 func (s Status) Valid() bool {
-	return s == StatusPending || s == StatusConnected || s == StatusDisconnected
+	switch s {
+	case StatusPending, StatusConnected, StatusDisconnected:
+		return true
+	}
+	return false
 }
 
 // Server is the catalog row a login belongs to, as a connection reads it.
