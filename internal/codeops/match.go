@@ -218,7 +218,7 @@ func runAstGrep(ctx context.Context, env *Env, prog string, t searchTarget, args
 		var m astGrepMatch
 		if len(raw) > 1 && json.Unmarshal(raw, &m) == nil && m.File != "" {
 			first, _, _ := strings.Cut(m.Lines, "\n")
-			hits = append(hits, matchHit{env.resultPath(t.cwd, m.File), m.Range.Start.Line + 1,
+			hits = append(hits, matchHit{env.resultPath(m.File), m.Range.Start.Line + 1,
 				clipLine(strings.TrimSpace(first), SearchLineClip)})
 		}
 		if err != nil {
