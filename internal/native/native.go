@@ -14,6 +14,7 @@ import (
 	"github.com/guilds/guilds/internal/native/memory"
 	"github.com/guilds/guilds/internal/native/notes"
 	"github.com/guilds/guilds/internal/native/records"
+	schedtools "github.com/guilds/guilds/internal/native/schedules"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
 )
@@ -22,7 +23,15 @@ import (
 type Option func(*options)
 
 type options struct {
-	code code.Deps
+	code      code.Deps
+	schedules schedtools.Manager
+}
+
+// WithSchedules gives the schedule tools the manager that keeps a
+// schedule's row and its Temporal side together; without it a call says
+// the process has no Temporal connection.
+func WithSchedules(m schedtools.Manager) Option {
+	return func(o *options) { o.schedules = m }
 }
 
 // WithWorkspace gives the code tools the agents' workspaces. Without it (the
@@ -55,6 +64,7 @@ func Registry(db *pgxpool.Pool, log *slog.Logger, opts ...Option) *tools.Registr
 	records.Register(reg, records.Deps{DB: db, Log: log})
 	memory.Register(reg, memory.Deps{DB: db, Log: log})
 	issues.Register(reg, db)
+	schedtools.Register(reg, schedtools.Deps{DB: db, Log: log, Manager: o.schedules})
 	o.code.Log = log
 	if db != nil {
 		o.code.DB = db
