@@ -77,7 +77,9 @@ func checkWakes(t *testing.T, wakes []time.Time, from, to time.Time, want int) {
 	}
 }
 
-func utc(y int, m time.Month, d, h, min int) time.Time { return time.Date(y, m, d, h, min, 0, 0, time.UTC) }
+func utc(y int, m time.Month, d, h, min int) time.Time {
+	return time.Date(y, m, d, h, min, 0, 0, time.UTC)
+}
 
 // A night window 22:00 to 02:00+1 in Paris over the spring change (29 March
 // 2026, 02:00 → 03:00): that night it ends at 03:00 CEST, 01:00 UTC, three
