@@ -107,6 +107,9 @@ func Callers(ctx context.Context, env *Env, raw json.RawMessage) Result {
 				if e.via != "" {
 					via = "  (through " + e.via + ")"
 				}
+				if e.guess {
+					via += "  (guess: receiver of unknown type)"
+				}
 				out.add("%s%s %s  %s:%d%s", indent, arrow, ed.QualName(), env.show(g, ef.Path), e.line, via)
 				next := defID{e.file, e.def}
 				if level < a.Depth && !seen[next] && !out.full() && (a.Direction == "in" || !classLike(ed.Kind)) {
@@ -138,6 +141,7 @@ type edge struct {
 	line      int32
 	external  string
 	via       string // the interface method the reference goes through
+	guess     bool   // through a receiver of unknown type
 }
 
 // lookup finds the definitions a symbol names, "Name" or "Qual.Name" (the
@@ -268,10 +272,11 @@ func (g *Graph) directCallers(id defID) []edge {
 			continue
 		}
 		for _, r := range f.refsNamed(d.Name) {
-			buf, _ = g.resolve(int32(fi), r, buf[:0])
+			var sure int
+			buf, sure = g.resolve(int32(fi), r, buf[:0])
 			for _, got := range buf {
 				if got == id {
-					out = append(out, edge{file: int32(fi), def: r.Def, line: r.Line})
+					out = append(out, edge{file: int32(fi), def: r.Def, line: r.Line, guess: sure < guess || sure == guess && len(buf) > 1})
 					break
 				}
 			}
@@ -311,7 +316,8 @@ func (g *Graph) calleesOf(id defID) []edge {
 	var out, ext []edge
 	var buf []defID
 	for _, r := range refs {
-		buf, _ = g.resolve(id.file, r, buf[:0])
+		var sure int
+		buf, sure = g.resolve(id.file, r, buf[:0])
 		if len(buf) == 0 {
 			if r.Flags&refCall != 0 {
 				name := f.Names[r.Name]
@@ -331,7 +337,7 @@ func (g *Graph) calleesOf(id defID) []edge {
 			}
 			seen[got] = true
 			gd := &g.Files[got.file].Defs[got.def]
-			out = append(out, edge{file: got.file, def: got.def, line: gd.Line})
+			out = append(out, edge{file: got.file, def: got.def, line: gd.Line, guess: sure < guess || sure == guess && len(buf) > 1})
 		}
 	}
 	return append(out, ext...)

@@ -118,9 +118,10 @@ func (g *Graph) count() {
 				for _, r := range g.Files[fi].refs() {
 					var sure int
 					buf, sure = g.resolve(int32(fi), r, buf[:0])
-					if len(buf) == 1 || sure >= 4 {
-						// A guess among several is listed by code_callers
-						// but does not make a definition look more used.
+					if sure > guess || (sure == guess && len(buf) == 1) {
+						// A guess through an unknown receiver is listed by
+						// code_callers but does not make a definition look
+						// more used.
 						for _, id := range buf {
 							atomic.AddInt32(&g.Files[id.file].Counts[id.def], 1)
 						}
@@ -195,13 +196,19 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			loc, ok = g.fields[f.fam+" "+here+" "+qual]
 		}
 		if ok && loc.Type != "" {
+			typ, where := loc.Type, typeHome{}
+			switch {
+			case loc.Guess:
+				typ, where = g.guessType(f, loc)
+			case isGo && loc.Pkg != "":
+				where.importPath = importOf(f, loc.Pkg)
+			case isGo:
+				where.dir = f.dir
+			}
 			n := len(out)
 			for _, id := range cands {
 				cf, d := g.def(id)
-				if cf.fam != f.fam || d.Container != loc.Type || classLike(d.Kind) {
-					continue
-				}
-				if isGo && loc.Pkg != "" && sharedTail(importOf(f, loc.Pkg), cf.dir) == 0 {
+				if typ == "" || cf.fam != f.fam || d.Container != typ || d.Kind != "method" || !where.holds(cf) {
 					continue
 				}
 				out = append(out, id)
@@ -246,7 +253,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 				s = 5
 			}
 		case member:
-			if !isGo && (qual == d.Container || qual == cf.stem || qual == cf.dirBase) {
+			if !isGo && qual != "" && (qual == d.Container || qual == cf.stem || qual == cf.dirBase) {
 				s = 4 // a static member, module.name, a Rust path
 			}
 		default:
@@ -273,6 +280,127 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 	}
 	return out, best
 }
+
+// typeHome narrows where a type is declared: a folder, or (Go) the
+// package of an import path; neither set, anywhere.
+type typeHome struct{ dir, importPath string }
+
+func (h typeHome) holds(f *File) bool {
+	switch {
+	case h.importPath != "":
+		return sharedTail(h.importPath, f.dir) > 0
+	case h.dir != "":
+		return f.dir == h.dir
+	}
+	return true
+}
+
+// guessType is the type a call of loc.Type returns: the class itself for
+// a constructor call, else the result its signature declares.
+func (g *Graph) guessType(f *File, loc *Local) (string, typeHome) {
+	for _, id := range g.defs[loc.Type] {
+		cf, d := g.def(id)
+		if cf.fam != f.fam {
+			continue
+		}
+		if f.Lang == "go" {
+			if loc.Pkg != "" && sharedTail(importOf(f, loc.Pkg), cf.dir) == 0 {
+				continue
+			}
+			if loc.Pkg == "" && cf.dir != f.dir {
+				continue
+			}
+		}
+		if classLike(d.Kind) {
+			if cf.Lang == "go" {
+				return d.Name, typeHome{dir: cf.dir}
+			}
+			return d.Name, typeHome{}
+		}
+		if d.Kind != "func" && d.Kind != "method" {
+			continue
+		}
+		name, pkg, ok := typeName(resultType(cf.Lang, d.Sig))
+		if !ok {
+			continue
+		}
+		if name == "Self" {
+			name = d.Container
+		}
+		if cf.Lang != "go" {
+			return name, typeHome{}
+		}
+		if pkg == "" {
+			return name, typeHome{dir: cf.dir}
+		}
+		if p := importOf(cf, pkg); p != "" {
+			return name, typeHome{importPath: p}
+		}
+	}
+	return "", typeHome{}
+}
+
+// resultType is what a signature says its function returns (the first
+// result in Go), "" when it does not say.
+func resultType(lang, sig string) string {
+	switch lang {
+	case "python", "rust":
+		if i := strings.LastIndex(sig, "->"); i >= 0 {
+			return strings.TrimSpace(sig[i+2:])
+		}
+		return ""
+	case "go":
+		rest := strings.TrimPrefix(sig, "func ")
+		if strings.HasPrefix(rest, "(") { // a receiver
+			rest = rest[closing(rest):]
+		}
+		i := strings.IndexByte(rest, '(')
+		if i < 0 {
+			return ""
+		}
+		rest = strings.TrimSpace(rest[i+closing(rest[i:]):])
+		if strings.HasPrefix(rest, "(") {
+			first, _, _ := strings.Cut(strings.TrimPrefix(rest, "("), ",")
+			first = strings.TrimSuffix(strings.TrimSpace(first), ")")
+			if f := strings.Fields(first); len(f) > 0 {
+				return f[len(f)-1] // a named result: the type is last
+			}
+			return ""
+		}
+		return rest
+	case "typescript", "tsx", "javascript":
+		i := strings.IndexByte(sig, '(')
+		if i < 0 {
+			return ""
+		}
+		rest := strings.TrimSpace(sig[i+closing(sig[i:]):])
+		if r, ok := strings.CutPrefix(rest, ":"); ok {
+			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(r), "Promise<"))
+		}
+	}
+	return ""
+}
+
+// closing is the length of the bracketed group s starts with.
+func closing(s string) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(s)
+}
+
+// guess is the best score of x.name with x of unknown type in another
+// file; resolve scores it 2 (3 in the same file).
+const guess = 3
 
 // maxAmbiguous is how many same-named methods a call through an unknown
 // receiver may resolve to before it resolves to none.

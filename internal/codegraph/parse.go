@@ -79,7 +79,7 @@ func (p *parser) parse(f *File, src []byte) error {
 	var locals []rawLocal
 	matches := p.cursor.Matches(l.q, root, src)
 	for m := matches.Next(); m != nil; m = matches.Next() {
-		var defNode, nameNode, recvNode, localNode, typeNode *ts.Node
+		var defNode, nameNode, recvNode, localNode, typeNode, pkgNode *ts.Node
 		var kind string
 		var field, guess bool
 		for i := range m.Captures {
@@ -96,6 +96,8 @@ func (p *parser) parse(f *File, src []byte) error {
 				localNode, field = &node, cn == "local.field"
 			case cn == "local.type", cn == "local.guess":
 				typeNode, guess = &node, cn == "local.guess"
+			case cn == "local.pkg":
+				pkgNode = &node
 
 			case cn == "package":
 				f.Pkg = node.Utf8Text(src)
@@ -141,6 +143,9 @@ func (p *parser) parse(f *File, src []byte) error {
 			l := rawLocal{at: uint32(localNode.StartByte()), name: localNode.Utf8Text(src), guess: guess, field: field}
 			if typeNode != nil {
 				l.typ, l.pkg, _ = typeName(typeNode.Utf8Text(src))
+			}
+			if pkgNode != nil {
+				l.pkg = pkgNode.Utf8Text(src)
 			}
 			if typeNode == nil || l.typ != "" {
 				locals = append(locals, l)

@@ -5,7 +5,8 @@ package codegraph
 //   @call a called name, @member a name read through a qualifier, @qual that qualifier;
 //   @ref any other identifier; @package and @import.alias/@import.path Go's package and imports;
 //   @local.name (or @local.field, a member of the enclosing class) a variable whose type is
-//   @local.type (declared or constructed) or @local.guess (the result of calling that name).
+//   @local.type (declared or constructed) or @local.guess (the result of calling that name,
+//   of package @local.pkg).
 // A node captured twice (as @ref and as @call) keeps the union of what it was.
 
 const goQuery = `
@@ -26,6 +27,8 @@ const goQuery = `
 (field_declaration name: (field_identifier) @local.field type: (_) @local.type)
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (composite_literal type: (_) @local.type)))
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (unary_expression operand: (composite_literal type: (_) @local.type))))
+(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (identifier) @local.guess)))
+(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: (identifier) @local.pkg field: (field_identifier) @local.guess))))
 (call_expression function: (identifier) @call)
 (call_expression function: (selector_expression operand: (_) @qual field: (field_identifier) @call))
 (selector_expression operand: (_) @qual field: (field_identifier) @member)
@@ -61,6 +64,7 @@ const jsCommon = `
 (program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @def.const)))
 (variable_declarator name: (identifier) @local.name value: (new_expression constructor: (identifier) @local.type))
 (variable_declarator name: (identifier) @local.name)
+(variable_declarator name: (identifier) @local.name value: (call_expression function: (identifier) @local.guess))
 (assignment_expression left: (member_expression object: (this) property: (property_identifier) @local.field) right: (new_expression constructor: (identifier) @local.type))
 (call_expression function: (identifier) @call)
 (call_expression function: (member_expression object: (_) @qual property: (property_identifier) @call))
@@ -108,6 +112,7 @@ const rustQuery = `
 (let_declaration pattern: (identifier) @local.name type: (_) @local.type)
 (let_declaration pattern: (identifier) @local.name)
 (let_declaration pattern: (identifier) @local.name value: (call_expression function: (scoped_identifier path: (identifier) @local.guess)))
+(let_declaration pattern: (identifier) @local.name value: (call_expression function: (identifier) @local.guess))
 (call_expression function: (identifier) @call)
 (call_expression function: (scoped_identifier path: (_) @qual name: (identifier) @call))
 (call_expression function: (field_expression value: (_) @qual field: (field_identifier) @call))

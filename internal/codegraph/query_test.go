@@ -71,6 +71,7 @@ func TestCallEdges(t *testing.T) {
 		{"Store.Get", "in", []string{"← Server.Handle  gosrc/server.go:18", "← lookup  gosrc/main.go:16  (through Getter.Get)"}, nil},
 		{"Server.Handle", "out", []string{"→ Store.Get  gosrc/store/store.go:26", "→ Logger.Printf  gosrc/server.go:7"}, []string{"Getter.Get"}},
 		{"store.New", "in", []string{"← main  gosrc/main.go:10"}, nil},
+		{"Store.Put", "in", []string{"← main  gosrc/main.go:11"}, []string{"guess"}},
 		{"total_area", "in", []string{"← run  py/main.py:5"}, nil},
 		{"Shape.area", "in", []string{"← Shape.describe  py/shapes.py:11"}, nil},
 		{"Api.handle", "in", []string{"← Banner  web/view.tsx:5"}, []string{"Handler.handle"}},
@@ -94,5 +95,23 @@ func TestCallEdges(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestResultType(t *testing.T) {
+	for _, c := range []struct{ lang, sig, want string }{
+		{"go", "func New() *Store", "*Store"},
+		{"go", "func (s *Store) Get(key string) (string, error)", "string"},
+		{"go", "func Open(ctx context.Context, root, dir string) (g *Graph, err error)", "*Graph"},
+		{"go", "func (s *Store) Put(key, value string)", ""},
+		{"go", "func Make[T any](n int) List[T]", "List[T]"},
+		{"python", "def load(path: str) -> Config", "Config"},
+		{"rust", "pub fn new() -> Self", "Self"},
+		{"typescript", "async function fetchUser(id: string): Promise<User>", "User>"},
+		{"javascript", "function f(a)", ""},
+	} {
+		if got := resultType(c.lang, c.sig); got != c.want {
+			t.Errorf("%s %q: %q, want %q", c.lang, c.sig, got, c.want)
+		}
 	}
 }
