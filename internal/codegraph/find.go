@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -100,10 +101,10 @@ type scored struct {
 // scoreDef weighs a definition against the question's terms: its name
 // first, then its container, path and signature; a definition matching
 // more of the terms beats one matching a single term well.
-func scoreDef(ts []string, f *File, d *Def, pathWords []string) float64 {
+func scoreDef(ts []string, weight []float64, f *File, d *Def, pathWords []string) float64 {
 	var nameWords []string
 	total, matched := 0.0, 0
-	for _, t := range ts {
+	for ti, t := range ts {
 		s := 0.0
 		if containsFold(d.Name, t) {
 			if nameWords == nil {
@@ -117,6 +118,8 @@ func scoreDef(ts []string, f *File, d *Def, pathWords []string) float64 {
 			case len(t) >= 3:
 				s = 3
 			}
+		} else if st := stem(t); st != t && containsFold(d.Name, st) {
+			s = 3 // executed finds execute, executor
 		}
 		if d.Container != "" && containsFold(d.Container, t) {
 			if contains(splitName(d.Container), t) {
@@ -134,7 +137,7 @@ func scoreDef(ts []string, f *File, d *Def, pathWords []string) float64 {
 		if s > 0 {
 			matched++
 		}
-		total += s
+		total += s * weight[ti]
 	}
 	if matched == 0 {
 		return 0
@@ -144,7 +147,32 @@ func scoreDef(ts []string, f *File, d *Def, pathWords []string) float64 {
 	case "const", "var", "module":
 		total -= 0.5
 	}
+	if isTest(f.Path, d.Name) {
+		total *= 0.8 // the implementation first; a test still shows
+	}
 	return total
+}
+
+// stem cuts a common English ending off a longer word.
+func stem(t string) string {
+	if len(t) < 6 {
+		return t
+	}
+	for _, suf := range []string{"ations", "ation", "ings", "ing", "ers", "ed", "es", "er", "or", "s"} {
+		if r, ok := strings.CutSuffix(t, suf); ok && len(r) >= 4 {
+			return r
+		}
+	}
+	return t
+}
+
+// isTest reports a test file, a test function or a mock by the usual names.
+func isTest(p, name string) bool {
+	base := path.Base(p)
+	return strings.HasPrefix(name, "Test") || strings.HasPrefix(name, "test_") || strings.HasPrefix(name, "Mock") ||
+		strings.Contains(base, "mock") ||
+		strings.Contains(base, "_test.") || strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") ||
+		strings.HasPrefix(base, "test_") || strings.Contains(p, "/tests/") || strings.HasPrefix(p, "tests/")
 }
 
 func contains(ws []string, w string) bool {
@@ -184,6 +212,7 @@ func Find(ctx context.Context, env *Env, raw json.RawMessage) Result {
 		return errorf("code graph of %s: %v", t.name, err)
 	}
 
+	weight := termWeights(g, t.scope, ts)
 	var hits []scored
 	type fileHit struct {
 		f     *File
@@ -209,7 +238,7 @@ func Find(ctx context.Context, env *Env, raw json.RawMessage) Result {
 			if !pathHit && !anyTerm(ts, d) {
 				continue
 			}
-			s := scoreDef(ts, f, d, pathWords)
+			s := scoreDef(ts, weight, f, d, pathWords)
 			if s <= 0 {
 				continue
 			}
@@ -338,4 +367,36 @@ func containsFold(s, t string) bool {
 		}
 	}
 	return false
+}
+
+// termWeights gives a rare term more weight than a common one (inverse
+// document frequency over the definitions in scope, by name and
+// container), normalized to a mean of 1.
+func termWeights(g *Graph, scope string, ts []string) []float64 {
+	df := make([]int, len(ts))
+	n := 0
+	for _, f := range g.Files {
+		if !inScope(scope, f.Path) {
+			continue
+		}
+		for i := range f.Defs {
+			d := &f.Defs[i]
+			n++
+			for ti, t := range ts {
+				if containsFold(d.Name, t) || containsFold(d.Container, t) {
+					df[ti]++
+				}
+			}
+		}
+	}
+	w := make([]float64, len(ts))
+	sum := 0.0
+	for i := range ts {
+		w[i] = math.Log(float64(n+1)/float64(df[i]+1)) + 1
+		sum += w[i]
+	}
+	for i := range w {
+		w[i] *= float64(len(w)) / sum
+	}
+	return w
 }
