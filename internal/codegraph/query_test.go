@@ -48,6 +48,7 @@ func TestQueriesGolden(t *testing.T) {
 		{"symbols_glob_ignore_case", func() Result {
 			return call(t, Symbols, env, SymbolsArgs{Pattern: "ROUTER", IgnoreCase: true, Glob: "*.ts"})
 		}},
+		{"symbols_limit", func() Result { return call(t, Symbols, env, SymbolsArgs{Pattern: "items", Limit: 2}) }},
 		{"symbols_fixed_path", func() Result {
 			return call(t, Symbols, env, SymbolsArgs{Pattern: "self.r", Fixed: true, Path: "py"})
 		}},

@@ -22,6 +22,7 @@ type SymbolsArgs struct {
 	Glob       string `json:"glob"`
 	Fixed      bool   `json:"fixed"`
 	IgnoreCase bool   `json:"ignore_case"`
+	Limit      int    `json:"limit"` // groups shown, at most maxGroups
 }
 
 const (
@@ -96,9 +97,13 @@ func Symbols(ctx context.Context, env *Env, raw json.RawMessage) Result {
 		return Result{Text: fmt.Sprintf("no match for %s in %s", a.Pattern, env.show(g, t.scope)), Meta: meta}
 	}
 	out := newLines(env.maxBytes(), "; narrow with path or glob")
+	limit := maxGroups
+	if a.Limit > 0 && a.Limit < maxGroups {
+		limit = a.Limit
+	}
 	shown := groups
-	if len(shown) > maxGroups {
-		shown = shown[:maxGroups]
+	if len(shown) > limit {
+		shown = shown[:limit]
 	}
 	for _, gr := range shown {
 		p := env.show(g, gr.file.Path)
@@ -120,8 +125,8 @@ func Symbols(ctx context.Context, env *Env, raw json.RawMessage) Result {
 		}
 	}
 	summary := fmt.Sprintf("%s in %s, %s", plural(matches, "match", "matches"), plural(len(groups), "group", "groups"), plural(nfiles, "file", "files"))
-	if len(groups) > maxGroups {
-		summary += fmt.Sprintf("; showing the first %d groups", maxGroups)
+	if len(groups) > limit {
+		summary += fmt.Sprintf("; showing the first %d groups", limit)
 	}
 	out.add("%s", summary)
 	return Result{Text: out.String(), Meta: meta}
