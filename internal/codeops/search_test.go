@@ -153,3 +153,21 @@ func TestCodeSearchStopsAtTheCap(t *testing.T) {
 		t.Fatalf("%d bytes\n%s", len(res.Text), res.Text)
 	}
 }
+
+func TestCodeSearchContentKeepsTheFirstFilesByPath(t *testing.T) {
+	env := testEnv(t)
+	for i := 50; i >= 1; i-- {
+		writeTestFile(t, env, fmt.Sprintf("f%02d.txt", i), "x\nhit\n")
+	}
+	writeTestFile(t, env, "long.txt", strings.Repeat("y", 100<<10)+" hit\n")
+	res := call(t, env, CodeSearch2, `{"pattern":"hit","mode":"content","context":1}`)
+	lines := strings.Split(res.Text, "\n")
+	if len(lines) != 41 || lines[0] != "f01.txt-1- x" || lines[1] != "f01.txt:2: hit" || lines[39] != "f20.txt:2: hit" ||
+		lines[40] != "51 matches in 51 files (31 matching lines not shown: at most 40 lines, 10 matches per file; narrow with path or glob)" {
+		t.Fatalf("%s", res.Text)
+	}
+	res = call(t, env, CodeSearch2, `{"pattern":"hit","mode":"content","path":"long.txt"}`)
+	if res.Text != "long.txt:1: "+strings.Repeat("y", 300)+" … [102104 more characters]\n1 match in 1 file" {
+		t.Fatalf("%.400s", res.Text)
+	}
+}

@@ -2,8 +2,10 @@ package codeops
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -19,10 +21,7 @@ type rgEvent struct {
 		Path       rgText `json:"path"`
 		Lines      rgText `json:"lines"`
 		LineNumber int    `json:"line_number"`
-		Submatches []struct {
-			Start int `json:"start"`
-		} `json:"submatches"`
-		Stats struct {
+		Stats      struct {
 			Matches           int `json:"matches"`
 			SearchesWithMatch int `json:"searches_with_match"`
 			MatchedLines      int `json:"matched_lines"`
@@ -55,68 +54,84 @@ type contentLine struct {
 }
 
 // searchContent: path:line: text and path-line- context, at most 40 lines
-// and 10 matches per file, files in path order. rg searches in parallel, so
-// the blocks of the first files by path are kept (no more than the line
-// limit can show) and ordered at the end.
+// and 10 matches per file, files in path order. rg searches in parallel and
+// prints each file whole, so the blocks of the first files by path are kept
+// in order (each shows at least one line, so no more than the line limit
+// can show), and events that cannot show are counted without decoding.
 func searchContent(ctx context.Context, env *Env, t searchTarget, a CodeSearchArgs, args []string) codeproto.Response {
 	limit := SearchMaxLines
 	if a.Limit > 0 {
 		limit = min(a.Limit, SearchMaxLines)
 	}
 	var (
-		kept                              []contentBlock
+		kept                              []contentBlock // sorted by path, at most limit
 		cur                               *contentBlock
-		lastMatchLine                     int
+		trailing                          int // context lines still shown after a file's last shown match
 		totalMatches, matchedLines, files int
 	)
 	keep := func() {
 		if cur == nil || len(cur.lines) == 0 {
 			return
 		}
-		kept = append(kept, *cur)
-		if len(kept) > 2*limit {
-			sort.Slice(kept, func(i, j int) bool { return kept[i].path < kept[j].path })
+		i := sort.Search(len(kept), func(i int) bool { return kept[i].path > cur.path })
+		kept = append(kept, contentBlock{})
+		copy(kept[i+1:], kept[i:])
+		kept[i] = *cur
+		if len(kept) > limit {
 			kept = kept[:limit]
+		}
+	}
+	// wanted reports whether the event on raw can still be shown.
+	wanted := func(isMatch bool) bool {
+		switch {
+		case cur == nil || len(cur.lines) >= limit:
+			return false
+		case isMatch:
+			return cur.matches < SearchMaxPerFile
+		default:
+			return cur.matches < SearchMaxPerFile || trailing > 0
 		}
 	}
 	found, bad := runSearch(ctx, t.cwd, args, func(r io.Reader) error {
 		br := bufio.NewReaderSize(r, 64<<10)
+		var long []byte
 		for {
-			raw, err := br.ReadBytes('\n')
+			raw, err := readLine(br, &long)
+			isMatch := bytes.HasPrefix(raw, []byte(`{"type":"match"`))
+			isContext := !isMatch && bytes.HasPrefix(raw, []byte(`{"type":"context"`))
 			var ev rgEvent
-			if len(raw) > 0 && json.Unmarshal(raw, &ev) == nil {
-				switch ev.Type {
-				case "begin":
-					cur, lastMatchLine = &contentBlock{path: env.resultPath(ev.Data.Path.String())}, 0
-				case "match", "context":
-					if cur == nil {
-						break
-					}
-					isMatch := ev.Type == "match"
-					var show bool
-					if isMatch {
-						show = cur.matches < SearchMaxPerFile
-					} else {
-						// After a file's last shown match, only its trailing context.
-						show = cur.matches < SearchMaxPerFile || ev.Data.LineNumber <= lastMatchLine+a.Context
-					}
-					if !show || len(cur.lines) >= limit {
-						break
-					}
-					sep := "-"
-					if isMatch {
-						sep, lastMatchLine = ":", ev.Data.LineNumber
-						cur.matches++
-					}
-					text := strings.TrimRight(ev.Data.Lines.String(), "\r\n")
-					cur.lines = append(cur.lines, contentLine{fmt.Sprintf("%s%s%d%s %s", cur.path, sep, ev.Data.LineNumber, sep,
-						clipLine(text, SearchLineClip)), isMatch})
-				case "end":
-					keep()
-					cur = nil
-				case "summary":
-					totalMatches, matchedLines, files = ev.Data.Stats.Matches, ev.Data.Stats.MatchedLines, ev.Data.Stats.SearchesWithMatch
+			switch {
+			case len(raw) == 0:
+			case bytes.HasPrefix(raw, []byte(`{"type":"end"`)):
+				keep()
+				cur = nil
+			case (isMatch || isContext) && !wanted(isMatch):
+				if !isMatch && trailing > 0 {
+					trailing--
 				}
+			case json.Unmarshal(raw, &ev) != nil:
+			case ev.Type == "begin":
+				path := env.resultPath(ev.Data.Path.String())
+				cur, trailing = nil, 0
+				if len(kept) < limit || path < kept[len(kept)-1].path {
+					cur = &contentBlock{path: path}
+				}
+			case ev.Type == "match" || ev.Type == "context":
+				sep := "-"
+				if isMatch {
+					sep = ":"
+					cur.matches++
+					if cur.matches == SearchMaxPerFile {
+						trailing = a.Context
+					}
+				} else if cur.matches >= SearchMaxPerFile {
+					trailing--
+				}
+				text := strings.TrimRight(ev.Data.Lines.String(), "\r\n")
+				cur.lines = append(cur.lines, contentLine{fmt.Sprintf("%s%s%d%s %s", cur.path, sep, ev.Data.LineNumber, sep,
+					clipLine(text, SearchLineClip)), isMatch})
+			case ev.Type == "summary":
+				totalMatches, matchedLines, files = ev.Data.Stats.Matches, ev.Data.Stats.MatchedLines, ev.Data.Stats.SearchesWithMatch
 			}
 			if err == io.EOF {
 				return nil
@@ -132,7 +147,6 @@ func searchContent(ctx context.Context, env *Env, t searchTarget, a CodeSearchAr
 	if !found || totalMatches == 0 {
 		return noMatches(a, t)
 	}
-	sort.Slice(kept, func(i, j int) bool { return kept[i].path < kept[j].path })
 	var lines []string
 	shown := 0
 	for _, b := range kept {
@@ -153,4 +167,20 @@ func searchContent(ctx context.Context, env *Env, t searchTarget, a CodeSearchAr
 	}
 	return codeproto.Response{Text: fitLines(lines, totals, env.MaxBytes()),
 		Meta: map[string]any{"matches": totalMatches, "files": files}}
+}
+
+// readLine returns the next line of br, line break included, without
+// allocating for a line that fits br's buffer; long holds a longer one. The
+// line is valid until the next call.
+func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	*long = append((*long)[:0], line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		line, err = br.ReadSlice('\n')
+		*long = append(*long, line...)
+	}
+	return *long, err
 }
