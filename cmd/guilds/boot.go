@@ -118,7 +118,7 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 		return nil, err
 	}
 	p.models = models.FromEnv(p.integrations, p.keyring, env.Getenv)
-	p.tools = native.Registry(db, log, p.codeOptions()...)
+	p.tools = native.Registry(db, log, append(p.codeOptions(), p.scheduleOptions()...)...)
 	p.grants = grants.NewService(p.tools, p.integrations, log)
 	return p, nil
 }
@@ -219,7 +219,7 @@ func (p *platform) registrations() []worker.Registration {
 		regs = append(regs, p.connectors.Registration())
 	}
 	deps.Secrets = secrets
-	return append(regs, runwf.Registration(runact.New(deps)))
+	return append(regs, runwf.Registration(runact.New(deps)), p.scheduleRegistration())
 }
 
 // seed writes the rows the platform needs at boot; it is idempotent.

@@ -150,6 +150,7 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	}()
 	go func() {
 		defer wg.Done()
+		go p.reconcileSchedules(ctx)
 		errc <- worker.Run(ctx, p.temporal, log, p.reporter, p.registrations()...)
 	}()
 	code := 0

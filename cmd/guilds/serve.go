@@ -36,6 +36,7 @@ func workerCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer,
 			return err
 		}
 		defer stop()
+		go p.reconcileSchedules(ctx)
 		return worker.Run(ctx, p.temporal, p.log, p.reporter, p.registrations()...)
 	})
 }

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	schedact "github.com/guilds/guilds/activities/schedule"
+	"github.com/guilds/guilds/internal/native"
+	"github.com/guilds/guilds/internal/schedules"
+	"github.com/guilds/guilds/worker"
+	"github.com/guilds/guilds/workflows/schedule"
+)
+
+// scheduleManager keeps schedules' rows and Temporal sides together; the
+// schedule tools act through it. GUILDS_MAX_SCHEDULES_PER_AGENT bounds an
+// agent's schedules (default 20).
+func (p *platform) scheduleManager() *schedule.Manager {
+	max := schedules.DefaultMaxPerAgent
+	if v := p.env.Getenv("GUILDS_MAX_SCHEDULES_PER_AGENT"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			max = n
+		} else {
+			p.log.Warn("GUILDS_MAX_SCHEDULES_PER_AGENT must be a positive number; the default applies", "value", v, "default", max)
+		}
+	}
+	return &schedule.Manager{Temporal: p.temporal, MaxPerAgent: max, Log: p.log}
+}
+
+// scheduleOptions wires the schedule tools; a process without Temporal
+// declares them and a call says why it cannot run.
+func (p *platform) scheduleOptions() []native.Option {
+	if p.temporal == nil {
+		return nil
+	}
+	return []native.Option{native.WithSchedules(p.scheduleManager())}
+}
+
+// scheduleRegistration is the schedule workflows and their activities.
+func (p *platform) scheduleRegistration() worker.Registration {
+	return schedule.Registration(schedact.New(schedact.Deps{DB: p.db, Models: p.models, Log: p.log}))
+}
+
+// reconcileInterval is how often a worker puts Temporal in step with the
+// schedules table after doing it at start.
+const reconcileInterval = 5 * time.Minute
+
+// reconcileSchedules runs until ctx ends; a worker starts it.
+func (p *platform) reconcileSchedules(ctx context.Context) {
+	if p.temporal == nil {
+		return
+	}
+	p.scheduleManager().ReconcileEvery(ctx, p.db, reconcileInterval)
+}
