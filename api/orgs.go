@@ -51,7 +51,7 @@ func (s *Server) orgRoutes() []route {
 		{Method: "PATCH", Path: "/api/agents/:id", Tag: "agents", Summary: "Change an agent",
 			Body: orgs.AgentInput{}, Reply: orgs.Agent{}, Handle: updateAgent},
 		{Method: "DELETE", Path: "/api/agents/:id", Tag: "agents", Summary: "Delete an agent",
-			Status: 204, Handle: s.deleteAndForget(loginsUnder(grants.ScopeAgent), deleteAgent), NoTx: true},
+			Status: 204, Handle: s.deleteAndForget(loginsUnder(grants.ScopeAgent), s.withoutSchedules(deleteAgent)), NoTx: true},
 
 		{Method: "POST", Path: "/api/users", Tag: "users", Admin: true, Summary: "Create an operator user and mint its first API token",
 			Body: userInput{}, Reply: userCreated{}, Status: 201, Handle: createUser},
