@@ -18,7 +18,7 @@ import (
 
 // victim is an organisation with one of everything an operator can address by id.
 type victim struct {
-	org, guild, agent, collection, record, run, issue, conn, user string
+	org, guild, agent, collection, record, run, issue, conn, user, schedule string
 }
 
 func seedVictim(t *testing.T, me *mcpEnv) victim {
@@ -60,6 +60,10 @@ func seedVictim(t *testing.T, me *mcpEnv) victim {
 		t.Fatal(err)
 	}
 	v.issue = iss.ID
+	if err := me.DB.QueryRow(ctx, `INSERT INTO schedules (agent_id, kind, cron, description, instruction)
+		VALUES ($1, 'cron', '0 9 * * *', 'victim schedule', 'victim instruction') RETURNING id`, v.agent).Scan(&v.schedule); err != nil {
+		t.Fatal(err)
+	}
 	addServer(t, me.DB, "etherscan", keyServer(t, "Authorization", "Bearer eth-victim"), "token", `{"header":"Authorization","scheme":"Bearer"}`)
 	r = me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": v.org, "key": "eth-victim"})
 	if r.Status != 200 {
@@ -225,6 +229,8 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 			return v.run
 		case strings.HasPrefix(path, "/api/issues/"):
 			return v.issue
+		case strings.HasPrefix(path, "/api/schedules/"):
+			return v.schedule
 		case strings.HasPrefix(path, "/api/mcp/connections/"):
 			return v.conn
 		}
