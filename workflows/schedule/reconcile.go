@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -123,29 +124,45 @@ func (m *Manager) Reconcile(ctx context.Context, db store.DB, grace time.Duratio
 		if !missing {
 			continue
 		}
-		// The list is eventually consistent: ensure treats what exists as done.
-		if err := m.ensureExists(ctx, s); err != nil {
+		// The list is eventually consistent: what exists is left alone.
+		created, err := m.ensureExists(ctx, s)
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		out.Created++
+		if created {
+			out.Created++
+		}
 	}
 	return out, errors.Join(errs...)
 }
 
 // ensureExists creates the Temporal side of a row unless it exists, and
-// reports whether it created it through the log.
-func (m *Manager) ensureExists(ctx context.Context, s schedules.Schedule) error {
-	if s.Kind == schedules.KindCron {
-		if _, err := m.Temporal.ScheduleClient().GetHandle(ctx, ScheduleID(s.ID)).Describe(ctx); err == nil {
-			return nil
+// reports whether it did.
+func (m *Manager) ensureExists(ctx context.Context, s schedules.Schedule) (bool, error) {
+	switch s.Kind {
+	case schedules.KindCron:
+		_, err := m.Temporal.ScheduleClient().GetHandle(ctx, ScheduleID(s.ID)).Describe(ctx)
+		if err == nil {
+			return false, nil
+		}
+		if !isNotFound(err) {
+			return false, wrapTemporal("describe the Temporal schedule", err)
+		}
+	case schedules.KindWindow:
+		d, err := m.Temporal.DescribeWorkflowExecution(ctx, WindowWorkflowID(s.ID), "")
+		if err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return false, nil
+		}
+		if err != nil && !isNotFound(err) {
+			return false, wrapTemporal("describe the window workflow", err)
 		}
 	}
 	if err := m.ensure(ctx, s); err != nil {
-		return err
+		return false, err
 	}
 	m.log().Info("recreated the Temporal side of a schedule", "schedule_id", s.ID, "kind", s.Kind)
-	return nil
+	return true, nil
 }
 
 // runningWindows lists the running window workflows by schedule id, with
