@@ -70,6 +70,7 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.connectionHealthRoutes()...)
 	all = append(all, s.codecRoutes()...)
 	all = append(all, s.tokenRoutes()...)
+	all = append(all, s.secretRoutes()...)
 	all = append(all, s.scheduleRoutes()...)
 	return all
 }

@@ -5,12 +5,14 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/guilds/guilds/internal/agentsecrets"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/secret"
 )
@@ -57,6 +59,20 @@ var sealedTables = []sealedTable{
 		cols:  []string{"ciphertext"},
 		aad: func(pk []string, _ string) ([]byte, error) {
 			return models.OrgKeyAAD(pk[0], pk[1]), nil
+		},
+	},
+	{
+		name: "agent_secrets", pk: []string{"id::text"}, match: "id = $1::uuid",
+		cols: []string{"ciphertext"},
+		aad:  func(pk []string, _ string) ([]byte, error) { return agentsecrets.AAD(pk[0]), nil },
+	},
+	{
+		name: "secret_call_arguments", pk: []string{"run_id::text", "seq::text"},
+		match: "run_id = $1::uuid AND seq = $2::integer",
+		cols:  []string{"ciphertext"},
+		aad: func(pk []string, _ string) ([]byte, error) {
+			seq, err := strconv.Atoi(pk[1])
+			return agentsecrets.CallAAD(pk[0], seq), err
 		},
 	},
 }
