@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 )
 
 // Deleting an organisation, a guild, an agent or a catalog server removes
@@ -61,7 +63,7 @@ func TestCascadingDeletesForgetTheirLogins(t *testing.T) {
 			if r := me.Admin("DELETE", path, nil); r.Status != 204 {
 				t.Fatalf("delete %s: %d %s", path, r.Status, r.Body)
 			}
-			if me.Count("mcp_connections") != 0 || me.Count("connection_credentials") != 0 {
+			if connectionstest.Count(t, me.DB) != 0 || me.Count("connection_credentials") != 0 {
 				t.Fatal("the delete left the login behind")
 			}
 			before := hits.Load()

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 )
 
 type refusal struct {
@@ -20,12 +21,13 @@ type refusal struct {
 // connections and listed tools are exactly as before.
 func checkRefusals(t *testing.T, e *apitest.Env, cases []refusal) {
 	t.Helper()
-	tables := []string{"bindings", "mcp_connections", "mcp_tools", "binding_defaults_applied", "mcp_servers", "mcp_catalog_tools"}
+	tables := []string{"bindings", "mcp_tools", "binding_defaults_applied", "mcp_servers", "mcp_catalog_tools"}
 	for _, c := range cases {
 		before := map[string]int{}
 		for _, tb := range tables {
 			before[tb] = e.Count(tb)
 		}
+		logins := connectionstest.Count(t, e.DB)
 		tok := c.token
 		if tok == "" {
 			tok = e.AdminToken
@@ -38,6 +40,9 @@ func checkRefusals(t *testing.T, e *apitest.Env, cases []refusal) {
 			if n := e.Count(tb); n != before[tb] {
 				t.Errorf("%s: %s went from %d to %d rows", c.name, tb, before[tb], n)
 			}
+		}
+		if n := connectionstest.Count(t, e.DB); n != logins {
+			t.Errorf("%s: logins went from %d to %d", c.name, logins, n)
 		}
 	}
 }

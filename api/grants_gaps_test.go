@@ -8,6 +8,7 @@ import (
 
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/grants/grantstest"
@@ -153,9 +154,9 @@ func TestMoreGrantRefusalsWriteNothing(t *testing.T) {
 	if r.Status != 409 || r.ErrorCode() != "connection_disconnected" || !strings.Contains(string(r.Body), "X login") {
 		t.Fatalf("offered with a disconnected login: %d %s", r.Status, r.Body)
 	}
-	before := e.Count("mcp_connections")
+	before := connectionstest.Count(t, e.DB)
 	r = e.Do(op, "POST", "/api/mcp/connections", map[string]any{"slug": "x", "owner_scope": "guild", "owner_id": guild})
-	if r.Status != 200 || r.Map()["id"] != xLogin || e.Count("mcp_connections") != before {
+	if r.Status != 200 || r.Map()["id"] != xLogin || connectionstest.Count(t, e.DB) != before {
 		t.Fatalf("retry a disconnected login: %d %s", r.Status, r.Body)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/grants"
 )
 
@@ -61,11 +62,7 @@ func TestToolsViews(t *testing.T) {
 	e := grantsEnv(t, nil)
 	org, guild, ann := e.Hierarchy()
 	// Gmail connected while the box still had its Google client; the client has since been removed.
-	var gmailLogin string
-	if err := e.DB.QueryRow(context.Background(), `INSERT INTO mcp_connections (server_id, owner_scope, owner_id)
-		SELECT id, 'guild', $1 FROM mcp_servers WHERE slug = 'gmail' RETURNING id`, guild).Scan(&gmailLogin); err != nil {
-		t.Fatal(err)
-	}
+	gmailLogin := connectionstest.InsertOf(t, e.DB, "gmail", "guild", guild)
 	if err := markConnected(e, gmailLogin); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 )
 
 // echoAdapter answers with the key it was given, so the test can see the
@@ -63,7 +64,7 @@ func TestAdapterConnectAndTestCall(t *testing.T) {
 	if r.Status != 422 || r.ErrorCode() != "key_rejected" {
 		t.Fatalf("bad key: %d %s", r.Status, r.Body)
 	}
-	if n := me.Count("mcp_connections") + me.Count("connection_credentials"); n != 0 {
+	if n := connectionstest.Count(t, me.DB) + me.Count("connection_credentials"); n != 0 {
 		t.Fatalf("a rejected key left %d rows", n)
 	}
 	r = me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "ghost", "owner_scope": "organisation", "owner_id": org, "key": "any-key-0123"})

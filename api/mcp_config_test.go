@@ -14,6 +14,7 @@ import (
 
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/configured"
 	"github.com/guilds/guilds/internal/mcppool"
@@ -104,7 +105,7 @@ func TestConfigServerConnect(t *testing.T) {
 	}
 	nothingLeft := func(what string) {
 		t.Helper()
-		if me.Count("mcp_connections") != 0 || me.Count("connection_credentials") != 0 || me.Count("bindings") != 0 {
+		if connectionstest.Count(t, me.DB) != 0 || me.Count("connection_credentials") != 0 || me.Count("bindings") != 0 {
 			t.Fatalf("%s left a login behind", what)
 		}
 	}
@@ -201,7 +202,7 @@ func TestValuesOnlyForConfigServers(t *testing.T) {
 		strings.Contains(string(r.Body), acmeWorkspace) {
 		t.Fatalf("broken row: %d %s", r.Status, r.Body)
 	}
-	if me.Count("mcp_connections") != 0 {
+	if connectionstest.Count(t, me.DB) != 0 {
 		t.Fatal("a refused connect left a login behind")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 )
 
 // A key too short to be redacted from tool results (or a login:secret_key
@@ -25,7 +27,7 @@ func TestConnectRefusesAKeyTooShortToRedact(t *testing.T) {
 		if p := problemFields(r); r.Status != 422 || !strings.Contains(p["key"], "at least 8 characters") || strings.Contains(string(r.Body), key) {
 			t.Fatalf("%q: %d %s", key, r.Status, r.Body)
 		}
-		if me.Count("connection_credentials") != 0 || me.Count("mcp_connections") != 0 || asked.Load() != 0 {
+		if me.Count("connection_credentials") != 0 || connectionstest.Count(t, me.DB) != 0 || asked.Load() != 0 {
 			t.Fatalf("%q: a refused key left a login behind or reached the server", key)
 		}
 	}
@@ -44,7 +46,7 @@ func TestConfigConnectRefusesASecretValueTooShortToRedact(t *testing.T) {
 	if p := problemFields(r); r.Status != 422 || len(p) != 1 || !strings.Contains(p["values.workspace"], "at least 8 characters") || strings.Contains(string(r.Body), "ws-7") {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	if me.Count("connection_credentials") != 0 || me.Count("mcp_connections") != 0 {
+	if me.Count("connection_credentials") != 0 || connectionstest.Count(t, me.DB) != 0 {
 		t.Fatal("a refused value left a login behind")
 	}
 }

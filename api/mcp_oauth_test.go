@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/guilds/guilds/api"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/mcpoauth/oauthtest"
 	"github.com/guilds/guilds/workflows/connect"
 )
@@ -39,11 +40,7 @@ func (me *mcpEnv) connectOAuth(t *testing.T, scope, owner string) (connID, authU
 }
 
 func (me *mcpEnv) status(t *testing.T, id string) string {
-	var s string
-	if err := me.DB.QueryRow(context.Background(), `SELECT status FROM mcp_connections WHERE id = $1`, id).Scan(&s); err != nil {
-		return "absent"
-	}
-	return s
+	return connectionstest.StatusOr(t, me.DB, id, "absent")
 }
 
 func (me *mcpEnv) call(t *testing.T, id, tool, args string) (int, map[string]any) {

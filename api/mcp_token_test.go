@@ -15,6 +15,7 @@ import (
 
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/tools"
 )
@@ -43,7 +44,7 @@ func TestTokenServersConnect(t *testing.T) {
 	if r.Status != 422 || r.ErrorCode() != "key_rejected" || strings.Contains(string(r.Body), "eth-bad-key") {
 		t.Fatalf("bad key: %d %s", r.Status, r.Body)
 	}
-	if me.Count("mcp_connections") != 0 || me.Count("connection_credentials") != 0 {
+	if connectionstest.Count(t, me.DB) != 0 || me.Count("connection_credentials") != 0 {
 		t.Fatal("a rejected key left a login behind")
 	}
 	r = me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": org, "key": "eth-good"})
@@ -85,7 +86,7 @@ func TestOpenSeaInstantKeyOnlyIsRejected(t *testing.T) {
 	url := newHTTPServer(t, server.NewStreamableHTTPServer(s))
 	addServer(t, me.DB, "opensea", url, "token", `{"header":"X-API-KEY"}`)
 	r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "opensea", "owner_scope": "organisation", "owner_id": org, "key": "whatever"})
-	if r.Status != 422 || r.ErrorCode() != "key_rejected" || me.Count("mcp_connections") != 0 {
+	if r.Status != 422 || r.ErrorCode() != "key_rejected" || connectionstest.Count(t, me.DB) != 0 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 }
@@ -208,7 +209,7 @@ func TestKeyValidationFailureKeepsTheKeyOut(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if r.Status != 422 || strings.Contains(string(r.Body), "sk-echoed") || strings.Contains(logs.String(), "sk-echoed") ||
-		!strings.Contains(logs.String(), "key validation failed") || me.Count("mcp_connections") != 0 {
+		!strings.Contains(logs.String(), "key validation failed") || connectionstest.Count(t, me.DB) != 0 {
 		t.Fatalf("%d %s\nlog: %s", r.Status, r.Body, logs.String())
 	}
 }
@@ -237,7 +238,7 @@ func TestKeyConnectRefusesInternalAddresses(t *testing.T) {
 	if r.Status != 422 || r.ErrorCode() != "address_refused" || !strings.Contains(string(r.Body), "GUILDS_OAUTH_ALLOW_PRIVATE") {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	if hits.Load() != 0 || me.Count("mcp_connections") != 0 || me.Count("connection_credentials") != 0 {
+	if hits.Load() != 0 || connectionstest.Count(t, me.DB) != 0 || me.Count("connection_credentials") != 0 {
 		t.Fatalf("server hit %d times; a login was left behind", hits.Load())
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 )
 
 const pinnedKey = "CG-pinned-api-secret-31c7"
@@ -116,7 +118,7 @@ func TestPinnedPricesConnectSearchAndReplace(t *testing.T) {
 	}
 	nothingLeft := func(what string) {
 		t.Helper()
-		if n := me.Count("mcp_connections") + me.Count("connection_credentials") + me.Count("pinned_coins") + me.Count("bindings"); n != 0 {
+		if n := connectionstest.Count(t, me.DB) + me.Count("connection_credentials") + me.Count("pinned_coins") + me.Count("bindings"); n != 0 {
 			t.Fatalf("%s left %d rows", what, n)
 		}
 	}
@@ -246,7 +248,7 @@ func TestPinnedPricesRefusals(t *testing.T) {
 	if r.Status != 422 || !strings.Contains(string(r.Body), `"field":"coins"`) {
 		t.Fatalf("coins on another server: %d %s", r.Status, r.Body)
 	}
-	if n := me.Count("mcp_connections"); n != 1 {
+	if n := connectionstest.Count(t, me.DB); n != 1 {
 		t.Fatalf("the refused connect left a login: %d", n)
 	}
 	r = me.Do(op, "POST", "/api/mcp/connect", map[string]any{"slug": "echoer", "owner_scope": "organisation", "owner_id": org, "key": "ek-1-0123456789"})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/mcppool"
 )
 
@@ -15,13 +16,7 @@ import (
 // a platform login may do need one.
 func platformRow(t *testing.T, db *pgxpool.Pool, slug string) string {
 	t.Helper()
-	var id string
-	err := db.QueryRow(context.Background(), `INSERT INTO mcp_connections (server_id, owner_scope)
-SELECT id, 'platform' FROM mcp_servers WHERE slug = $1 RETURNING id`, slug).Scan(&id)
-	if err != nil {
-		t.Fatalf("platform login of %s: %v", slug, err)
-	}
-	return id
+	return connectionstest.InsertOf(t, db, slug, "platform", "")
 }
 
 // platformKeyLogin is a platform login of a token server connected with a

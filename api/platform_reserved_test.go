@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 )
 
 // Platform-scope Connect and changes to a platform login's credential stay
@@ -28,7 +29,7 @@ func TestPlatformScopeIsReserved(t *testing.T) {
 
 	type state struct{ conns, creds, bindings, tools int }
 	now := func() state {
-		return state{me.Count("mcp_connections"), me.Count("connection_credentials"), me.Count("bindings"), me.Count("mcp_tools")}
+		return state{connectionstest.Count(t, me.DB), me.Count("connection_credentials"), me.Count("bindings"), me.Count("mcp_tools")}
 	}
 	before := now()
 	refused := func(name string, r apitest.Response) {

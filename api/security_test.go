@@ -11,6 +11,7 @@ import (
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native/issues"
 	"github.com/guilds/guilds/internal/secret"
@@ -371,7 +372,7 @@ func TestOAuthRedirectIgnoresAForgedHost(t *testing.T) {
 	if r.Status != 422 || r.ErrorCode() != "public_base_url_required" || strings.Contains(string(r.Body), "evil.example") {
 		t.Fatalf("forged host: %d %s", r.Status, r.Body)
 	}
-	if n := me.Count("mcp_connections"); n != 0 {
+	if n := connectionstest.Count(t, me.DB); n != 0 {
 		t.Fatalf("a refused connect left %d logins", n)
 	}
 	// A loopback name is the developer's own machine.

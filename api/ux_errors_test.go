@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 )
 
 // A duplicate name or slug is a 409 that says what already exists, without the
@@ -141,7 +142,7 @@ func TestFieldProblemsAreListed(t *testing.T) {
 			t.Errorf("%s %s: %d %s", c.method, c.path, r.Status, r.Body)
 		}
 	}
-	if n := e.Count("mcp_connections") + e.Count("artifacts"); n != 0 {
+	if n := connectionstest.Count(t, e.DB) + e.Count("artifacts"); n != 0 {
 		t.Errorf("refused requests wrote %d rows", n)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/uuid"
 	acts "github.com/guilds/guilds/activities/connect"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/connectors/providers/google"
 	"github.com/guilds/guilds/internal/mcpoauth"
@@ -43,16 +45,13 @@ func TestPrepareSkipsDiscoveryForConfiguredProviders(t *testing.T) {
 	}
 	t.Cleanup(eng.Close)
 	const cfg = `{"provider": "google", "sub_service": "drive"}`
-	var sid, cid string
+	var sid string
 	if err := db.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config)
 VALUES ('drive', 'Drive', 'remote', 'http', $1, 'oauth', $2)
 ON CONFLICT (slug) DO UPDATE SET url = EXCLUDED.url, config = EXCLUDED.config RETURNING id`, remote.URL+"/mcp", cfg).Scan(&sid); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.QueryRow(ctx, `INSERT INTO mcp_connections (server_id, owner_scope, owner_id, status)
-VALUES ($1, 'organisation', gen_random_uuid(), 'pending') RETURNING id`, sid).Scan(&cid); err != nil {
-		t.Fatal(err)
-	}
+	cid := connectionstest.Insert(t, db, sid, "organisation", uuid.NewString())
 	a := &acts.Activities{DB: db, Engine: eng, Keyring: kr, Discoverer: &mcpoauth.Discoverer{Policy: mcpoauth.Policy{AllowLoopback: true}}}
 	raw, err := a.Prepare(ctx, acts.PrepareInput{ConnectionID: cid, RedirectURI: "http://127.0.0.1:8080/api/mcp/oauth/callback"})
 	if err != nil {

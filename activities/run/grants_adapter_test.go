@@ -9,6 +9,8 @@ import (
 	"time"
 
 	runact "github.com/guilds/guilds/activities/run"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/integrations"
@@ -50,10 +52,11 @@ func TestRunStartRefreshesTheChainsRemoteLogins(t *testing.T) {
 	must(db.QueryRow(ctx, `INSERT INTO organisations (name, slug) VALUES ('B','b') RETURNING id`).Scan(&other))
 	must(db.QueryRow(ctx, `INSERT INTO guilds (organisation_id, name) VALUES ($1,'g') RETURNING id`, org).Scan(&guild))
 	must(db.QueryRow(ctx, `INSERT INTO agents (guild_id, name) VALUES ($1,'x') RETURNING id`, guild).Scan(&agent))
-	login := func(slug, scope string, owner any, status string) string {
-		var id string
-		must(db.QueryRow(ctx, `INSERT INTO mcp_connections (server_id, owner_scope, owner_id, status)
-			SELECT id, $2, $3, $4 FROM mcp_servers WHERE slug = $1 RETURNING id`, slug, scope, owner, status).Scan(&id))
+	login := func(slug, scope, owner string, status connstore.Status) string {
+		id := connectionstest.InsertOf(t, db, slug, scope, owner)
+		if status == connstore.StatusConnected {
+			connectionstest.SetConnected(t, db, id, "")
+		}
 		return id
 	}
 	want := []string{

@@ -15,6 +15,7 @@ import (
 
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
 	"github.com/guilds/guilds/internal/grants"
@@ -128,8 +129,7 @@ func TestStatePricesAtRunStart(t *testing.T) {
 		ON CONFLICT (slug) DO UPDATE SET url = EXCLUDED.url, kind = 'adapter', auth = 'token', config = EXCLUDED.config
 		RETURNING id`, gecko.URL).Scan(&server))
 	// An organisation login, connected as Connect leaves it: sealed key, enabled binding, coins.
-	must(db.QueryRow(ctx, `INSERT INTO mcp_connections (server_id, owner_scope, owner_id) VALUES ($1, 'organisation', $2) RETURNING id`,
-		server, org).Scan(&conn))
+	conn = connectionstest.Insert(t, db, server, "organisation", org)
 	_, err = eng.ConnectKey(ctx, uuid.MustParse(conn), map[string]string{"token": geckoKey})
 	must(err)
 	must(grants.MarkConnected(ctx, db, conn, ""))

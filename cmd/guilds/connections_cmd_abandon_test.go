@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
 )
@@ -47,13 +48,7 @@ func TestConnectFailureLeavesNoPendingRow(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	count := func(slug string) int {
-		var n int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE s.slug = $1`, slug).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := func(slug string) int { return len(connectionstest.OfServer(t, conn, slug)) }
 
 	// The operator refuses the authorisation in the browser.
 	pr, pw := io.Pipe()

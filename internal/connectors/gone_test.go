@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 )
 
@@ -27,9 +28,7 @@ func TestDeletedLoginIsAVerdict(t *testing.T) {
 	if _, err := eng.Resolver().Token(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.pool.Exec(ctx, `DELETE FROM mcp_connections WHERE id = $1`, id); err != nil {
-		t.Fatal(err)
-	}
+	connectionstest.Delete(t, e.pool, id.String())
 	waitFor(t, "the deleted login to be refused", func() bool {
 		_, err := eng.Resolver().Token(ctx, id)
 		return errors.Is(err, connectors.ErrUnknownConnection)

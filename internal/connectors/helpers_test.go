@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
 	"github.com/guilds/guilds/internal/secret"
@@ -179,12 +180,7 @@ func (e *env) addServer(t testing.TB, slug string) {
 
 func (e *env) addConnection(t testing.TB, slug string) uuid.UUID {
 	t.Helper()
-	var id uuid.UUID
-	err := e.pool.QueryRow(context.Background(), `INSERT INTO mcp_connections (server_id, owner_scope) SELECT id, 'platform' FROM mcp_servers WHERE slug = $1 RETURNING id`, slug).Scan(&id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return uuid.MustParse(connectionstest.InsertOf(t, e.pool, slug, "platform", ""))
 }
 
 type engineOpts struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
 )
@@ -45,11 +46,11 @@ func TestLoserNeverOverwritesWinner(t *testing.T) {
 	pool := testdb.New(t)
 	k, _ := secret.GenerateKey("k1")
 	kr, _ := secret.ParseKeyring(k)
-	var id uuid.UUID
-	if err := pool.QueryRow(ctx, `WITH s AS (INSERT INTO mcp_servers (slug, name, transport, auth) VALUES ('x', 'x', 'http', 'oauth') RETURNING id)
-INSERT INTO mcp_connections (server_id, owner_scope) SELECT id, 'platform' FROM s RETURNING id`).Scan(&id); err != nil {
+	var serverID string
+	if err := pool.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, transport, auth) VALUES ('x', 'x', 'http', 'oauth') RETURNING id::text`).Scan(&serverID); err != nil {
 		t.Fatal(err)
 	}
+	id := uuid.MustParse(connectionstest.Insert(t, pool, serverID, "platform", ""))
 	v1, err := putCredential(ctx, pool, kr, id, Credential{AccessToken: "a1", RefreshToken: "r1"}, "")
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
 )
@@ -92,19 +93,17 @@ func TestRunSecretsFollowsTheAgentChain(t *testing.T) {
 		if name == "a1 (oauth)" {
 			srv = other
 		}
-		var id uuid.UUID
-		if err := db.QueryRow(ctx, `INSERT INTO mcp_connections (server_id, owner_scope, owner_id) VALUES ($1, $2, $3) RETURNING id`,
-			srv, l.scope, l.owner).Scan(&id); err != nil {
-			t.Fatal(err)
+		owner := ""
+		if l.owner != nil {
+			owner = l.owner.String()
 		}
+		id := uuid.MustParse(connectionstest.Insert(t, db, srv.String(), l.scope, owner))
 		if _, err := putCredential(ctx, db, kr, id, l.cred, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A pending login of the chain has no credential row: nothing to add.
-	if _, err := db.Exec(ctx, `INSERT INTO mcp_connections (server_id, owner_scope, owner_id) VALUES ($1, 'guild', $2)`, other, h.guildA1); err != nil {
-		t.Fatal(err)
-	}
+	connectionstest.Insert(t, db, other.String(), "guild", h.guildA1.String())
 
 	eng, err := New(ctx, Options{DB: db, Keyring: kr, Connectors: []Ref{{Provider: "svc"}}, Getenv: func(string) string { return "" }})
 	if err != nil {

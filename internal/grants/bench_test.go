@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/grants/grantstest"
 )
@@ -33,8 +34,7 @@ func BenchmarkOffered(b *testing.B) {
 		var err error
 		if owner.scope == grants.ScopePlatform {
 			// The API refuses platform logins (ErrPlatformReserved); the box may hold them.
-			err = db.QueryRow(ctx, `INSERT INTO mcp_connections (server_id, owner_scope) SELECT id, 'platform' FROM mcp_servers
-				WHERE slug = $1 RETURNING id`, slug).Scan(&c.ID)
+			c.ID = connectionstest.InsertOf(b, db, slug, "platform", "")
 		} else {
 			c, _, err = grants.Connect(ctx, db, admin, nil, grants.ConnectInput{Slug: slug, OwnerScope: owner.scope, OwnerID: owner.id})
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/orgs"
@@ -215,7 +216,7 @@ func TestDeletesCascadeBindings(t *testing.T) {
 	if err := orgs.DeleteGuild(ctx, db, admin, guild.ID); err != nil {
 		t.Fatal(err)
 	}
-	if count(t, db, `SELECT count(*) FROM bindings WHERE scope <> 'platform'`) != 0 || count(t, db, `SELECT count(*) FROM mcp_connections`) != 0 {
+	if count(t, db, `SELECT count(*) FROM bindings WHERE scope <> 'platform'`) != 0 || connectionstest.Count(t, db) != 0 {
 		t.Fatal("guild delete left bindings or logins")
 	}
 	_ = org
@@ -262,10 +263,7 @@ func TestOfferedUsesThreeQueriesAndArtifactGrants(t *testing.T) {
 		t.Fatalf("reach %+v %v", reach, err)
 	}
 	// A disconnected login of an enabled server stops the run start.
-	var cid string
-	if err := db.QueryRow(ctx, `SELECT c.id FROM mcp_connections c JOIN mcp_servers s ON s.id = c.server_id WHERE s.slug = 'x'`).Scan(&cid); err != nil {
-		t.Fatal(err)
-	}
+	cid := connectionstest.OnlyOf(t, db, "x")
 	if err := grants.MarkDisconnected(ctx, db, cid); err != nil {
 		t.Fatal(err)
 	}

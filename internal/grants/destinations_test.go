@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/testdb"
 	"github.com/guilds/guilds/internal/validation"
@@ -24,10 +26,7 @@ func TestCatalogHostChangeRefusedWhileLoginsHoldCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var conn string
-	if err := db.QueryRow(ctx, `INSERT INTO mcp_connections (server_id, owner_scope, status) VALUES ($1, 'platform', 'connected') RETURNING id`, s.ID).Scan(&conn); err != nil {
-		t.Fatal(err)
-	}
+	conn := connectionstest.InsertAs(t, db, s.ID, "platform", "", connstore.StatusConnected)
 	if _, err := db.Exec(ctx, `INSERT INTO connection_credentials (connection_id, key_id, ciphertext) VALUES ($1, 'k1', '\x01')`, conn); err != nil {
 		t.Fatal(err)
 	}

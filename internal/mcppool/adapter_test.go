@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/testdb"
@@ -105,7 +106,8 @@ func TestAdapterConnectAndCall(t *testing.T) {
 	if err != nil || len(listed) != 1 || listed[0].Name != "quotes_quote" {
 		t.Fatalf("connect: %v %+v", err, listed)
 	}
-	if got := scalar(t, db, `SELECT status || ' ' || account_hint FROM mcp_connections WHERE id = $1`, id); got != "connected plan pro" {
+	if c := connectionstest.Get(t, db, id); string(c.Status)+" "+c.AccountHint != "connected plan pro" {
+		got := string(c.Status) + " " + c.AccountHint
 		t.Fatalf("connection after connect: %q", got)
 	}
 	out, err := pool.Call(ctx, id, "quote", json.RawMessage(`{"symbol":"ETH"}`))

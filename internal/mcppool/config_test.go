@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/configured"
 	"github.com/guilds/guilds/internal/mcppool"
@@ -87,15 +88,15 @@ func (r *configRemote) accept(ws string) { r.good.Store(&ws) }
 // of it, not connected yet.
 func pendingConnection(t testing.TB, db *pgxpool.Pool, slug, transport, url, config string) string {
 	t.Helper()
-	var id string
+	var serverID, orgID string
 	if err := db.QueryRow(context.Background(), `WITH s AS (
 INSERT INTO mcp_servers (slug, name, transport, url, auth, config) VALUES ($1, $1, $2, $3, 'none', $4) RETURNING id),
 o AS (INSERT INTO organisations (name, slug) VALUES ($1, $1) RETURNING id)
-INSERT INTO mcp_connections (server_id, owner_scope, owner_id) SELECT s.id, 'organisation', o.id FROM s, o RETURNING id`,
-		slug, transport, url, config).Scan(&id); err != nil {
+SELECT s.id::text, o.id::text FROM s, o`,
+		slug, transport, url, config).Scan(&serverID, &orgID); err != nil {
 		t.Fatal(err)
 	}
-	return id
+	return connectionstest.Insert(t, db, serverID, "organisation", orgID)
 }
 
 func scalar(t testing.TB, db *pgxpool.Pool, sql string, args ...any) string {
@@ -173,8 +174,8 @@ func TestConnectConfigChecksValuesAgainstTheServer(t *testing.T) {
 		return logs.Write(b)
 	}), nil))}
 	stored := func() string {
-		return scalar(t, db, `SELECT (SELECT count(*) FROM connection_credentials)::text || ' ' || (SELECT count(*) FROM mcp_tools)::text || ' ' || status
-FROM mcp_connections WHERE id = $1`, id)
+		return scalar(t, db, `SELECT (SELECT count(*) FROM connection_credentials)::text || ' ' || (SELECT count(*) FROM mcp_tools)::text`) +
+			" " + connectionstest.StatusOr(t, db, id, "")
 	}
 
 	var fe *connectors.FieldsError

@@ -14,6 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 )
 
@@ -139,18 +141,13 @@ func (c *creds) rejectedCode(id string) string {
 func addConnection(t testing.TB, db *pgxpool.Pool, slug, url, auth, config string) string {
 	t.Helper()
 	ctx := context.Background()
-	var sid, cid string
+	var sid string
 	if err := db.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, transport, url, auth, config)
 VALUES ($1, $1, 'http', $2, $3, $4) ON CONFLICT (slug) DO UPDATE SET url = EXCLUDED.url RETURNING id`,
 		slug, url, auth, config).Scan(&sid); err != nil {
 		t.Fatal(err)
 	}
-	owner := uuid.New()
-	if err := db.QueryRow(ctx, `INSERT INTO mcp_connections (server_id, owner_scope, owner_id, status)
-VALUES ($1, 'organisation', $2, 'connected') RETURNING id`, sid, owner).Scan(&cid); err != nil {
-		t.Fatal(err)
-	}
-	return cid
+	return connectionstest.InsertAs(t, db, sid, "organisation", uuid.NewString(), connstore.StatusConnected)
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }

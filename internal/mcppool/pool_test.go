@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/testdb"
@@ -95,8 +96,7 @@ func TestTransientKeyRejectionIsRetried(t *testing.T) {
 	}
 	rs.rejectNext(1) // one 401, then the key works again
 	out, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"y"}`))
-	var status string
-	_ = db.QueryRow(ctx, `SELECT status FROM mcp_connections WHERE id = $1`, id).Scan(&status)
+	status := connectionstest.StatusOr(t, db, id, "absent")
 	if err != nil || out != "echo: y" || status != "connected" {
 		t.Fatalf("after one 401: %q %v status=%s", out, err, status)
 	}

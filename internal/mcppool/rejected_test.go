@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/testdb"
 )
@@ -41,11 +42,11 @@ func TestRejectedLoginIsSeenByOtherReplicas(t *testing.T) {
 	if _, err := a.pool.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); !errors.Is(err, &connectors.ErrReconnectRequired{}) {
 		t.Fatalf("call with the refused key: %v", err)
 	}
-	var status, state, code string
-	if err := db.QueryRow(ctx, `SELECT c.status, k.state, k.last_error_code FROM mcp_connections c
-JOIN connection_credentials k ON k.connection_id = c.id WHERE c.id = $1`, id).Scan(&status, &state, &code); err != nil {
+	var state, code string
+	if err := db.QueryRow(ctx, `SELECT state, last_error_code FROM connection_credentials WHERE connection_id = $1`, id).Scan(&state, &code); err != nil {
 		t.Fatal(err)
 	}
+	status := connectionstest.Status(t, db, id)
 	if status != "disconnected" || state != "reconnect_required" || code != "token_rejected" {
 		t.Fatalf("stored: status=%s state=%s code=%s", status, state, code)
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/secret"
@@ -103,17 +105,13 @@ func (r *sseRemote) sessionsSeen() map[string]string {
 func addServerConnection(t testing.TB, db *pgxpool.Pool, slug, transport, url, auth, config string) string {
 	t.Helper()
 	ctx := context.Background()
-	var sid, cid string
+	var sid string
 	if err := db.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, transport, url, auth, config)
 VALUES ($1, $1, $2, $3, $4, $5) ON CONFLICT (slug) DO UPDATE SET url = EXCLUDED.url RETURNING id`,
 		slug, transport, url, auth, config).Scan(&sid); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.QueryRow(ctx, `INSERT INTO mcp_connections (server_id, owner_scope, owner_id, status)
-VALUES ($1, 'organisation', $2, 'connected') RETURNING id`, sid, uuid.New()).Scan(&cid); err != nil {
-		t.Fatal(err)
-	}
-	return cid
+	return connectionstest.InsertAs(t, db, sid, "organisation", uuid.NewString(), connstore.StatusConnected)
 }
 
 // newEngine builds the connector engine on db with a generated keyring and no

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	acts "github.com/guilds/guilds/activities/connect"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
 	"github.com/guilds/guilds/internal/mcpoauth"
@@ -130,11 +131,7 @@ func (e *devEnv) login(t *testing.T) string {
 }
 
 func (e *devEnv) status(t *testing.T, id string) string {
-	var s string
-	if err := e.db.QueryRow(context.Background(), `SELECT status FROM mcp_connections WHERE id = $1`, id).Scan(&s); err != nil {
-		return "absent"
-	}
-	return s
+	return connectionstest.StatusOr(t, e.db, id, "absent")
 }
 
 // browse opens the authorization URL as the browser would and returns the

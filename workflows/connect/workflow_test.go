@@ -18,7 +18,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/google/uuid"
 	acts "github.com/guilds/guilds/activities/connect"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/testdb"
 )
 
@@ -392,11 +395,7 @@ func TestWorkflowAbandonOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	login := func(status string) string {
-		var id string
-		if err := db.QueryRow(ctx, `INSERT INTO mcp_connections (server_id, owner_scope, owner_id, status)
-VALUES ($1, 'organisation', gen_random_uuid(), $2) RETURNING id`, serverID, status).Scan(&id); err != nil {
-			t.Fatal(err)
-		}
+		id := connectionstest.InsertAs(t, db, serverID, "organisation", uuid.NewString(), connstore.Status(status))
 		if _, err := db.Exec(ctx, `INSERT INTO connection_oauth_pending (state_hash, connection_id, redirect_uri, key_id, verifier, expires_at)
 VALUES (gen_random_uuid()::text::bytea, $1, $2, 'k1', '\x00', now() + interval '15 minutes')`, id, testRedirect); err != nil {
 			t.Fatal(err)
@@ -439,14 +438,16 @@ VALUES ('platform', 'mcp', $1, $2, true, $3)`, "notion-"+id, serverID, id); err 
 			if n := count(`SELECT count(*) FROM connection_oauth_pending WHERE connection_id = $1`, id); n != 0 {
 				t.Fatalf("%d pending logins left", n)
 			}
-			rows := count(`SELECT count(*) FROM mcp_connections WHERE id = $1`, id)
+			rows := 0
+			if connectionstest.Exists(t, db, id) {
+				rows = 1
+			}
 			bindings := count(`SELECT count(*) FROM bindings WHERE connection_id = $1`, id)
 			if tc.status == "pending" && (rows != 0 || bindings != 0) {
 				t.Fatalf("a new login must be deleted: %d rows, %d bindings", rows, bindings)
 			}
 			if tc.status == "disconnected" {
-				var status string
-				_ = db.QueryRow(ctx, `SELECT status FROM mcp_connections WHERE id = $1`, id).Scan(&status)
+				status := connectionstest.StatusOr(t, db, id, "")
 				if rows != 1 || bindings != 1 || status != "disconnected" {
 					t.Fatalf("a disconnected login must stay: %d rows (%s), %d bindings", rows, status, bindings)
 				}

@@ -86,3 +86,78 @@ func Exists(t testing.TB, db store.DB, id string) bool {
 	}
 	return false
 }
+
+// InsertAs stores a login of a catalog server at one owner with a status
+// (pending, connected or disconnected) and returns its id.
+func InsertAs(t testing.TB, db store.DB, serverID, ownerScope, ownerID string, status connstore.Status) string {
+	t.Helper()
+	id := Insert(t, db, serverID, ownerScope, ownerID)
+	switch status {
+	case connstore.StatusConnected:
+		SetConnected(t, db, id, "")
+	case connstore.StatusDisconnected:
+		SetDisconnected(t, db, id)
+	}
+	return id
+}
+
+// InsertOf stores a pending login of the catalog server with a slug.
+func InsertOf(t testing.TB, db store.DB, slug, ownerScope, ownerID string) string {
+	t.Helper()
+	var serverID string
+	if err := db.QueryRow(context.Background(), `SELECT id::text FROM mcp_servers WHERE slug = $1`, slug).Scan(&serverID); err != nil {
+		t.Fatalf("connectionstest: no catalog server %s: %v", slug, err)
+	}
+	return Insert(t, db, serverID, ownerScope, ownerID)
+}
+
+// OfServer lists the logins of the catalog server with a slug (or id).
+func OfServer(t testing.TB, db store.DB, slug string) []string {
+	t.Helper()
+	ids, err := connstore.IDsOfServer(context.Background(), db, slug)
+	if err != nil {
+		t.Fatalf("connectionstest: the logins of %s: %v", slug, err)
+	}
+	return ids
+}
+
+// OnlyOf is the one login of the catalog server with a slug.
+func OnlyOf(t testing.TB, db store.DB, slug string) string {
+	t.Helper()
+	ids := OfServer(t, db, slug)
+	if len(ids) != 1 {
+		t.Fatalf("connectionstest: %d logins of %s, want one", len(ids), slug)
+	}
+	return ids[0]
+}
+
+// Count is how many logins are stored.
+func Count(t testing.TB, db store.DB) int {
+	t.Helper()
+	all, err := connstore.All(context.Background(), db)
+	if err != nil {
+		t.Fatalf("connectionstest: count the logins: %v", err)
+	}
+	return len(all)
+}
+
+// StatusOr is a login's status, or absent when it is not stored.
+func StatusOr(t testing.TB, db store.DB, id, absent string) string {
+	t.Helper()
+	if !Exists(t, db, id) {
+		return absent
+	}
+	return string(Status(t, db, id))
+}
+
+// Delete removes a login (its bindings, tools and credential cascade).
+func Delete(t testing.TB, db store.DB, id string) {
+	t.Helper()
+	cid, err := connstore.ParseID(id)
+	if err == nil {
+		err = connstore.Delete(context.Background(), db, cid)
+	}
+	if err != nil {
+		t.Fatalf("connectionstest: delete the login %s: %v", id, err)
+	}
+}
