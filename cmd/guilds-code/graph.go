@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"runtime/debug"
 
 	"github.com/guilds/guilds/internal/codegraph"
 	"github.com/guilds/guilds/internal/codeops"
@@ -32,6 +34,7 @@ func init() {
 
 func graphHandler(q graphQuery) handler {
 	return func(ctx context.Context, env *codeops.Env, args json.RawMessage) codeproto.Response {
+		collectLate()
 		res := q(ctx, graphEnv(env), args)
 		return codeproto.Response{Text: res.Text, Meta: res.Meta}
 	}
@@ -51,5 +54,19 @@ func graphEnv(env *codeops.Env) *codegraph.Env {
 			return fsPath, err
 		},
 		Rel: env.Rel,
+	}
+}
+
+// graphMemoryLimit bounds the helper's heap on a graph call.
+const graphMemoryLimit = 192 << 20
+
+// collectLate lets the garbage collector wait until the heap nears
+// graphMemoryLimit: a query allocates a few tens of MiB and exits, so it
+// then never collects; a first build collects as it fills up and stays
+// under the limit. GOGC or GOMEMLIMIT in the environment win.
+func collectLate() {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(graphMemoryLimit)
 	}
 }

@@ -212,7 +212,7 @@ func Find(ctx context.Context, env *Env, raw json.RawMessage) Result {
 		return errorf("code graph of %s: %v", t.name, err)
 	}
 
-	weight := termWeights(g, t.scope, ts)
+	weight, cands := prefilter(g, t.scope, ts)
 	var hits []scored
 	type fileHit struct {
 		f     *File
@@ -233,17 +233,21 @@ func Find(ctx context.Context, env *Env, raw json.RawMessage) Result {
 			}
 		}
 		best := 0.0
-		for di := range f.Defs {
-			d := &f.Defs[di]
-			if !pathHit && !anyTerm(ts, d) {
-				continue
+		which := cands[fi]
+		if pathHit {
+			which = nil
+			for di := range f.Defs {
+				which = append(which, int32(di))
 			}
+		}
+		for _, di := range which {
+			d := &f.Defs[di]
 			s := scoreDef(ts, weight, f, d, pathWords)
 			if s <= 0 {
 				continue
 			}
-			s += math.Log1p(float64(f.Count(di))) * 0.5
-			hits = append(hits, scored{defID{int32(fi), int32(di)}, s})
+			s += math.Log1p(float64(f.Count(int(di)))) * 0.5
+			hits = append(hits, scored{defID{int32(fi), di}, s})
 			best = math.Max(best, s)
 		}
 		pm := 0
@@ -326,17 +330,6 @@ func sourceOf(g *Graph, f *File, d *Def) []string {
 	return out
 }
 
-// anyTerm is a cheap first look: does any term occur in the definition's
-// name, container or signature, case aside?
-func anyTerm(ts []string, d *Def) bool {
-	for _, t := range ts {
-		if containsFold(d.Name, t) || containsFold(d.Container, t) || containsFold(d.Sig, t) {
-			return true
-		}
-	}
-	return false
-}
-
 // containsFold reports whether s contains the lowercase ASCII word t,
 // ignoring the case of s, without allocating.
 func containsFold(s, t string) bool {
@@ -369,23 +362,32 @@ func containsFold(s, t string) bool {
 	return false
 }
 
-// termWeights gives a rare term more weight than a common one (inverse
-// document frequency over the definitions in scope, by name and
-// container), normalized to a mean of 1.
-func termWeights(g *Graph, scope string, ts []string) []float64 {
+// prefilter is one cheap pass over the definitions in scope: the ones
+// any term occurs in (name, container or signature, case aside), by file,
+// and a weight per term that favours a rare term over a common one
+// (inverse document frequency by name and container, mean 1).
+func prefilter(g *Graph, scope string, ts []string) ([]float64, [][]int32) {
 	df := make([]int, len(ts))
+	cands := make([][]int32, len(g.Files))
 	n := 0
-	for _, f := range g.Files {
+	for fi, f := range g.Files {
 		if !inScope(scope, f.Path) {
 			continue
 		}
 		for i := range f.Defs {
 			d := &f.Defs[i]
 			n++
+			hit := false
 			for ti, t := range ts {
 				if containsFold(d.Name, t) || containsFold(d.Container, t) {
 					df[ti]++
+					hit = true
+				} else if !hit && containsFold(d.Sig, t) {
+					hit = true
 				}
+			}
+			if hit {
+				cands[fi] = append(cands[fi], int32(i))
 			}
 		}
 	}
@@ -398,5 +400,5 @@ func termWeights(g *Graph, scope string, ts []string) []float64 {
 	for i := range w {
 		w[i] *= float64(len(w)) / sum
 	}
-	return w
+	return w, cands
 }
