@@ -120,6 +120,9 @@ func newEnv(t testing.TB, worker bool) *env {
 		t.Fatal(err)
 	}
 	e.mgr = &schedule.Manager{Temporal: e.c, TaskQueue: e.queue, Log: slog.New(slog.DiscardHandler)}
+	if os.Getenv("SCHEDULE_TEST_LOG") != "" {
+		e.mgr.Log = slog.Default()
+	}
 	if worker {
 		e.startWorker()
 	}

@@ -87,7 +87,11 @@ func (m *Manager) Create(ctx context.Context, db store.DB, in schedules.New) (sc
 		// answering soon the row gets it when the workflow records it.
 		uctx, cancel := context.WithTimeout(ctx, windowAnswer)
 		defer cancel()
-		if next, err := m.windowSetPaused(uctx, s.ID, false); err == nil && next != nil {
+		next, err := m.windowSetPaused(uctx, s.ID, false)
+		switch {
+		case err != nil:
+			m.log().Info("the new window workflow did not answer yet; it records its first wake-up itself", "schedule_id", s.ID, "error", err)
+		case next != nil:
 			if err := schedules.SetNext(ctx, db, s.ID, next); err != nil {
 				return schedules.Schedule{}, err
 			}

@@ -49,11 +49,21 @@ func TestReconcile(t *testing.T) {
 	e.isolated()
 	e.startWorker()
 	ctx := context.Background()
+	// A worker on a namespace just made takes a moment to poll it.
+	eventually(t, 30*time.Second, "the worker to poll the new namespace", func() bool {
+		d, err := e.c.DescribeTaskQueue(ctx, e.queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		return err == nil && len(d.GetPollers()) > 0
+	})
 	cron := e.create(cronInput("15 6 * * *"))
 	win := e.create(schedules.New{Kind: schedules.KindWindow, Timezone: "Europe/Paris", Start: "00:00", End: "23:55", MaxWakes: 4,
 		Description: "random check", Instruction: instruction})
 	if win.NextRunAt == nil {
-		t.Fatalf("window created without its first wake-up: %+v", win)
+		v, qerr := e.c.QueryWorkflow(ctx, schedule.WindowWorkflowID(win.ID), "", schedule.QueryPlan)
+		var plan []time.Time
+		if qerr == nil {
+			_ = v.Get(&plan)
+		}
+		t.Fatalf("window created without its first wake-up: %+v plan %v %v now %v", win, plan, qerr, time.Now())
 	}
 	h := e.c.ScheduleClient().GetHandle(ctx, schedule.ScheduleID(cron.ID))
 	if err := h.Delete(ctx); err != nil {

@@ -62,6 +62,7 @@ func Window(ctx workflow.Context, p WindowParams) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), "BadWindow", nil)
 	}
 	var plan []time.Time
+	planned := false // an update arriving with the start waits for the first plan
 	next := func() *time.Time {
 		now := workflow.Now(ctx)
 		for _, t := range plan {
@@ -74,6 +75,9 @@ func Window(ctx workflow.Context, p WindowParams) error {
 	}
 	if err := workflow.SetUpdateHandler(ctx, UpdateSetPaused, func(ctx workflow.Context, paused bool) (*time.Time, error) {
 		p.Paused = paused
+		if err := workflow.Await(ctx, func() bool { return planned }); err != nil {
+			return nil, err
+		}
 		return next(), nil
 	}); err != nil {
 		return err
@@ -106,6 +110,9 @@ func Window(ctx workflow.Context, p WindowParams) error {
 			plan = append(plan, t)
 		}
 		p.Done = &end
+		if len(plan) > 0 || day == maxDaysPerExecution-1 {
+			planned = true
+		}
 		for i, t := range plan {
 			if !p.Paused {
 				record(&t)
