@@ -385,9 +385,9 @@ func (s *Server) completeCallback(ctx context.Context, c *gin.Context, db store.
 		return 0, nil, err
 	}
 	if res.Status != connect.StatusConnected {
-		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "oauth_" + res.Status, Message: res.Error}
+		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "oauth_" + string(res.Status), Message: res.Error}
 	}
-	return http.StatusOK, mcpCallbackReply{ConnectionID: connID, Status: res.Status, AccountHint: res.AccountHint, Tools: res.Tools}, nil
+	return http.StatusOK, mcpCallbackReply{ConnectionID: connID, Status: string(res.Status), AccountHint: res.AccountHint, Tools: res.Tools}, nil
 }
 
 // oauthCode keeps a provider's error parameter only when it looks like an

@@ -54,17 +54,20 @@ type Callback struct {
 	Error  string
 }
 
+// Outcome is how a login's workflow ended (Result.Status).
+type Outcome string
+
 // Outcomes of Result.Status.
 const (
-	StatusConnected = "connected"
-	StatusDenied    = "denied"  // the provider answered an error
-	StatusFailed    = "failed"  // setup or exchange failed
-	StatusExpired   = "expired" // no callback within the deadline
+	StatusConnected Outcome = "connected"
+	StatusDenied    Outcome = "denied"  // the provider answered an error
+	StatusFailed    Outcome = "failed"  // setup or exchange failed
+	StatusExpired   Outcome = "expired" // no callback within the deadline
 )
 
 // Result is the workflow's outcome.
 type Result struct {
-	Status      string
+	Status      Outcome
 	AccountHint string
 	Tools       int
 	Error       string // safe to show: no secret

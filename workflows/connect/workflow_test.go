@@ -258,7 +258,7 @@ func TestWorkflowAbandons(t *testing.T) {
 		name     string
 		signal   *Callback // nil: none before the deadline
 		exchange error
-		status   string
+		status   Outcome
 		message  string
 	}{
 		{"denied", &Callback{Error: "access_denied"}, nil, StatusDenied, "the provider refused the login (access_denied"},
@@ -299,7 +299,7 @@ func TestWorkflowDeadline(t *testing.T) {
 		name     string
 		deadline time.Duration
 		signalAt time.Duration
-		status   string
+		status   Outcome
 	}{
 		{"just in time", 5 * time.Minute, 5*time.Minute - time.Second, StatusConnected},
 		{"too late", 5 * time.Minute, 5*time.Minute + time.Second, StatusExpired},
