@@ -88,6 +88,7 @@ func TestBackgroundJobLifecycle(t *testing.T) {
 	if res := call(t, other, Shell, shellArgs("true", `,"background":true`)); res.Meta["background_id"] != "b3" {
 		t.Fatalf("%q", res.Text)
 	}
+	waitJob(t, other, "b3") // its supervisor writes into the home until it ends
 }
 
 func TestBackgroundJobLostWhenItsSupervisorDies(t *testing.T) {
@@ -106,6 +107,7 @@ func TestBackgroundJobLostWhenItsSupervisorDies(t *testing.T) {
 func TestShellStatusBadArguments(t *testing.T) {
 	env := testEnv(t)
 	call(t, env, Shell, shellArgs("true", `,"background":true`))
+	waitJob(t, env, "b1")
 	for args, want := range map[string]string{
 		`{"id":"b9"}`:   "ERROR: id: there is no background command b9 (known: b1)",
 		`{"id":"x1"}`:   `ERROR: id: "x1" is not a background command id`,

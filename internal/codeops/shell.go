@@ -225,7 +225,8 @@ wait:
 		err := <-done
 		_ = err // reported as the timeout
 	}
-	for range 100 {
+	// SIGKILL cannot be refused; give the kernel a moment to finish them.
+	for range 500 {
 		if !groupAlive(pgid) {
 			break
 		}

@@ -85,7 +85,8 @@ func stopJob(dir string, pgid int) {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	}
-	for range 100 {
+	// The supervisor records the end once it has reaped the command.
+	for range 500 {
 		if _, err := os.Stat(filepath.Join(dir, "end.json")); err == nil {
 			return
 		}
