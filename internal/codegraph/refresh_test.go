@@ -249,3 +249,27 @@ func TestLinksAreNotFollowed(t *testing.T) {
 		t.Fatalf("map of a link out: %q", r.Text)
 	}
 }
+
+// Calls on one repository at once take turns on the graph: each sees a
+// whole graph and the store stays readable.
+func TestConcurrentCallsShareOneGraph(t *testing.T) {
+	env, _ := newHome(t, "repos/poly", "poly")
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		go func() {
+			g, err := Open(context.Background(), filepath.Join(env.Home, "repos", "poly"), env.cacheDir("poly"))
+			if err == nil && len(g.lookup("Store.Get", "")) != 1 {
+				err = fmt.Errorf("graph without Store.Get: %+v", g.Stats)
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g := openPoly(t, env); g.Stats.Built || g.Stats.Parsed != 0 {
+		t.Fatalf("after the concurrent calls: %+v", g.Stats)
+	}
+}

@@ -1,0 +1,291 @@
+package codegraph
+
+import "strings"
+
+func family(lang string) string {
+	if l := languages[lang]; l != nil {
+		return l.family
+	}
+	return ""
+}
+
+// resolve appends the definitions a reference most likely names and says
+// how sure it is (typed or qualified: 6 and more; same file or folder: 4
+// or 5; a guess: 2 or 3). The candidates of its name are scored by
+// qualifier, container and distance and the best score is kept. A local
+// variable resolves to nothing; x.name resolves through the type of x
+// when a declaration states it; a qualified Go name through its import.
+func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
+	f := g.Files[fi]
+	name := f.Names[r.Name]
+	cands := g.defs[name]
+	if len(cands) == 0 {
+		return out, 0
+	}
+	qual := ""
+	if r.Qual >= 0 {
+		qual = f.Names[r.Qual]
+	}
+	isGo := f.Lang == "go"
+	strict := f.Lang == "java" || f.Lang == "rust"
+	member := r.Flags&refMember != 0
+	if !member && !(f.Lang == "java" && r.Flags&refCall != 0) {
+		// A local variable or parameter of that name hides the definition
+		// (a field does not: it is reached as this.name or self.name).
+		if loc, local := f.typeOf(r.Def, name); local && (loc.Def < 0 || !classLike(f.Defs[loc.Def].Kind)) {
+			return out, 0
+		}
+	}
+	here := ""
+	if r.Def >= 0 {
+		here = f.container(r.Def)
+	}
+	var importPath string
+	if isGo && member {
+		importPath = importOf(f, qual)
+	}
+	if member && qual != "" && importPath == "" {
+		if strict && r.Flags&refCall == 0 {
+			return out, 0 // a Java or Rust method is only called; x.name is a field
+		}
+		loc, ok := f.typeOf(r.Def, qual)
+		if !ok || loc.Type == "" {
+			loc, ok = g.fields[f.fam+" "+here+" "+qual]
+		}
+		if ok && loc.Type != "" {
+			typ, where := loc.Type, typeHome{}
+			switch {
+			case loc.Guess:
+				typ, where = g.guessType(f, loc)
+			case isGo && loc.Pkg != "":
+				where.importPath = importOf(f, loc.Pkg)
+			case isGo:
+				where.dir = f.dir
+			}
+			n := len(out)
+			for _, id := range cands {
+				cf, d := g.def(id)
+				if typ == "" || cf.fam != f.fam || d.Container != typ || d.Kind != "method" || !where.holds(cf) {
+					continue
+				}
+				out = append(out, id)
+			}
+			// A declared Go or Java type without that method: the method
+			// is promoted from an embedded type or the type is not ours.
+			if len(out) > n || (!loc.Guess && (isGo || f.Lang == "java")) {
+				return out, 7
+			}
+		}
+	}
+	best := 0
+	start := len(out)
+	for _, id := range cands {
+		cf, d := g.def(id)
+		if cf.fam != f.fam {
+			continue
+		}
+		s := 0
+		sameFile := id.file == fi
+		sameDir := cf.dir == f.dir
+		method := d.Container != "" && d.Kind == "method"
+		switch {
+		case importPath != "":
+			// pkg.Name: a top-level definition of the imported package.
+			if n := sharedTail(importPath, cf.dir); !method && d.Parent < 0 && n > 0 {
+				s = 6 + min(n, 4)
+			}
+		case method && member && isGo && r.Flags&refCall == 0:
+			// x.name not called, x unknown: a field far more often than a
+			// method value.
+		case method && member:
+			s = 2
+			if qual == d.Container || ((qual == "self" || qual == "this") && here == d.Container) {
+				s = 5
+			}
+			if sameFile {
+				s++
+			}
+		case method:
+			if here != "" && here == d.Container && !(strict && r.Flags&refCall == 0) {
+				s = 5
+			}
+		case member:
+			if !isGo && qual != "" && (qual == d.Container || qual == cf.stem || qual == cf.dirBase) {
+				s = 4 // a static member, module.name, a Rust path
+			}
+		default:
+			switch {
+			case sameFile:
+				s = 5
+			case sameDir:
+				s = 4
+			case !isGo:
+				s = 2
+			}
+		}
+		if s == 0 || s < best {
+			continue
+		}
+		if s > best {
+			best = s
+			out = out[:start]
+		}
+		out = append(out, id)
+	}
+	if best <= 3 && len(out)-start > maxAmbiguous {
+		return out[:start], 0 // x.name with x unknown and many such methods: no guess
+	}
+	return out, best
+}
+
+// typeHome narrows where a type is declared: a folder, or (Go) the
+// package of an import path; neither set, anywhere.
+type typeHome struct{ dir, importPath string }
+
+func (h typeHome) holds(f *File) bool {
+	switch {
+	case h.importPath != "":
+		return sharedTail(h.importPath, f.dir) > 0
+	case h.dir != "":
+		return f.dir == h.dir
+	}
+	return true
+}
+
+// guessType is the type a call of loc.Type returns: the class itself for
+// a constructor call, else the result its signature declares.
+func (g *Graph) guessType(f *File, loc *Local) (string, typeHome) {
+	for _, id := range g.defs[loc.Type] {
+		cf, d := g.def(id)
+		if cf.fam != f.fam {
+			continue
+		}
+		if f.Lang == "go" {
+			if loc.Pkg != "" && sharedTail(importOf(f, loc.Pkg), cf.dir) == 0 {
+				continue
+			}
+			if loc.Pkg == "" && cf.dir != f.dir {
+				continue
+			}
+		}
+		if classLike(d.Kind) {
+			if cf.Lang == "go" {
+				return d.Name, typeHome{dir: cf.dir}
+			}
+			return d.Name, typeHome{}
+		}
+		if d.Kind != "func" && d.Kind != "method" {
+			continue
+		}
+		name, pkg, ok := typeName(resultType(cf.Lang, d.Sig))
+		if !ok {
+			continue
+		}
+		if name == "Self" {
+			name = d.Container
+		}
+		if cf.Lang != "go" {
+			return name, typeHome{}
+		}
+		if pkg == "" {
+			return name, typeHome{dir: cf.dir}
+		}
+		if p := importOf(cf, pkg); p != "" {
+			return name, typeHome{importPath: p}
+		}
+	}
+	return "", typeHome{}
+}
+
+// resultType is what a signature says its function returns (the first
+// result in Go), "" when it does not say.
+func resultType(lang, sig string) string {
+	switch lang {
+	case "python", "rust":
+		if i := strings.LastIndex(sig, "->"); i >= 0 {
+			return strings.TrimSpace(sig[i+2:])
+		}
+		return ""
+	case "go":
+		rest := strings.TrimPrefix(sig, "func ")
+		if strings.HasPrefix(rest, "(") { // a receiver
+			rest = rest[closing(rest):]
+		}
+		i := strings.IndexByte(rest, '(')
+		if i < 0 {
+			return ""
+		}
+		rest = strings.TrimSpace(rest[i+closing(rest[i:]):])
+		if strings.HasPrefix(rest, "(") {
+			first, _, _ := strings.Cut(strings.TrimPrefix(rest, "("), ",")
+			first = strings.TrimSuffix(strings.TrimSpace(first), ")")
+			if f := strings.Fields(first); len(f) > 0 {
+				return f[len(f)-1] // a named result: the type is last
+			}
+			return ""
+		}
+		return rest
+	case "typescript", "tsx", "javascript":
+		i := strings.IndexByte(sig, '(')
+		if i < 0 {
+			return ""
+		}
+		rest := strings.TrimSpace(sig[i+closing(sig[i:]):])
+		if r, ok := strings.CutPrefix(rest, ":"); ok {
+			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(r), "Promise<"))
+		}
+	}
+	return ""
+}
+
+// closing is the length of the bracketed group s starts with.
+func closing(s string) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(s)
+}
+
+// guess is the best score of x.name with x of unknown type in another
+// file; resolve scores it 2 (3 in the same file).
+const guess = 3
+
+// maxAmbiguous is how many same-named methods a call through an unknown
+// receiver may resolve to before it resolves to none.
+const maxAmbiguous = 6
+
+func importOf(f *File, alias string) string {
+	for _, im := range f.Imports {
+		if im.Alias == alias {
+			return im.Path
+		}
+	}
+	return ""
+}
+
+// sharedTail counts the trailing path components an import path and a
+// folder have in common (example.com/m/store and pkg/store share 1).
+func sharedTail(importPath, dir string) int {
+	n := 0
+	for importPath != "" && dir != "" {
+		i, j := strings.LastIndexByte(importPath, '/'), strings.LastIndexByte(dir, '/')
+		if importPath[i+1:] != dir[j+1:] {
+			break
+		}
+		n++
+		if i < 0 || j < 0 {
+			break
+		}
+		importPath, dir = importPath[:i], dir[:j]
+	}
+	return n
+}
