@@ -6,6 +6,19 @@
 // workspace is /home/agent itself; the local development driver names the
 // directory that stands for it (codeproto.HomeEnv), and results still show
 // /home/agent paths.
+//
+// What the helper keeps between calls (each call is a new process):
+//
+//	/home/agent/.runs/<run id>/cwd            the run's working directory
+//	/home/agent/.runs/<run id>/<call id>.log  a shell call's full output
+//	/run/guilds/jobs/.next, .lock             the next background id (b1, b2, …)
+//	/run/guilds/jobs/b<n>/job.json            a background command, as started
+//	/run/guilds/jobs/b<n>/started.json        its supervisor's pid and its process group
+//	/run/guilds/jobs/b<n>/end.json            its exit code, once it ended
+//	/run/guilds/jobs/b<n>/stopped             present when shell_status stopped it
+//
+// /run/guilds is a tmpfs, so the background ids last as long as the
+// container, as the spec says.
 package codeops
 
 import (
