@@ -107,11 +107,19 @@ const errNoCredentials = redactedError("this worker cannot resolve credentials")
 // switched on with a connected login. The server lists no tools, so the
 // offer itself never names it.
 func pinnedLogins(ctx context.Context, db store.DB, agent orgs.Agent) ([]pinnedLogin, error) {
+	servers, err := catalog.ServedBy(ctx, db, pinnedprices.Name)
+	if err != nil || len(servers) == 0 {
+		return nil, err
+	}
+	serverIDs := make([]string, len(servers))
+	for i, s := range servers {
+		serverIDs[i] = s.ID
+	}
 	rows, err := db.Query(ctx, `SELECT b.scope, b.catalog_id, b.server_id::text, b.enabled, coalesce(b.connection_id::text, '')
-		FROM bindings b JOIN mcp_servers s ON s.id = b.server_id
-		WHERE b.catalog_kind = $1 AND s.kind = $4 AND s.config->>'adapter' = $2
+		FROM bindings b
+		WHERE b.catalog_kind = $1 AND b.server_id::text = ANY($2)
 		  AND (b.scope = 'platform' OR b.scope_id = ANY($3::uuid[]))`,
-		grants.KindMCP, pinnedprices.Name, []string{agent.OrganisationID, agent.GuildID, agent.ID}, catalog.KindAdapter)
+		grants.KindMCP, serverIDs, []string{agent.OrganisationID, agent.GuildID, agent.ID})
 	if err != nil {
 		return nil, store.Map(err)
 	}

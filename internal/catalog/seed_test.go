@@ -57,3 +57,21 @@ func TestManifestsSeed(t *testing.T) {
 		t.Fatalf("admin row after a seed: %q with %d tools, %v", name, tools, err)
 	}
 }
+
+// ServedBy finds the adapter rows whose config names the adapter, by slug,
+// and no remote row that happens to name it.
+func TestServedBy(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.New(t)
+	if _, err := db.Exec(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config, published) VALUES
+		('quotes_b', 'B', 'adapter', 'http', 'https://b.example', 'token', '{"adapter":"quotes"}', false),
+		('quotes_a', 'A', 'adapter', 'http', 'https://a.example', 'token', '{"adapter":"quotes"}', true),
+		('other', 'O', 'adapter', 'http', 'https://o.example', 'token', '{"adapter":"other"}', true),
+		('remote', 'R', 'remote', 'http', 'https://r.example', 'token', '{"adapter":"quotes"}', true)`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := catalog.ServedBy(ctx, db, "quotes")
+	if err != nil || len(rows) != 2 || rows[0].Slug != "quotes_a" || !rows[0].Published || rows[1].Slug != "quotes_b" || rows[1].Published {
+		t.Fatalf("ServedBy = %+v, %v", rows, err)
+	}
+}

@@ -36,10 +36,26 @@ func LoadServerRoute(ctx context.Context, db store.DB, serverID string) (ServerR
 // named adapter, preferring the row whose slug is the adapter's name
 // (store.ErrNotFound when the catalog has none).
 func PublishedAdapterURL(ctx context.Context, db store.DB, adapter string) (string, error) {
-	var url string
-	err := db.QueryRow(ctx, `SELECT url FROM mcp_servers WHERE kind = $2 AND config->>'adapter' = $1 AND published
-		ORDER BY slug = $1 DESC, slug LIMIT 1`, adapter, catalog.KindAdapter).Scan(&url)
-	return url, store.Map(err)
+	rows, err := catalog.ServedBy(ctx, db, adapter)
+	if err != nil {
+		return "", err
+	}
+	url, found := "", false
+	for _, r := range rows {
+		if !r.Published {
+			continue
+		}
+		if r.Slug == adapter {
+			return r.URL, nil
+		}
+		if !found {
+			url, found = r.URL, true
+		}
+	}
+	if !found {
+		return "", store.ErrNotFound
+	}
+	return url, nil
 }
 
 // RemoveFailedLogin deletes a login a connect created and could not finish;
