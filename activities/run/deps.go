@@ -65,6 +65,18 @@ type SecretSource interface {
 	RunSecrets(ctx context.Context, agentID string) ([]string, error)
 }
 
+// ArgumentVault keeps the arguments of some tools (secret_store, whose
+// value is a secret) out of the workflow: the model activity seals them
+// (Hide) before it stores and returns the model's answer, which then holds
+// only the shown form, and the tool activity opens them again (Reveal).
+// internal/agentsecrets.Vault implements it; see docs/adr/0901-agent-secrets.md.
+type ArgumentVault interface {
+	Sealed(tool string) bool
+	Hide(ctx context.Context, runID string, seq int, callID, args string) (shown string, hidden []string, err error)
+	Reveal(ctx context.Context, runID string, seq int, callID string) (args string, hidden []string, ok bool, err error)
+	Forget(ctx context.Context, runID string, seq int) error
+}
+
 // StartRefusedError is returned by an Offerer when the run must not start,
 // such as an enabled MCP server whose connection is disconnected.
 type StartRefusedError struct{ Reason string }
@@ -78,8 +90,11 @@ type Deps struct {
 	Offerer Offerer // nil means NativeOfferer over Tools
 	MCP     MCPCaller
 	Secrets SecretSource
-	Models  *models.Resolver
-	Log     *slog.Logger
+	// Vault seals the arguments of tools whose arguments are secrets; nil
+	// leaves every argument as the model sent it.
+	Vault  ArgumentVault
+	Models *models.Resolver
+	Log    *slog.Logger
 	// Credentials and HTTP quote a Pinned prices login's coins at run start
 	// (the connectors resolver, the platform's outbound client); without
 	// Credentials the section says the prices are unavailable.

@@ -11,6 +11,7 @@ import (
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/tools"
 )
 
 // Model runs one model turn: it rebuilds the conversation from Postgres,
@@ -94,6 +95,9 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 			msg.ToolCalls = append(msg.ToolCalls, runs.ToolCallRequest{ID: id, Name: c.Function.Name, Arguments: c.Function.Arguments})
 		}
 	}
+	if err := a.hideArguments(ctx, &msg); err != nil {
+		return ModelOutput{}, err
+	}
 	stored, err := runs.AppendMessage(ctx, a.d.DB, msg)
 	if err != nil {
 		return ModelOutput{}, err
@@ -102,6 +106,42 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 		return ModelOutput{}, err
 	}
 	return modelOutput(stored), nil
+}
+
+// hideArguments hands the arguments of every call to a sealed tool
+// (secret_store) to the vault, keyed by the seq its result will take, and
+// keeps only their shown form in the message: the transcript, the next
+// turns' prompts and the workflow history never hold them. The hidden values
+// are also redacted from the message's text and its other calls.
+func (a *Activities) hideArguments(ctx context.Context, msg *runs.Message) error {
+	if a.d.Vault == nil {
+		return nil
+	}
+	var hidden []string
+	sealed := map[int]bool{}
+	for i, c := range msg.ToolCalls {
+		if !a.d.Vault.Sealed(c.Name) {
+			continue
+		}
+		shown, h, err := a.d.Vault.Hide(ctx, msg.RunID, msg.Seq+1+i, c.ID, c.Arguments)
+		if err != nil {
+			return fmt.Errorf("seal the arguments of %s: %w", c.Name, err)
+		}
+		msg.ToolCalls[i].Arguments = shown
+		sealed[i] = true
+		hidden = append(hidden, h...)
+	}
+	if len(hidden) == 0 {
+		return nil
+	}
+	red := tools.NewRedactor(hidden, a.d.Log)
+	msg.Content = red.Redact(msg.Content)
+	for i := range msg.ToolCalls {
+		if !sealed[i] {
+			msg.ToolCalls[i].Arguments = red.Redact(msg.ToolCalls[i].Arguments)
+		}
+	}
+	return nil
 }
 
 // recordExploration rewrites a coding run's metadata.exploration once a

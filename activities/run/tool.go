@@ -35,13 +35,17 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	if err != nil {
 		return ToolOutput{}, fmt.Errorf("load snapshot: %w", err)
 	}
-	red, err := a.redactor(ctx, r.AgentID)
+	call, hidden, err := a.revealArguments(ctx, in)
+	if err != nil {
+		return ToolOutput{}, err
+	}
+	red, err := a.redactor(ctx, r.AgentID, hidden...)
 	if err != nil {
 		return ToolOutput{}, err
 	}
 	ctx = tools.WithLogRedactor(ctx, red) // failure detail the registry logs is redacted too
 	started := time.Now()
-	stamped, outcome, meta := a.invoke(ctx, r, snap, in, red)
+	stamped, outcome, meta := a.invoke(ctx, r, snap, call, red)
 	finished := time.Now()
 	metaJSON := redactedJSON(red, meta)
 	tc, _, err := runs.SaveToolCall(ctx, a.d.DB, runs.ToolCall{
@@ -55,6 +59,11 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	}
 	if err := runs.SetRemaining(ctx, a.d.DB, in.RunID, in.Remaining); err != nil {
 		return ToolOutput{}, err
+	}
+	if len(hidden) > 0 {
+		if err := a.d.Vault.Forget(ctx, in.RunID, in.Seq); err != nil {
+			a.d.Log.WarnContext(ctx, "could not delete a call's sealed arguments", "run_id", in.RunID, "seq", in.Seq, "err", err)
+		}
 	}
 	a.d.Log.InfoContext(ctx, "tool call", "run_id", in.RunID, "seq", in.Seq, "tool", in.Name,
 		"outcome", tc.Outcome, "duration_ms", tc.DurationMS, "result_bytes", len(tc.Result))
@@ -132,16 +141,36 @@ func outcomeOf(raw string) string {
 }
 
 // redactor loads the run's secrets here, inside the activity, so they never
-// travel through the workflow.
-func (a *Activities) redactor(ctx context.Context, agentID string) (*tools.Redactor, error) {
-	if a.d.Secrets == nil {
+// travel through the workflow; extra are values this call holds besides.
+func (a *Activities) redactor(ctx context.Context, agentID string, extra ...string) (*tools.Redactor, error) {
+	if a.d.Secrets == nil && len(extra) == 0 {
 		return nil, nil
 	}
-	secrets, err := a.d.Secrets.RunSecrets(ctx, agentID)
-	if err != nil {
-		return nil, fmt.Errorf("load the run's redaction set: %w", err)
+	var secrets []string
+	if a.d.Secrets != nil {
+		var err error
+		if secrets, err = a.d.Secrets.RunSecrets(ctx, agentID); err != nil {
+			return nil, fmt.Errorf("load the run's redaction set: %w", err)
+		}
 	}
-	return tools.NewRedactor(secrets, a.d.Log), nil
+	return tools.NewRedactor(append(secrets, extra...), a.d.Log), nil
+}
+
+// revealArguments gives back the arguments the model activity sealed for a
+// call to a sealed tool, and the values they hold; other calls keep theirs.
+// What is stored of the call stays in.Arguments, the shown form.
+func (a *Activities) revealArguments(ctx context.Context, in ToolInput) (ToolInput, []string, error) {
+	if a.d.Vault == nil || !a.d.Vault.Sealed(in.Name) {
+		return in, nil, nil
+	}
+	args, hidden, ok, err := a.d.Vault.Reveal(ctx, in.RunID, in.Seq, in.CallID)
+	if err != nil {
+		return in, nil, fmt.Errorf("open the sealed arguments of %s: %w", in.Name, err)
+	}
+	if ok {
+		in.Arguments = args
+	}
+	return in, hidden, nil
 }
 
 // heartbeat keeps a long call alive on the server, so a lost worker is noticed
@@ -194,5 +223,11 @@ func (a *Activities) ToolRecord(ctx context.Context, in RecordInput) (ToolOutput
 // Finish records how the run ended.
 func (a *Activities) Finish(ctx context.Context, in FinishInput) error {
 	a.d.Log.InfoContext(ctx, "run finished", "run_id", in.RunID, "status", in.Status)
+	if a.d.Vault != nil {
+		// Sealed arguments of calls that never ran (over budget, interrupted).
+		if err := a.d.Vault.Forget(ctx, in.RunID, 0); err != nil {
+			return err
+		}
+	}
 	return runs.Finish(ctx, a.d.DB, in.RunID, in.Status, in.Error)
 }

@@ -19,6 +19,7 @@ import (
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/agentsecrets"
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/errorreport"
@@ -27,6 +28,7 @@ import (
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native"
+	"github.com/guilds/guilds/internal/native/websearch"
 	"github.com/guilds/guilds/internal/payloadcodec"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/secret"
@@ -118,9 +120,19 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 		return nil, err
 	}
 	p.models = models.FromEnv(p.integrations, p.keyring, env.Getenv)
-	p.tools = native.Registry(db, log, append(p.codeOptions(), p.scheduleOptions()...)...)
+	p.tools = native.Registry(db, log, append(append(p.codeOptions(), p.scheduleOptions()...), p.secretOptions()...)...)
 	p.grants = grants.NewService(p.tools, p.integrations, log)
 	return p, nil
+}
+
+// secretOptions give the secret tools the keyring and tavily_search the
+// box's key (through the integrations registry) and GUILDS_TAVILY_BASE_URL.
+func (p *platform) secretOptions() []native.Option {
+	return []native.Option{
+		native.WithKeyring(p.keyring),
+		native.WithWebSearch(func() string { return p.integrations.Value(websearch.Integration, websearch.KeyVariable) },
+			p.env.Getenv("GUILDS_TAVILY_BASE_URL")),
+	}
 }
 
 // warnUnknownKeys names the key ids stored values are sealed under that the
@@ -208,6 +220,7 @@ func (p *platform) registrations() []worker.Registration {
 	secrets := runact.Secrets{
 		runact.StaticSecrets(p.integrations.Secrets()),
 		runact.ModelKeySecrets{DB: p.db, Keyring: p.keyring},
+		agentsecrets.Source{DB: p.db, Keyring: p.keyring}, // every granted secret, from the moment it is stored
 	}
 	deps := runact.Deps{DB: p.db, Tools: p.tools, Offerer: runact.GrantsOfferer{S: p.grants}, Models: p.models, Log: p.log}
 	var regs []worker.Registration
@@ -219,6 +232,7 @@ func (p *platform) registrations() []worker.Registration {
 		regs = append(regs, p.connectors.Registration())
 	}
 	deps.Secrets = secrets
+	deps.Vault = agentsecrets.Vault{DB: p.db, Keyring: p.keyring}
 	return append(regs, runwf.Registration(runact.New(deps)), p.scheduleRegistration())
 }
 

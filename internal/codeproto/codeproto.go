@@ -52,6 +52,13 @@ type Request struct {
 	// PriorReads are this run's earlier successful file_read results, so
 	// the helper can answer a repeated read with one line (file_read only).
 	PriorReads []PriorRead `json:"prior_reads,omitempty"`
+
+	// Env are the agent's granted secrets, exported to the command's
+	// environment (shell only; names that the fixed variables take are
+	// ignored). A request that carries them is always written as a request
+	// file, which the helper deletes, never passed on the command line,
+	// where the sandbox's process list would show it.
+	Env map[string]string `json:"env,omitempty"`
 }
 
 // PriorRead is what an earlier file_read of the run returned.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/guilds/guilds/internal/agentsecrets"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/native/issues"
@@ -15,6 +16,9 @@ import (
 	"github.com/guilds/guilds/internal/native/notes"
 	"github.com/guilds/guilds/internal/native/records"
 	schedtools "github.com/guilds/guilds/internal/native/schedules"
+	"github.com/guilds/guilds/internal/native/secrets"
+	"github.com/guilds/guilds/internal/native/websearch"
+	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
 )
@@ -25,6 +29,21 @@ type Option func(*options)
 type options struct {
 	code      code.Deps
 	schedules schedtools.Manager
+	keyring   *secret.Keyring
+	websearch websearch.Deps
+}
+
+// WithKeyring gives the secret tools the credential keyring: secret_store
+// seals with it, and the code tools export the agent's granted secrets to
+// its shell commands. Without it secret_store fails and shells get none.
+func WithKeyring(kr *secret.Keyring) Option {
+	return func(o *options) { o.keyring = kr }
+}
+
+// WithWebSearch gives tavily_search the box's key (read when a call runs)
+// and Tavily's endpoint (GUILDS_TAVILY_BASE_URL; empty is Tavily's own).
+func WithWebSearch(key func() string, baseURL string) Option {
+	return func(o *options) { o.websearch.Key, o.websearch.BaseURL = key, baseURL }
 }
 
 // WithSchedules gives the schedule tools the manager that keeps a
@@ -66,10 +85,16 @@ func Registry(db *pgxpool.Pool, log *slog.Logger, opts ...Option) *tools.Registr
 	issues.Register(reg, db)
 	schedtools.Register(reg, schedtools.Deps{DB: db, Log: log, Manager: o.schedules})
 	o.code.Log = log
+	sd := secrets.Deps{Keyring: o.keyring, Log: log}
 	if db != nil {
-		o.code.DB = db
+		o.code.DB, sd.DB = db, db
+		if o.keyring != nil {
+			o.code.Env = agentsecrets.Source{DB: db, Keyring: o.keyring}
+		}
 	}
 	code.Register(reg, o.code)
+	secrets.Register(reg, sd)
+	websearch.Register(reg, o.websearch)
 	return reg
 }
 

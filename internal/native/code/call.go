@@ -39,6 +39,13 @@ func (d Deps) handler(tool string) tools.Handler {
 		if req.CallID = fileName(call.CallID); req.CallID == "" {
 			req.CallID = "seq-" + strconv.Itoa(call.Seq)
 		}
+		if tool == ToolShell && d.Env != nil {
+			env, err := d.Env.Env(ctx, call.AgentID)
+			if err != nil {
+				return "", fmt.Errorf("load the agent's secrets: %w", err)
+			}
+			req.Env = env
+		}
 		if tool == ToolFileRead && d.DB != nil {
 			prior, err := priorReads(ctx, d.DB, call.RunID, call.Seq)
 			if err != nil {
@@ -71,7 +78,9 @@ func (d Deps) run(ctx context.Context, agentID string, req codeproto.Request) (c
 	if err != nil {
 		return none, fmt.Errorf("encode the %s request: %w", req.Tool, err)
 	}
-	if len(arg) > codeproto.MaxArgBytes {
+	// Secrets never go on the command line: the sandbox's process list
+	// shows it.
+	if len(arg) > codeproto.MaxArgBytes || len(req.Env) > 0 {
 		if arg, err = d.writeRequest(ctx, agentID, req); err != nil {
 			return none, err
 		}

@@ -49,7 +49,16 @@ type Deps struct {
 	// MaxResultBytes caps a result's text (CODE_RESULT_MAX_BYTES); 0 = the
 	// helper's default, codeproto.DefaultResultMaxBytes.
 	MaxResultBytes int
-	Log            *slog.Logger
+	// Env gives the agent's granted secrets, which become environment
+	// variables of its shell commands; nil gives none.
+	Env EnvSource
+	Log *slog.Logger
+}
+
+// EnvSource gives the environment variables an agent's shell commands get
+// besides the fixed ones: its granted secrets (internal/agentsecrets.Source).
+type EnvSource interface {
+	Env(ctx context.Context, agentID string) (map[string]string, error)
 }
 
 // Register adds the eleven code tools to reg.

@@ -1,0 +1,156 @@
+// Package secrets holds the two secret tools: secret_store (the agent saves
+// a value it produced as a secret granted to itself) and secret_request (in
+// a direct run, the agent asks an operator for one and waits, bounded, for
+// the answer). Neither ever puts a value in its result. The arguments of
+// secret_store reach the handler from the sealed vault (activities/run
+// ArgumentVault), never through the workflow.
+package secrets
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/guilds/guilds/internal/agentsecrets"
+	"github.com/guilds/guilds/internal/secret"
+	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/internal/validation"
+)
+
+// Tool names.
+const (
+	ToolStore   = agentsecrets.StoreTool
+	ToolRequest = "secret_request"
+)
+
+// DefaultWait bounds how long secret_request waits for an operator; it stays
+// under the activity timeout of the tool's class (tools.ClassScript, 120 s).
+const DefaultWait = 90 * time.Second
+
+// Deps are what the secret tools need.
+type Deps struct {
+	DB      store.DB
+	Keyring *secret.Keyring // nil: secret_store fails with agentsecrets.ErrNoKeyring
+	Log     *slog.Logger
+	// Wait bounds secret_request's wait (DefaultWait when zero); Poll is how
+	// often it re-reads the request (1 s when zero).
+	Wait, Poll time.Duration
+}
+
+var storeSchema = json.RawMessage(`{"type":"object","properties":{
+	"name":{"type":"string","description":"the secret's name, an environment variable name in capitals: ^[A-Z][A-Z0-9_]{0,63}$"},
+	"value":{"type":"string","description":"the value to keep (8 to 4096 bytes)"}},
+	"required":["name","value"],"additionalProperties":false}`)
+
+var requestSchema = json.RawMessage(`{"type":"object","properties":{
+	"name":{"type":"string","description":"the secret's name, an environment variable name in capitals: ^[A-Z][A-Z0-9_]{0,63}$"},
+	"reason":{"type":"string","minLength":1,"maxLength":1000,"description":"one or two sentences the operator reads: what you need it for"}},
+	"required":["name","reason"],"additionalProperties":false}`)
+
+// Register adds secret_store and secret_request to reg.
+func Register(reg *tools.Registry, d Deps) {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Wait <= 0 {
+		d.Wait = DefaultWait
+	}
+	if d.Poll <= 0 {
+		d.Poll = time.Second
+	}
+	reg.Register(tools.Tool{Name: ToolStore, Class: tools.ClassDefault, Idempotent: true, Schema: storeSchema,
+		Description: "Keep a value you produced (an API key you just created, a generated password) as a secret granted to you. " +
+			"Your later shell commands see it as the environment variable $NAME; its value is redacted from every result and never shown again.",
+		Handler: d.store})
+	reg.Register(tools.Tool{Name: ToolRequest, Class: tools.ClassScript, Idempotent: true, Schema: requestSchema,
+		Description: "Ask the operator for a secret you need (an API key, a password), by name and with a reason. " +
+			"The call waits up to about a minute and a half for the answer: provided (then your shell commands see it as $NAME) or declined.",
+		Handler: d.request})
+}
+
+func (d Deps) store(ctx context.Context, call tools.Call) (string, error) {
+	var in struct{ Name, Value string }
+	if err := json.Unmarshal(call.Args, &in); err != nil {
+		return "", errors.New("arguments: expected an object with name and value")
+	}
+	if call.AgentID == "" {
+		return "", errors.New("secret_store runs for an agent during a run")
+	}
+	if in.Value == tools.RedactionMarker {
+		return "", errors.New("value: this worker could not keep the call's arguments sealed (it has no encryption key), so nothing was stored")
+	}
+	owner, err := agentsecrets.LoadPlace(ctx, d.DB, agentsecrets.ScopeAgent, call.AgentID)
+	if err != nil {
+		return "", fmt.Errorf("load the agent: %w", err)
+	}
+	_, created, err := agentsecrets.Set(ctx, d.DB, d.Keyring, owner, in.Name, in.Value, actor(call))
+	if err != nil {
+		return "", err
+	}
+	verb := "replaced"
+	if created {
+		verb = "stored"
+	}
+	return fmt.Sprintf("%s secret %s, granted to you: your shell commands see it as $%s. Its value is redacted from every result; do not repeat it.",
+		verb, in.Name, in.Name), nil
+}
+
+func (d Deps) request(ctx context.Context, call tools.Call) (string, error) {
+	var in struct{ Name, Reason string }
+	if err := json.Unmarshal(call.Args, &in); err != nil {
+		return "", errors.New("arguments: expected an object with name and reason")
+	}
+	if call.Trigger != "direct" {
+		return "", &validation.Error{Problems: []validation.Problem{{Field: "trigger",
+			Message: fmt.Sprintf("secret_request is for direct runs only, where an operator is there to answer; this is a %s run", orNone(call.Trigger))}}}
+	}
+	if call.RunID == "" || call.Seq == 0 {
+		return "", errors.New("secret_request runs during a run")
+	}
+	r, err := agentsecrets.OpenRequest(ctx, d.DB, agentsecrets.NewRequest{RunID: call.RunID, AgentID: call.AgentID,
+		OrgID: call.OrgID, Seq: call.Seq, Name: in.Name, Reason: in.Reason})
+	if err != nil {
+		return "", err
+	}
+	// The bound counts from the request's creation, so a call resumed by
+	// another worker does not wait afresh.
+	deadline := r.CreatedAt.Add(d.Wait)
+	for r.Status == agentsecrets.RequestPending && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(d.Poll):
+		}
+		if r, err = agentsecrets.RequestAt(ctx, d.DB, call.RunID, call.Seq); err != nil {
+			return "", err
+		}
+	}
+	switch r.Status {
+	case agentsecrets.RequestProvided:
+		return fmt.Sprintf("the operator provided %s (request %s): your shell commands see it as $%s; its value is redacted from every result.",
+			r.Name, r.ID, r.Name), nil
+	case agentsecrets.RequestDeclined:
+		return fmt.Sprintf("the operator declined to provide %s (request %s). Carry on without it, or explain what you cannot do without it.",
+			r.Name, r.ID), nil
+	}
+	return fmt.Sprintf("no answer yet to your request for %s (request %s); it stays in the operator's inbox. "+
+		"If they provide it later it is stored as your secret %s for your next runs.", r.Name, r.ID, r.Name), nil
+}
+
+func actor(call tools.Call) string {
+	if call.RunID != "" {
+		return "agent:" + call.AgentID + " run:" + call.RunID
+	}
+	return "agent:" + call.AgentID
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "non-direct"
+	}
+	return s
+}
