@@ -94,7 +94,11 @@ func Callers(ctx context.Context, env *Env, raw json.RawMessage) Result {
 				}
 				hits++
 				if e.external != "" {
-					out.add("%s%s %s (not in the repository)", indent, arrow, e.external)
+					why := "not in the repository"
+					if e.guess {
+						why = "not resolved; code_find " + e.external[strings.LastIndex(e.external, ".")+1:] + " lists the definitions of that name"
+					}
+					out.add("%s%s %s (%s)", indent, arrow, e.external, why)
 					continue
 				}
 				ef := g.Files[e.file]
@@ -107,7 +111,10 @@ func Callers(ctx context.Context, env *Env, raw json.RawMessage) Result {
 				if e.via != "" {
 					via = "  (through " + e.via + ")"
 				}
-				if e.guess {
+				switch {
+				case e.guess && e.byName:
+					via += "  (guess: by name only)"
+				case e.guess:
 					via += "  (guess: receiver of unknown type)"
 				}
 				out.add("%s%s %s  %s:%d%s", indent, arrow, ed.QualName(), env.show(g, ef.Path), e.line, via)
@@ -141,7 +148,8 @@ type edge struct {
 	line      int32
 	external  string
 	via       string // the interface method the reference goes through
-	guess     bool   // through a receiver of unknown type
+	guess     bool   // through a receiver of unknown type, or by name only
+	byName    bool   // the guess is a plain name, not x.name
 }
 
 // lookup finds the definitions a symbol names, "Name" or "Qual.Name" (the
@@ -276,7 +284,8 @@ func (g *Graph) directCallers(id defID) []edge {
 			buf, sure = g.resolve(int32(fi), r, buf[:0])
 			for _, got := range buf {
 				if got == id {
-					out = append(out, edge{file: int32(fi), def: r.Def, line: r.Line, guess: sure < guess || sure == guess && len(buf) > 1})
+					out = append(out, edge{file: int32(fi), def: r.Def, line: r.Line, guess: sure < guess || sure == guess && len(buf) > 1,
+						byName: r.Flags&refMember == 0})
 					break
 				}
 			}
@@ -318,15 +327,19 @@ func (g *Graph) calleesOf(id defID) []edge {
 	for _, r := range refs {
 		var sure int
 		buf, sure = g.resolve(id.file, r, buf[:0])
+		ambiguous := sure <= guess && len(buf) > 1
+		if ambiguous {
+			buf = buf[:0] // x.name, x unknown, several such methods: say the call, not a list of guesses
+		}
 		if len(buf) == 0 {
-			if r.Flags&refCall != 0 {
+			if r.Flags&refCall != 0 || ambiguous {
 				name := f.Names[r.Name]
 				if r.Qual >= 0 {
 					name = f.Names[r.Qual] + "." + name
 				}
 				if !seenExt[name] {
 					seenExt[name] = true
-					ext = append(ext, edge{external: name})
+					ext = append(ext, edge{external: name, guess: ambiguous || len(g.defs[f.Names[r.Name]]) > 0})
 				}
 			}
 			continue
@@ -337,7 +350,7 @@ func (g *Graph) calleesOf(id defID) []edge {
 			}
 			seen[got] = true
 			gd := &g.Files[got.file].Defs[got.def]
-			out = append(out, edge{file: got.file, def: got.def, line: gd.Line, guess: sure < guess || sure == guess && len(buf) > 1})
+			out = append(out, edge{file: got.file, def: got.def, line: gd.Line, guess: sure < guess, byName: r.Flags&refMember == 0})
 		}
 	}
 	return append(out, ext...)

@@ -105,7 +105,7 @@ func golden(t *testing.T, name, got string) {
 // Every language's definitions, spans, signatures and references.
 func TestParseGolden(t *testing.T) {
 	for _, rel := range []string{
-		"gosrc/store/store.go", "gosrc/main.go", "py/shapes.py", "web/util.js",
+		"gosrc/store/store.go", "gosrc/main.go", "gosrc/server.go", "py/shapes.py", "py/main.py", "web/util.js",
 		"web/api.ts", "web/view.tsx", "rs/lib.rs", "java/com/acme/Greeter.java",
 	} {
 		t.Run(rel, func(t *testing.T) {

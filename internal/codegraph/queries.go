@@ -3,7 +3,8 @@ package codegraph
 // The queries name what they capture:
 //   @def.<kind> a definition node, with @name its name (and @recv, Go's receiver type);
 //   @call a called name, @member a name read through a qualifier, @qual that qualifier;
-//   @ref any other identifier; @package and @import.alias/@import.path Go's package and imports;
+//   @ref any other identifier; @package Go's package; @import.alias/@import.path a Go import, or
+//   a name a Python or JavaScript file imports and the module it comes from;
 //   @local.name (or @local.field, a member of the enclosing class) a variable whose type is
 //   @local.type (declared or constructed) or @local.guess (the result of calling that name,
 //   of package @local.pkg).
@@ -41,6 +42,7 @@ const pythonQuery = `
 (function_definition name: (identifier) @name) @def.func
 (class_definition name: (identifier) @name) @def.class
 (module (expression_statement (assignment left: (identifier) @name) @def.const))
+(import_from_statement module_name: (_) @import.path name: (dotted_name . (identifier) @import.alias))
 (typed_parameter (identifier) @local.name type: (type) @local.type)
 (parameters (identifier) @local.name)
 (default_parameter name: (identifier) @local.name)
@@ -55,6 +57,8 @@ const pythonQuery = `
 `
 
 const jsCommon = `
+(import_statement (import_clause (named_imports (import_specifier name: (identifier) @import.alias))) source: (string) @import.path)
+(import_statement (import_clause (identifier) @import.alias) source: (string) @import.path)
 (function_declaration name: (identifier) @name) @def.func
 (generator_function_declaration name: (identifier) @name) @def.func
 (class_declaration name: (_) @name) @def.class

@@ -117,6 +117,8 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			switch {
 			case sameFile:
 				s = 5
+			case !isGo && importedFrom(f, name, cf):
+				s = 5 // from shapes import Circle; import { Router } from "./util"
 			case sameDir:
 				s = 4
 			case !isGo:
@@ -288,4 +290,24 @@ func sharedTail(importPath, dir string) int {
 		importPath, dir = importPath[:i], dir[:j]
 	}
 	return n
+}
+
+// importedFrom reports whether file f imports name from the module that
+// file cf is (Python's from m import name, JavaScript's import { name }
+// from "./m"), compared by the module's last part.
+func importedFrom(f *File, name string, cf *File) bool {
+	for _, im := range f.Imports {
+		if im.Alias != name {
+			continue
+		}
+		m := strings.TrimSuffix(im.Path, "/index")
+		m = m[strings.LastIndexAny(m, "./")+1:]
+		if m == "" {
+			m = strings.Trim(im.Path, "./")
+		}
+		if m != "" && (m == cf.stem || (cf.stem == "__init__" || cf.stem == "index" || cf.stem == "mod") && m == cf.dirBase) {
+			return true
+		}
+	}
+	return false
 }
