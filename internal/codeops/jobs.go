@@ -180,6 +180,15 @@ func SuperviseJob(args []string, stderr io.Writer) int {
 	}
 	defer func() { _ = log.Close() }()
 	cmd := exec.Command("bash", "-c", spec.Command) //nolint:gosec // G204: the agent's command
+	if len(spec.Command) > maxArgScript {
+		file := filepath.Join(dir, "command.sh")
+		if err := os.WriteFile(file, []byte(spec.Command), 0o600); err != nil { //nolint:gosec // G703: the job folder the helper made
+			started.Error = err.Error()
+			_ = writeJSON(filepath.Join(dir, "started.json"), started)
+			return 1
+		}
+		cmd = exec.Command("bash", file) //nolint:gosec // G204: as above
+	}
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
 	cmd.Stdout, cmd.Stderr = log, log

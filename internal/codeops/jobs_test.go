@@ -131,3 +131,12 @@ func waitFile(t *testing.T, p string) {
 	}
 	t.Fatalf("%s never appeared", p)
 }
+
+func TestBackgroundCommandLongerThanAnArgument(t *testing.T) {
+	env := testEnv(t)
+	body := strings.Repeat("x", 150<<10)
+	call(t, env, Shell, shellArgs("v='"+body+"'; echo ${#v}", `,"background":true`))
+	if st := waitJob(t, env, "b1"); st.Meta["exit_code"] != 0 || !strings.HasSuffix(st.Text, "\n153600") {
+		t.Fatalf("%.300q", st.Text)
+	}
+}

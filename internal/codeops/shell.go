@@ -26,6 +26,9 @@ const (
 	ExitTimeout = 124
 )
 
+// maxArgScript is the longest script passed to bash -c as an argument.
+const maxArgScript = 100 << 10
+
 // defaultPath is the PATH of a shell command when the helper has none.
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -44,6 +47,9 @@ func Shell(ctx context.Context, env *Env, raw json.RawMessage) codeproto.Respons
 	}
 	if strings.TrimSpace(a.Command) == "" {
 		return Errorf("command: is empty")
+	}
+	if strings.ContainsRune(a.Command, 0) {
+		return Errorf("command: contains a NUL byte, which bash cannot take")
 	}
 	if a.TimeoutSeconds < 0 || a.TimeoutSeconds > ShellMaxTimeout.Seconds() {
 		return Errorf("timeout_seconds: %v is out of range (1 to %d, default %d)", a.TimeoutSeconds,
@@ -142,6 +148,16 @@ func runForeground(ctx context.Context, env *Env, command string, timeout time.D
 	defer func() { _ = log.Close() }()
 
 	cmd := exec.Command("bash", "-c", script) //nolint:gosec // G204: running the agent's command is the tool
+	if len(script) > maxArgScript {
+		// One argument may not pass 128 KiB (MAX_ARG_STRLEN): a longer
+		// command runs from a file.
+		file := logPath + ".sh"
+		if err := os.WriteFile(file, []byte(script), 0o600); err != nil {
+			return res, fmt.Errorf("cannot write the command to %s: %v", env.Display(file), err)
+		}
+		defer func() { _ = os.Remove(file) }()
+		cmd = exec.Command("bash", file) //nolint:gosec // G204: as above
+	}
 	cmd.Dir = cwd
 	cmd.Env = env.shellEnv()
 	cmd.Stdout, cmd.Stderr = log, log

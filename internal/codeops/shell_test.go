@@ -189,6 +189,7 @@ func TestShellBadArguments(t *testing.T) {
 		`{"command":"ls","timeout_seconds":601}`: "ERROR: timeout_seconds: 601 is out of range",
 		`{"command":"ls","timeout_seconds":-1}`:  "ERROR: timeout_seconds: -1 is out of range",
 		`{"command":1}`:                          "ERROR: arguments:",
+		`{"command":"echo a\u0000b"}`:            "ERROR: command: contains a NUL byte",
 	} {
 		if res := call(t, env, Shell, args); !strings.HasPrefix(res.Text, want) {
 			t.Errorf("%s: %q, want %q", args, res.Text, want)
@@ -265,5 +266,17 @@ func TestMayChangeDir(t *testing.T) {
 		if got := mayChangeDir(cmd); got != want {
 			t.Errorf("mayChangeDir(%q) = %v, want %v", cmd, got, want)
 		}
+	}
+}
+
+func TestShellCommandLongerThanAnArgument(t *testing.T) {
+	env := testEnv(t)
+	body := strings.Repeat("0123456789", 20000) // 200 KB, over MAX_ARG_STRLEN
+	res := call(t, env, Shell, shellArgs("mkdir -p d && cd d && cat > big.txt <<'EOF'\n"+body+"\nEOF\nwc -c < big.txt"))
+	if res.Text != "200001" || res.Meta["cwd"] != "/home/agent/d" {
+		t.Fatalf("%q %v", res.Text, res.Meta)
+	}
+	if _, err := os.Stat(filepath.Join(env.Home, ".runs/r1/c1.log.sh")); !os.IsNotExist(err) {
+		t.Fatal("the script file was left behind")
 	}
 }
