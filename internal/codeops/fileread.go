@@ -37,8 +37,8 @@ type FileReadArgs struct {
 // FileRead runs the file_read tool.
 func FileRead(_ context.Context, env *Env, raw json.RawMessage) codeproto.Response {
 	var a FileReadArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Errorf("arguments: %v", err)
+	if err := decodeArgs(raw, &a); err != nil {
+		return Errorf("%v", err)
 	}
 	if a.Offset < 0 {
 		return Errorf("offset: %d is not a line number (the first line is 1)", a.Offset)

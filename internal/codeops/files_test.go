@@ -46,6 +46,8 @@ func TestFileReadTable(t *testing.T) {
 		{`{"path":"missing.go"}`, "ERROR: path: missing.go does not exist"},
 		{`{"path":"/etc/passwd"}`, "ERROR: path: /etc/passwd is outside /home/agent"},
 		{`{"path":""}`, "ERROR: path: is empty"},
+		{`{"path":"small.go","limit":"ten"}`, "ERROR: limit: must be a number, not string"},
+		{`{"path":["a"]}`, "ERROR: path: must be a string, not array"},
 		{`{"path":"."}`, "ERROR: path: . is a folder"},
 	} {
 		res := call(t, env, FileRead, tc.args)

@@ -36,8 +36,8 @@ type FileWriteArgs struct {
 // everywhere with replace_all), atomically, the mode kept.
 func FileEdit(_ context.Context, env *Env, raw json.RawMessage) codeproto.Response {
 	var a FileEditArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Errorf("arguments: %v", err)
+	if err := decodeArgs(raw, &a); err != nil {
+		return Errorf("%v", err)
 	}
 	if a.OldString == nil || *a.OldString == "" {
 		return Errorf("old_string: is empty; give the exact text to replace (file_write writes a whole file)")
@@ -93,8 +93,8 @@ func FileEdit(_ context.Context, env *Env, raw json.RawMessage) codeproto.Respon
 // created, atomically, an existing file's mode kept.
 func FileWrite(_ context.Context, env *Env, raw json.RawMessage) codeproto.Response {
 	var a FileWriteArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Errorf("arguments: %v", err)
+	if err := decodeArgs(raw, &a); err != nil {
+		return Errorf("%v", err)
 	}
 	if a.Content == nil {
 		return Errorf("content: is missing")

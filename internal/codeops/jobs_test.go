@@ -113,7 +113,7 @@ func TestShellStatusBadArguments(t *testing.T) {
 		`{"id":"x1"}`:   `ERROR: id: "x1" is not a background command id`,
 		`{"stop":true}`: "ERROR: stop: needs id",
 		`{"id":"b01"}`:  `ERROR: id: "b01" is not a background command id`,
-		`{"id":1}`:      "ERROR: arguments:",
+		`{"id":1}`:      "ERROR: id: must be a string, not number",
 	} {
 		if res := call(t, env, ShellStatus, args); !strings.HasPrefix(res.Text, want) {
 			t.Errorf("%s: %q, want %q", args, res.Text, want)

@@ -66,8 +66,8 @@ func astGrep() string {
 // CodeMatch runs code_match with ast-grep.
 func CodeMatch(ctx context.Context, env *Env, raw json.RawMessage) codeproto.Response {
 	var a CodeMatchArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Errorf("arguments: %v", err)
+	if err := decodeArgs(raw, &a); err != nil {
+		return Errorf("%v", err)
 	}
 	if strings.TrimSpace(a.Pattern) == "" {
 		return Errorf("pattern: is empty")

@@ -1,7 +1,10 @@
 package codeops
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/guilds/guilds/internal/codeproto"
@@ -35,4 +38,31 @@ func CapText(s string, max int) string {
 		cut--
 	}
 	return s[:cut] + tail
+}
+
+// decodeArgs reads a tool's arguments; an argument of the wrong type is
+// named by its field.
+func decodeArgs(raw json.RawMessage, v any) error {
+	err := json.Unmarshal(raw, v)
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return fmt.Errorf("%s: must be %s, not %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+	}
+	return fmt.Errorf("arguments: %v", err)
+}
+
+// jsonKind names a Go kind as JSON does.
+func jsonKind(k string) string {
+	switch {
+	case k == "string":
+		return "a string"
+	case k == "bool":
+		return "true or false"
+	case strings.HasPrefix(k, "int") || strings.HasPrefix(k, "uint") || strings.HasPrefix(k, "float"):
+		return "a number"
+	}
+	return "a " + k
 }

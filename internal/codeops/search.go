@@ -52,8 +52,8 @@ type searchTarget struct {
 // helper's symbols mode shares them.
 func ParseSearchArgs(raw json.RawMessage) (CodeSearchArgs, *codeproto.Response) {
 	var a CodeSearchArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		r := Errorf("arguments: %v", err)
+	if err := decodeArgs(raw, &a); err != nil {
+		r := Errorf("%v", err)
 		return a, &r
 	}
 	fail := func(format string, v ...any) (CodeSearchArgs, *codeproto.Response) {

@@ -42,8 +42,8 @@ type ShellArgs struct {
 // Shell runs the shell tool.
 func Shell(ctx context.Context, env *Env, raw json.RawMessage) codeproto.Response {
 	var a ShellArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Errorf("arguments: %v", err)
+	if err := decodeArgs(raw, &a); err != nil {
+		return Errorf("%v", err)
 	}
 	if strings.TrimSpace(a.Command) == "" {
 		return Errorf("command: is empty")

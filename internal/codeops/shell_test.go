@@ -188,7 +188,7 @@ func TestShellBadArguments(t *testing.T) {
 		`{"command":""}`:                         "ERROR: command: is empty",
 		`{"command":"ls","timeout_seconds":601}`: "ERROR: timeout_seconds: 601 is out of range",
 		`{"command":"ls","timeout_seconds":-1}`:  "ERROR: timeout_seconds: -1 is out of range",
-		`{"command":1}`:                          "ERROR: arguments:",
+		`{"command":1}`:                          "ERROR: command: must be a string, not number",
 		`{"command":"echo a\u0000b"}`:            "ERROR: command: contains a NUL byte",
 	} {
 		if res := call(t, env, Shell, args); !strings.HasPrefix(res.Text, want) {

@@ -25,8 +25,8 @@ type ShellStatusArgs struct {
 // ShellStatus runs the shell_status tool.
 func ShellStatus(_ context.Context, env *Env, raw json.RawMessage) codeproto.Response {
 	var a ShellStatusArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Errorf("arguments: %v", err)
+	if err := decodeArgs(raw, &a); err != nil {
+		return Errorf("%v", err)
 	}
 	jobs, err := listJobs(env.jobsDir())
 	if err != nil {
