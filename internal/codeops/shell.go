@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -85,10 +86,43 @@ func (e *Env) callName() string {
 	return "call-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 }
 
-// shellEnv is a command's whole environment: the spec's fixed variables,
-// the run and agent ids, HOME, and the helper's PATH and LANG. Nothing else
-// of the helper's environment reaches a command.
+// shellEnv is a command's whole environment: the agent's granted secrets
+// (the request's Env), then the spec's fixed variables, the run and agent
+// ids, HOME, and the helper's PATH and LANG, which a secret cannot replace.
+// Nothing else of the helper's environment reaches a command.
 func (e *Env) shellEnv() []string {
+	fixed := e.fixedEnv()
+	return append(secretEnv(e.Req.Env, fixed), fixed...)
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// secretEnv lists the request's variables in name order, leaving out a name
+// the fixed variables take and anything that cannot be a variable.
+func secretEnv(vars map[string]string, fixed []string) []string {
+	if len(vars) == 0 {
+		return nil
+	}
+	taken := make(map[string]bool, len(fixed))
+	for _, kv := range fixed {
+		name, _, _ := strings.Cut(kv, "=")
+		taken[name] = true
+	}
+	names := make([]string, 0, len(vars))
+	for name, v := range vars {
+		if envName.MatchString(name) && !taken[name] && !strings.HasPrefix(name, "GUILD") && !strings.ContainsRune(v, 0) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	out := make([]string, len(names))
+	for i, name := range names {
+		out[i] = name + "=" + vars[name]
+	}
+	return out
+}
+
+func (e *Env) fixedEnv() []string {
 	path := e.BaseEnv["PATH"]
 	if path == "" {
 		path = defaultPath
