@@ -167,7 +167,7 @@ func (g *Graph) lookup(symbol, scope string) []defID {
 		qual = qual[i+1:]
 	}
 	var out []defID
-	for _, id := range g.defs[name] {
+	for _, id := range g.defsNamed(name) {
 		f, d := g.def(id)
 		if !inScope(scope, f.Path) {
 			continue
@@ -193,6 +193,7 @@ func (g *Graph) similar(symbol string, n int) []string {
 	}
 	want := strings.ToLower(symbol)
 	var out []string
+	g.nameOnce.Do(g.indexNames)
 	for name := range g.defs {
 		if strings.Contains(strings.ToLower(name), want) {
 			out = append(out, name)
@@ -214,7 +215,7 @@ func (g *Graph) callersOf(id defID) []edge {
 	if d.Container == "" || classLike(d.Kind) {
 		return out
 	}
-	for _, other := range g.defs[d.Name] {
+	for _, other := range g.defsNamed(d.Name) {
 		of, od := g.def(other)
 		if other == id || of.fam != f.fam || od.Container == "" || od.Container == d.Container {
 			continue
@@ -339,7 +340,7 @@ func (g *Graph) calleesOf(id defID) []edge {
 				}
 				if !seenExt[name] {
 					seenExt[name] = true
-					ext = append(ext, edge{external: name, guess: ambiguous || len(g.defs[f.Names[r.Name]]) > 0})
+					ext = append(ext, edge{external: name, guess: ambiguous || len(g.defsNamed(f.Names[r.Name])) > 0})
 				}
 			}
 			continue

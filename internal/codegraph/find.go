@@ -102,27 +102,23 @@ type scored struct {
 // first, then its container, path and signature; a definition matching
 // more of the terms beats one matching a single term well.
 func scoreDef(ts []string, weight []float64, f *File, d *Def, pathWords []string) float64 {
-	var nameWords []string
 	total, matched := 0.0, 0
 	for ti, t := range ts {
 		s := 0.0
-		if containsFold(d.Name, t) {
-			if nameWords == nil {
-				nameWords = splitName(d.Name)
-			}
+		if i := indexFold(d.Name, t, 0); i >= 0 {
 			switch {
 			case len(d.Name) == len(t):
 				s = 10
-			case contains(nameWords, t):
+			case wordIn(d.Name, t, i):
 				s = 6
 			case len(t) >= 3:
 				s = 3
 			}
-		} else if st := stem(t); st != t && containsFold(d.Name, st) {
+		} else if st := stem(t); st != t && indexFold(d.Name, st, 0) >= 0 {
 			s = 3 // executed finds execute, executor
 		}
-		if d.Container != "" && containsFold(d.Container, t) {
-			if contains(splitName(d.Container), t) {
+		if i := indexFold(d.Container, t, 0); i >= 0 {
+			if wordIn(d.Container, t, i) {
 				s += 2
 			} else if len(t) >= 4 {
 				s += 0.5
@@ -212,56 +208,10 @@ func Find(ctx context.Context, env *Env, raw json.RawMessage) Result {
 		return errorf("code graph of %s: %v", t.name, err)
 	}
 
-	weight, cands := prefilter(g, t.scope, ts)
-	var hits []scored
-	type fileHit struct {
-		f     *File
-		score float64
-	}
-	var files []fileHit
-	for fi, f := range g.Files {
-		if !inScope(t.scope, f.Path) {
-			continue
-		}
-		var pathWords []string
-		pathHit := false
-		for _, w := range ts {
-			if containsFold(f.Path, w) {
-				pathHit = true
-				pathWords = splitName(f.Path)
-				break
-			}
-		}
-		best := 0.0
-		which := cands[fi]
-		if pathHit {
-			which = nil
-			for di := range f.Defs {
-				which = append(which, int32(di))
-			}
-		}
-		for _, di := range which {
-			d := &f.Defs[di]
-			s := scoreDef(ts, weight, f, d, pathWords)
-			if s <= 0 {
-				continue
-			}
-			s += math.Log1p(float64(f.Count(int(di)))) * 0.5
-			hits = append(hits, scored{defID{int32(fi), di}, s})
-			best = math.Max(best, s)
-		}
-		pm := 0
-		for _, w := range ts {
-			if !pathHit {
-				break
-			}
-			if contains(pathWords, w) {
-				pm++
-			}
-		}
-		if pm > 0 {
-			files = append(files, fileHit{f, float64(pm)*10 + best/10})
-		}
+	hits, files := rank(g, t.scope, ts, false)
+	if len(hits) < a.Limit {
+		// Few names match: let the signatures speak too.
+		hits, files = rank(g, t.scope, ts, true)
 	}
 	sort.Slice(hits, func(i, j int) bool {
 		if hits[i].score != hits[j].score {
@@ -332,16 +282,20 @@ func sourceOf(g *Graph, f *File, d *Def) []string {
 
 // containsFold reports whether s contains the lowercase ASCII word t,
 // ignoring the case of s, without allocating.
-func containsFold(s, t string) bool {
+func containsFold(s, t string) bool { return indexFold(s, t, 0) >= 0 }
+
+// indexFold is the first index at or after from where s holds t (a
+// lowercase word), case aside; -1 when it does not.
+func indexFold(s, t string, from int) int {
 	if len(t) == 0 {
-		return true
+		return from
 	}
 	first := t[0]
 	upper := first
 	if 'a' <= first && first <= 'z' {
 		upper = first - 32
 	}
-	for i := 0; i+len(t) <= len(s); i++ {
+	for i := from; i+len(t) <= len(s); i++ {
 		if c := s[i]; c != first && c != upper {
 			continue
 		}
@@ -356,17 +310,44 @@ func containsFold(s, t string) bool {
 			}
 		}
 		if j == len(t) {
+			return i
+		}
+	}
+	return -1
+}
+
+// wordIn reports whether t occurs in the identifier s as one of its
+// words (split at case changes, underscores and digits), looking from the
+// occurrence at i on, without allocating: HistoryTask holds task, Tasks
+// does not hold task as a word.
+func wordIn(s, t string, i int) bool {
+	for ; i >= 0; i = indexFold(s, t, i+1) {
+		end := i + len(t)
+		// A word starts the name, follows a separator, or starts with a
+		// capital (after a lowercase letter, or ending an acronym run:
+		// HTTPServer holds server).
+		startOK := i == 0 || s[i-1] == '_' || s[i-1] == '.' || isUpper(s[i])
+		endOK := end == len(s) || s[end] == '_' || s[end] == '.' || isUpper(s[end]) || isDigit(s[end])
+		if startOK && endOK {
 			return true
 		}
 	}
 	return false
 }
 
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
 // prefilter is one cheap pass over the definitions in scope: the ones
-// any term occurs in (name, container or signature, case aside), by file,
+// any term (or its stem) occurs in (name, container, and with withSig the
+// signature, case aside), by file,
 // and a weight per term that favours a rare term over a common one
 // (inverse document frequency by name and container, mean 1).
-func prefilter(g *Graph, scope string, ts []string) ([]float64, [][]int32) {
+func prefilter(g *Graph, scope string, ts []string, withSig bool) ([]float64, [][]int32) {
+	stems := make([]string, len(ts))
+	for i, t := range ts {
+		stems[i] = stem(t)
+	}
 	df := make([]int, len(ts))
 	cands := make([][]int32, len(g.Files))
 	n := 0
@@ -379,10 +360,14 @@ func prefilter(g *Graph, scope string, ts []string) ([]float64, [][]int32) {
 			n++
 			hit := false
 			for ti, t := range ts {
-				if containsFold(d.Name, t) || containsFold(d.Container, t) {
+				switch {
+				case containsFold(d.Name, t) || containsFold(d.Container, t):
 					df[ti]++
 					hit = true
-				} else if !hit && containsFold(d.Sig, t) {
+				case hit:
+				case stems[ti] != t && containsFold(d.Name, stems[ti]):
+					hit = true
+				case withSig && containsFold(d.Sig, t):
 					hit = true
 				}
 			}
@@ -401,4 +386,61 @@ func prefilter(g *Graph, scope string, ts []string) ([]float64, [][]int32) {
 		w[i] *= float64(len(w)) / sum
 	}
 	return w, cands
+}
+
+type fileHit struct {
+	f     *File
+	score float64
+}
+
+// rank scores the definitions and files in scope against the terms.
+func rank(g *Graph, scope string, ts []string, withSig bool) ([]scored, []fileHit) {
+	weight, cands := prefilter(g, scope, ts, withSig)
+	var hits []scored
+	var files []fileHit
+	for fi, f := range g.Files {
+		if !inScope(scope, f.Path) {
+			continue
+		}
+		var pathWords []string
+		pathHit := false
+		for _, w := range ts {
+			if containsFold(f.Path, w) {
+				pathHit = true
+				pathWords = splitName(f.Path)
+				break
+			}
+		}
+		best := 0.0
+		which := cands[fi]
+		if pathHit {
+			which = nil
+			for di := range f.Defs {
+				which = append(which, int32(di))
+			}
+		}
+		for _, di := range which {
+			d := &f.Defs[di]
+			s := scoreDef(ts, weight, f, d, pathWords)
+			if s <= 0 {
+				continue
+			}
+			s += math.Log1p(float64(f.Count(int(di)))) * 0.5
+			hits = append(hits, scored{defID{int32(fi), di}, s})
+			best = math.Max(best, s)
+		}
+		pm := 0
+		for _, w := range ts {
+			if !pathHit {
+				break
+			}
+			if contains(pathWords, w) {
+				pm++
+			}
+		}
+		if pm > 0 {
+			files = append(files, fileHit{f, float64(pm)*10 + best/10})
+		}
+	}
+	return hits, files
 }

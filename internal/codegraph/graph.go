@@ -20,10 +20,11 @@ type Graph struct {
 	Files []*File
 	Stats Stats
 
-	byPath  map[string]*File
-	defs    map[string][]defID         // name → definitions (impl blocks and constructors left out)
-	methods map[string]map[string]bool // "family container" → its method names, built on first use
-	fields  map[string]*Local          // "family container field" → the field's declared type
+	byPath   map[string]*File
+	defs     map[string][]defID         // name → definitions (impl blocks and constructors left out)
+	methods  map[string]map[string]bool // "family container" → its method names, built on first use
+	nameOnce sync.Once
+	fields   map[string]*Local // "family container field" → the field's declared type
 }
 
 type defID struct{ file, def int32 }
@@ -73,14 +74,34 @@ func changedStat(old, files []*File) bool {
 
 func (g *Graph) index() {
 	g.byPath = make(map[string]*File, len(g.Files))
-	g.defs = map[string][]defID{}
-	g.fields = map[string]*Local{}
-	for fi, f := range g.Files {
+	for _, f := range g.Files {
 		g.byPath[f.Path] = f
 		f.dir = path.Dir(f.Path)
 		f.dirBase = path.Base(f.dir)
 		f.stem = strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path))
 		f.fam = family(f.Lang)
+	}
+}
+
+// defsNamed lists the definitions of a name (impl blocks and constructors
+// left out). The index behind it is built on first use: code_find,
+// code_map and code_outline never need it.
+func (g *Graph) defsNamed(name string) []defID {
+	g.nameOnce.Do(g.indexNames)
+	return g.defs[name]
+}
+
+// field is the declared type of field name of container (in family fam).
+func (g *Graph) field(fam, container, name string) (*Local, bool) {
+	g.nameOnce.Do(g.indexNames)
+	l, ok := g.fields[fam+" "+container+" "+name]
+	return l, ok
+}
+
+func (g *Graph) indexNames() {
+	g.defs = map[string][]defID{}
+	g.fields = map[string]*Local{}
+	for fi, f := range g.Files {
 		for li := range f.Fields {
 			l := &f.Fields[li]
 			g.fields[f.fam+" "+f.Defs[l.Def].Name+" "+l.Name] = l

@@ -116,3 +116,24 @@ func TestResultType(t *testing.T) {
 		}
 	}
 }
+
+func TestWordIn(t *testing.T) {
+	for _, c := range []struct {
+		s, t string
+		want bool
+	}{
+		{"HistoryTask", "task", true},
+		{"HistoryTask", "history", true},
+		{"HistoryTasks", "task", false},
+		{"execute_history_task", "history", true},
+		{"HTTPServer", "server", true},
+		{"HTTPServer", "http", true},
+		{"taskQueue", "task", true},
+		{"multitask", "task", false},
+		{"Task2", "task", true},
+	} {
+		if got := wordIn(c.s, c.t, indexFold(c.s, c.t, 0)); got != c.want {
+			t.Errorf("wordIn(%q, %q) = %v", c.s, c.t, got)
+		}
+	}
+}

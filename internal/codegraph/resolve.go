@@ -18,7 +18,7 @@ func family(lang string) string {
 func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 	f := g.Files[fi]
 	name := f.Names[r.Name]
-	cands := g.defs[name]
+	cands := g.defsNamed(name)
 	if len(cands) == 0 {
 		return out, 0
 	}
@@ -50,7 +50,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		}
 		loc, ok := f.typeOf(r.Def, qual)
 		if !ok || loc.Type == "" {
-			loc, ok = g.fields[f.fam+" "+here+" "+qual]
+			loc, ok = g.field(f.fam, here, qual)
 		}
 		if ok && loc.Type != "" {
 			typ, where := loc.Type, typeHome{}
@@ -157,7 +157,7 @@ func (h typeHome) holds(f *File) bool {
 // guessType is the type a call of loc.Type returns: the class itself for
 // a constructor call, else the result its signature declares.
 func (g *Graph) guessType(f *File, loc *Local) (string, typeHome) {
-	for _, id := range g.defs[loc.Type] {
+	for _, id := range g.defsNamed(loc.Type) {
 		cf, d := g.def(id)
 		if cf.fam != f.fam {
 			continue
