@@ -44,7 +44,6 @@ type jobSpec struct {
 	Dir        string    `json:"dir"`         // filesystem working directory
 	Log        string    `json:"log"`         // filesystem log path
 	LogDisplay string    `json:"log_display"` // the log as the agent sees it
-	Env        []string  `json:"env"`
 	RunID      string    `json:"run_id"`
 	Started    time.Time `json:"started"`
 }
@@ -81,7 +80,7 @@ func startJob(env *Env, command, logPath string) codeproto.Response {
 	}
 	cwd, cwdDisplay := env.Cwd()
 	spec := jobSpec{ID: id, Command: command, Dir: cwd, Log: logPath, LogDisplay: env.Display(logPath),
-		Env: env.shellEnv(), RunID: env.Req.RunID, Started: time.Now().UTC()}
+		RunID: env.Req.RunID, Started: time.Now().UTC()}
 	if err := writeJSON(filepath.Join(dir, "job.json"), spec); err != nil {
 		return Errorf("cannot record %s: %v", id, err)
 	}
@@ -91,6 +90,9 @@ func startJob(env *Env, command, logPath string) codeproto.Response {
 	}
 	cmd := exec.Command(exe, JobArg, dir) //nolint:gosec // G204: the helper itself
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// The supervisor carries the command's environment as its own and
+	// passes it on, so no value of it is written to the job's folder.
+	cmd.Env = env.shellEnv()
 	if errLog, err := os.OpenFile(filepath.Join(dir, "supervisor.err"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil { //nolint:gosec // G304: the job's own folder
 		cmd.Stderr = errLog
 		defer func() { _ = errLog.Close() }()
@@ -190,7 +192,7 @@ func SuperviseJob(args []string, stderr io.Writer) int {
 		cmd = exec.Command("bash", file) //nolint:gosec // G204: as above
 	}
 	cmd.Dir = spec.Dir
-	cmd.Env = spec.Env
+	cmd.Env = os.Environ()
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -43,6 +43,9 @@ func TestBackgroundJobLifecycle(t *testing.T) {
 		t.Fatalf("%q", res.Text)
 	}
 	st := waitJob(t, env, "b1")
+	if raw, _ := os.ReadFile(filepath.Join(env.jobsDir(), "b1", "job.json")); strings.Contains(string(raw), "GUILD_RUN_ID=") || strings.Contains(string(raw), `"env"`) {
+		t.Fatalf("the environment was written to the job's folder: %s", raw)
+	}
 	if st.Meta["state"] != StateExited || st.Meta["exit_code"] != 3 {
 		t.Fatalf("%q %v", st.Text, st.Meta)
 	}
