@@ -98,7 +98,6 @@ func (p *parser) parse(f *File, src []byte) error {
 				typeNode, guess = &node, cn == "local.guess"
 			case cn == "local.pkg":
 				pkgNode = &node
-
 			case cn == "package":
 				f.Pkg = node.Utf8Text(src)
 			case cn == "import.path":
@@ -140,15 +139,15 @@ func (p *parser) parse(f *File, src []byte) error {
 			}
 		}
 		if localNode != nil {
-			l := rawLocal{at: uint32(localNode.StartByte()), name: localNode.Utf8Text(src), guess: guess, field: field}
+			loc := rawLocal{at: uint32(localNode.StartByte()), name: localNode.Utf8Text(src), guess: guess, field: field}
 			if typeNode != nil {
-				l.typ, l.pkg, _ = typeName(typeNode.Utf8Text(src))
+				loc.typ, loc.pkg, _ = typeName(typeNode.Utf8Text(src))
 			}
 			if pkgNode != nil {
-				l.pkg = pkgNode.Utf8Text(src)
+				loc.pkg = pkgNode.Utf8Text(src)
 			}
-			if typeNode == nil || l.typ != "" {
-				locals = append(locals, l)
+			if typeNode == nil || loc.typ != "" {
+				locals = append(locals, loc)
 			}
 		}
 		if defNode == nil || nameNode == nil {
