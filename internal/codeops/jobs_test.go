@@ -143,3 +143,32 @@ func TestBackgroundCommandLongerThanAnArgument(t *testing.T) {
 		t.Fatalf("%.300q", st.Text)
 	}
 }
+
+// TestGrantedSecretsReachCommandsOnly: the request's Env reaches a command,
+// foreground and background, cannot replace a fixed variable, and is
+// written to no file of the helper's.
+func TestGrantedSecretsReachCommandsOnly(t *testing.T) {
+	env := testEnv(t)
+	env.Req.Env = map[string]string{"API_TOKEN": "tok-123", "HOME": "/evil", "GUILD_RUN_ID": "forged", "bad name": "x"}
+	res := call(t, env, Shell, shellArgs(`echo "$API_TOKEN $HOME $GUILD_RUN_ID"`))
+	if res.Text != "tok-123 "+env.Home+" r1" {
+		t.Fatalf("%q", res.Text)
+	}
+	env.Req.CallID = "c2"
+	call(t, env, Shell, shellArgs(`echo "bg $API_TOKEN $GUILD_RUN_ID"`, `,"background":true`))
+	if st := waitJob(t, env, "b1"); !strings.HasSuffix(st.Text, "\nbg tok-123 r1") {
+		t.Fatalf("%q", st.Text)
+	}
+	for _, dir := range []string{env.jobsDir() + "/b1", filepath.Join(env.Home, ".runs/r1")} {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			raw, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+			if strings.HasSuffix(e.Name(), ".log") {
+				continue // the command's own output: it printed the value
+			}
+			if strings.Contains(string(raw), "tok-123") {
+				t.Errorf("%s holds the secret: %s", e.Name(), raw)
+			}
+		}
+	}
+}
