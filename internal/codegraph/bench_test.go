@@ -217,7 +217,7 @@ func BenchmarkPlainRg(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		cmd := exec.Command("rg", "--json", "context.Context")
+		cmd := exec.Command("rg", "--json", "context.Context", ".")
 		cmd.Dir = root
 		if _, err := cmd.Output(); err != nil {
 			b.Fatal(err)
