@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,6 +87,10 @@ func (m *model) requests() ([]string, []time.Time) {
 	return append([]string(nil), m.openings...), append([]time.Time(nil), m.at...)
 }
 
+// envs numbers the environments: a benchmark builds one per round, and
+// each gets a task queue of its own.
+var envs atomic.Int64
+
 type env struct {
 	t     testing.TB
 	db    *pgxpool.Pool
@@ -110,7 +115,7 @@ func quietClient(t testing.TB, namespace string) client.Client {
 // schedule workflows on a task queue of the test's own, and a Manager.
 func newEnv(t testing.TB, worker bool) *env {
 	t.Helper()
-	e := &env{t: t, db: testdb.New(t), c: quietClient(t, "default"), queue: testtemporal.TaskQueue(t), model: newModel(t)}
+	e := &env{t: t, db: testdb.New(t), c: quietClient(t, "default"), queue: fmt.Sprintf("%s-%d", testtemporal.TaskQueue(t), envs.Add(1)), model: newModel(t)}
 	ctx := context.Background()
 	err := e.db.QueryRow(ctx, `WITH o AS (INSERT INTO organisations (name, slug) VALUES ('Acme', 'acme') RETURNING id),
 		g AS (INSERT INTO guilds (organisation_id, name) SELECT id, 'ops' FROM o RETURNING id)

@@ -82,7 +82,11 @@ func ScheduledRun(ctx workflow.Context, p ScheduledRunParams) (ScheduledRunResul
 	}
 	var out schedact.FireOutput
 	actx := workflow.WithActivityOptions(ctx, fireOptions)
-	in := schedact.FireInput{ScheduleID: p.ScheduleID, Key: info.WorkflowExecution.ID, Due: due, Next: p.Next}
+	// The workflow id alone is not unique: a Schedule names its firings by
+	// the second, and two triggers within one second reuse the id of a
+	// closed firing. The first run id is stable across retries.
+	key := info.WorkflowExecution.ID + "/" + info.FirstRunID
+	in := schedact.FireInput{ScheduleID: p.ScheduleID, Key: key, Due: due, Next: p.Next}
 	if err := workflow.ExecuteActivity(actx, schedact.FireName, in).Get(actx, &out); err != nil {
 		return ScheduledRunResult{}, err
 	}
