@@ -51,6 +51,10 @@ func bigRepo(b *testing.B) (*Env, string) {
 			big.err = "no large repository: set CODEGRAPH_BENCH_REPO"
 			return
 		}
+		if st, err := os.Stat(src); err != nil || !st.IsDir() {
+			big.err = "CODEGRAPH_BENCH_REPO " + src + " is not a folder"
+			return
+		}
 		home, err := os.MkdirTemp("", "codegraph-bench-")
 		if err != nil {
 			big.err = err.Error()
