@@ -49,7 +49,6 @@ func New(d Deps) *Activities {
 // Reasons a firing started no run.
 const (
 	SkipDeleted = "the schedule was deleted"
-	SkipPaused  = "the schedule is paused"
 	SkipLive    = "the schedule's previous run is still going"
 )
 
@@ -76,9 +75,11 @@ type FireOutput struct {
 
 // Fire creates the schedule-triggered run of a wake-up: a queued run whose
 // opening message is the schedule's instruction, and the firing row naming
-// it, in one transaction. A paused or deleted schedule, or one whose previous
-// run is still going, starts nothing (overlap skip); so does an agent whose
-// model no key serves, with the reason stored on the firing.
+// it, in one transaction. A deleted schedule, or one whose previous run is
+// still going, starts nothing (overlap skip); so does an agent whose model
+// no key serves, with the reason stored on the firing. The paused flag is not
+// checked here: a paused Schedule or window does not fire, and a trigger
+// (API or CLI) is an explicit wish to run it once.
 func (a *Activities) Fire(ctx context.Context, in FireInput) (FireOutput, error) {
 	var out FireOutput
 	err := store.InTx(ctx, a.d.DB, func(tx pgx.Tx) error {
@@ -119,9 +120,6 @@ func (a *Activities) fire(ctx context.Context, tx pgx.Tx, in FireInput) (FireOut
 	}
 	skip := func(reason string) (FireOutput, error) {
 		return FireOutput{Skipped: reason}, schedules.RecordFiring(ctx, tx, schedules.Firing{Key: in.Key, ScheduleID: s.ID, DueAt: in.Due, Skipped: reason})
-	}
-	if s.Paused {
-		return skip(SkipPaused)
 	}
 	live, err := schedules.LastRunLive(ctx, tx, s.ID)
 	if err != nil {

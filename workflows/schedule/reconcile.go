@@ -23,13 +23,14 @@ const defaultOrphanGrace = 2 * time.Minute
 type Reconciled struct {
 	Created int // Temporal sides recreated for rows that lacked one
 	Removed int // Temporal sides removed for rows that no longer exist
-	Synced  int // Temporal schedules whose paused state was set from the row
+	Synced  int // rows that took their Temporal schedule's paused state
 }
 
 // Reconcile brings Temporal in step with the schedules table: a row whose
 // Schedule or window workflow is missing gets it (created as the row says,
-// paused or not), and a guilds schedule or window workflow whose row is gone
-// is removed. grace (0: two minutes) spares what was created just now.
+// paused or not), a guilds schedule or window workflow whose row is gone is
+// removed, and a row takes the paused state of its Schedule (toggled in the
+// Temporal CLI). grace (0: two minutes) spares what was created just now.
 func (m *Manager) Reconcile(ctx context.Context, db store.DB, grace time.Duration) (Reconciled, error) {
 	var out Reconciled
 	if m == nil || m.Temporal == nil {
@@ -85,19 +86,28 @@ func (m *Manager) Reconcile(ctx context.Context, db store.DB, grace time.Duratio
 			out.Removed++
 			m.log().Info("removed a Temporal schedule whose row is gone", "schedule", e.ID)
 		case e.Paused != s.Paused:
-			// The row is the truth: an operator's toggle in the CLI is undone
-			// unless made through guilds.
-			h := m.Temporal.ScheduleClient().GetHandle(ctx, e.ID)
-			if s.Paused {
-				err = h.Pause(ctx, client.SchedulePauseOptions{Note: "paused by guilds (reconciled)"})
-			} else {
-				err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: "resumed by guilds (reconciled)"})
-			}
+			// Paused or resumed outside guilds (the CLI's toggle), or a row
+			// write lost after the Temporal call: Temporal decides when a
+			// Schedule fires, so the row takes its state. The list may lag,
+			// so the state is read again before it is copied.
+			d, err := m.Temporal.ScheduleClient().GetHandle(ctx, e.ID).Describe(ctx)
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
+			if d.Schedule.State.Paused == s.Paused {
+				continue
+			}
+			var next *time.Time
+			if !d.Schedule.State.Paused && len(d.Info.NextActionTimes) > 0 {
+				next = &d.Info.NextActionTimes[0]
+			}
+			if _, err := schedules.SetPaused(ctx, db, s.ID, d.Schedule.State.Paused, next); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			out.Synced++
+			m.log().Info("schedule row took Temporal's paused state", "schedule_id", s.ID, "paused", d.Schedule.State.Paused)
 		}
 	}
 	// Window rows against the running window workflows.

@@ -41,7 +41,7 @@ func (e *env) isolated() {
 
 // Postgres and Temporal never drift: a Schedule or window workflow removed
 // behind the platform's back comes back, a paused state toggled outside
-// guilds is set back from the row, and what Temporal holds for a row that
+// guilds is taken by the row, and what Temporal holds for a row that
 // is gone is removed. A second pass changes nothing.
 func TestReconcile(t *testing.T) {
 	t.Parallel()
@@ -88,16 +88,26 @@ func TestReconcile(t *testing.T) {
 		t.Fatalf("second pass %+v %v", r, err)
 	}
 
-	// Paused outside guilds (the CLI's toggle): the row wins.
+	// Paused outside guilds (the CLI's toggle): the row takes the state.
 	if err := h.Pause(ctx, clientPause()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the paused state to be set back", func() bool {
+	eventually(t, 30*time.Second, "the row to take the paused state", func() bool {
 		r, err := e.mgr.Reconcile(ctx, e.db, time.Hour)
 		return err == nil && r.Synced == 1
 	})
-	if d, _ := h.Describe(ctx); d.Schedule.State.Paused {
-		t.Fatal("still paused")
+	if got, _ := schedules.Get(ctx, e.db, cron.ID); !got.Paused || got.NextRunAt != nil {
+		t.Fatalf("row after a CLI pause %+v", got)
+	}
+	if err := h.Unpause(ctx, client.ScheduleUnpauseOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the row to take the resumed state", func() bool {
+		r, err := e.mgr.Reconcile(ctx, e.db, time.Hour)
+		return err == nil && r.Synced == 1
+	})
+	if got, _ := schedules.Get(ctx, e.db, cron.ID); got.Paused || got.NextRunAt == nil {
+		t.Fatalf("row after a CLI resume %+v", got)
 	}
 
 	// Rows gone behind the platform's back: their Temporal sides go too,
