@@ -99,6 +99,17 @@ func noLeak(t *testing.T, values []string, places map[string]string) {
 	}
 }
 
+// kill ends a subcommand with SIGKILL, as a crash or an OOM kill would.
+func (d *deployment) kill(name string) {
+	p := d.procs[name]
+	if p == nil {
+		return
+	}
+	delete(d.procs, name)
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
 func problemField(r reply) string {
 	var body struct {
 		Error struct {
@@ -267,8 +278,9 @@ func TestDeployedAgentSecrets(t *testing.T) {
 
 // TestDeployedSecretRequest: in a direct run the agent asks for a secret;
 // the request is in the run's list and the organisation's inbox; the
-// operator answers while the worker is stopped, the worker comes back and
-// the run goes on with the secret granted; a second request is declined and
+// operator answers while the worker is dead (SIGKILL in the middle of the
+// call), a new worker takes the call over and the run goes on with the
+// secret granted; a second request is declined and
 // the model is told. The value is nowhere but sealed in its row.
 func TestDeployedSecretRequest(t *testing.T) {
 	if testing.Short() {
@@ -307,7 +319,7 @@ func TestDeployedSecretRequest(t *testing.T) {
 		t.Fatalf("inbox: %s", inbox.Body)
 	}
 
-	d.stop("worker")
+	d.kill("worker")
 	if r := d.Call("POST", "/api/secret-requests/"+first, map[string]any{}); r.Status != 422 || problemField(r) != "value" {
 		t.Errorf("empty answer: %d %s", r.Status, r.Body)
 	}
