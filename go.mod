@@ -3,6 +3,7 @@ module github.com/guilds/guilds
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/containerd/errdefs v1.0.0
 	github.com/docker/docker v28.5.2+incompatible
 	github.com/getsentry/sentry-go v0.46.2
