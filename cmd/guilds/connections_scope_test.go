@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
 )
@@ -60,17 +61,18 @@ func TestConnectionsConnectScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = conn.Close(ctx) }()
-	var id string
-	if err := conn.QueryRow(ctx, `WITH s AS (INSERT INTO mcp_servers (slug, name, transport, url, auth, config)
-		VALUES ('cigale', 'C', 'http', 'http://127.0.0.1:1/mcp', 'token', '{}') RETURNING id)
-		INSERT INTO mcp_connections (server_id, owner_scope) SELECT id, 'platform' FROM s RETURNING id`).Scan(&id); err != nil {
+	var serverID string
+	if err := conn.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, transport, url, auth, config)
+		VALUES ('cigale', 'C', 'http', 'http://127.0.0.1:1/mcp', 'token', '{}') RETURNING id`).Scan(&serverID); err != nil {
 		t.Fatal(err)
 	}
+	id := connectionstest.Insert(t, conn, serverID, "platform", "")
 	code, out, errs := runConn(t, connectionsCommand, "sk-key\n", "connect", id)
-	var creds, status string
-	if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM connection_credentials)::text, (SELECT status FROM mcp_connections)`).Scan(&creds, &status); err != nil {
+	var creds string
+	if err := conn.QueryRow(ctx, `SELECT count(*)::text FROM connection_credentials`).Scan(&creds); err != nil {
 		t.Fatal(err)
 	}
+	status := connectionstest.Status(t, conn, id)
 	if code != 1 || !strings.Contains(errs, "platform-scope logins are reserved") || strings.Contains(out+errs, "sk-key") || creds != "0" || status != "pending" {
 		t.Fatalf("reconnect of a platform login: exit %d, %q %q, credentials %s, status %s", code, out, errs, creds, status)
 	}

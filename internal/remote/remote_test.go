@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
 	"github.com/guilds/guilds/internal/grants"
@@ -91,8 +92,7 @@ func newPeer(t *testing.T) *peer {
 	must(db.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config)
 		VALUES ('peer', 'peer', 'remote', 'http', $1, 'token', '{"header":"Authorization","scheme":"Bearer"}') RETURNING id`,
 		hs.URL).Scan(&srv))
-	must(db.QueryRow(ctx, `INSERT INTO mcp_connections (server_id, owner_scope, owner_id) VALUES ($1, 'organisation', $2) RETURNING id`,
-		srv, org).Scan(&p.conn))
+	p.conn = connectionstest.Insert(t, db, srv, "organisation", org)
 	_, err = eng.ConnectKey(ctx, uuid.MustParse(p.conn), map[string]string{"token": loginKey})
 	must(err)
 	must(grants.MarkConnected(ctx, db, p.conn, ""))

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/guilds/guilds/internal/adapters/adapterstest"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/mcppool"
 )
@@ -59,9 +60,7 @@ func TestThroughPoolOAuthRow(t *testing.T) {
 	if _, err := e.DB.Exec(ctx, `UPDATE mcp_servers SET auth = 'oauth' WHERE slug = 'gmail'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.DB.Exec(ctx, `UPDATE mcp_connections SET status = 'connected' WHERE id = $1`, e.ConnectionID); err != nil {
-		t.Fatal(err)
-	}
+	connectionstest.SetConnected(t, e.DB, e.ConnectionID, "")
 	pool := mcppool.New(mcppool.Options{DB: e.DB, Credentials: fixedToken(goodToken)})
 	t.Cleanup(pool.Close)
 
