@@ -148,7 +148,7 @@ func Wakes(start, end time.Time, k int, r *rand.Rand) []time.Time {
 	}
 	offs := make([]int64, k)
 	for i := range offs {
-		offs[i] = r.Int63n(free)
+		offs[i] = r.Int63n(free) //nolint:gosec // wake-up times, not a secret
 	}
 	slices.Sort(offs)
 	out := make([]time.Time, k)

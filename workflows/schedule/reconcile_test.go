@@ -162,6 +162,7 @@ func TestWindowScheduleOnTemporal(t *testing.T) {
 	if err != nil || r.Paused {
 		t.Fatalf("resume %+v %v", r, err)
 	}
+	e.recordHistory(schedule.WindowWorkflowID(win.ID), "window.json")
 }
 
 func clientPause() client.SchedulePauseOptions {

@@ -85,6 +85,9 @@ func TestCronScheduleLifecycle(t *testing.T) {
 	if err := e.db.QueryRow(ctx, `SELECT content FROM messages WHERE run_id = $1 AND seq = 1`, runID).Scan(&first); err != nil || first != instruction {
 		t.Fatalf("opening message %q %v", first, err)
 	}
+	if d, err := h.Describe(ctx); err == nil && len(d.Info.RecentActions) > 0 && d.Info.RecentActions[0].StartWorkflowResult != nil {
+		e.recordHistory(d.Info.RecentActions[0].StartWorkflowResult.WorkflowID, "scheduled_run.json")
+	}
 	got, _ := schedules.Get(ctx, e.db, s.ID)
 	if got.LastRunID == nil || *got.LastRunID != runID || got.LastRunAt == nil {
 		t.Fatalf("row after firing %+v", got)

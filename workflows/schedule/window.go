@@ -97,7 +97,7 @@ func Window(ctx workflow.Context, p WindowParams) error {
 		var offsets []time.Time
 		k := p.MaxWakes
 		if err := workflow.SideEffect(ctx, func(workflow.Context) any {
-			return schedules.Wakes(start, end, k, rand.New(rand.NewSource(time.Now().UnixNano()))) //nolint:gosec // not a secret
+			return schedules.Wakes(start, end, k, rand.New(rand.NewSource(time.Now().UnixNano()))) //nolint:gosec // wake-up times, not a secret
 		}).Get(&offsets); err != nil {
 			return err
 		}
