@@ -41,7 +41,7 @@ func (s *Server) grantRoutes() []route {
 		{Method: "GET", Path: "/api/mcp/connections/:id", Tag: "connections", Summary: "Get a login's metadata",
 			Reply: grants.Connection{}, Handle: getConnection},
 		{Method: "DELETE", Path: "/api/mcp/connections/:id", Tag: "connections", Summary: "Delete a login and the bindings that use it",
-			Status: 204, Handle: s.deleteAndForget(theLogin, deleteConnection), NoTx: true},
+			Status: 204, Handle: s.deleteAndForget(theLogin, s.deleteConnection), NoTx: true},
 
 		{Method: "GET", Path: "/api/bindings", Tag: "bindings", Summary: "List the bindings written at one scope (scope, scope_id)",
 			Reply: []grants.Binding{}, Handle: listBindings},
@@ -143,8 +143,8 @@ func getConnection(ctx context.Context, c *gin.Context, db store.DB, p access.Pr
 // deleteConnection removes a login with its bindings; deleteAndForget closes
 // its MCP session and has every replica drop its cached credential after
 // the commit.
-func deleteConnection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	if err := grants.DeleteConnection(ctx, db, p, c.Param("id")); err != nil {
+func (s *Server) deleteConnection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	if err := s.connectService().Delete(ctx, db, p, c.Param("id")); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
