@@ -284,6 +284,7 @@ func (c Cron) CheckGap() error {
 	if !ok || g.Second.Sub(g.First) >= MinGap {
 		return nil
 	}
-	return fmt.Errorf("fires at %s and then at %s, %s apart; consecutive wake-ups must be at least %s apart",
-		g.First.Format("Mon 2006-01-02 15:04"), g.Second.Format("Mon 2006-01-02 15:04"), g.Second.Sub(g.First), "5 minutes")
+	// The year is left out: the pair recurs, and the cycle walked starts in 2001.
+	return fmt.Errorf("fires at %s and then at %s UTC, %s apart; consecutive wake-ups must be at least 5 minutes apart",
+		g.First.Format("Mon 2 Jan 15:04"), g.Second.Format("Mon 2 Jan 15:04"), g.Second.Sub(g.First))
 }

@@ -18,13 +18,13 @@ func TestCronGapRule(t *testing.T) {
 		{"0,30 * * * *", ""},
 		{"55 23 * * *", ""},
 		{"0 0 29 2 *", ""},
-		{"*/4 * * * *", "fires at Mon 2001-01-01 00:00 and then at Mon 2001-01-01 00:04, 4m0s apart"},
-		{"0,3 * * * *", "00:00 and then at Mon 2001-01-01 00:03"},
-		{"0,59 * * * *", "00:59 and then at Mon 2001-01-01 01:00, 1m0s apart"},
+		{"*/4 * * * *", "fires at Mon 1 Jan 00:00 and then at Mon 1 Jan 00:04 UTC, 4m0s apart"},
+		{"0,3 * * * *", "00:00 and then at Mon 1 Jan 00:03"},
+		{"0,59 * * * *", "00:59 and then at Mon 1 Jan 01:00 UTC, 1m0s apart"},
 		{"* * * * *", "1m0s apart"},
 		// The last firing of one day and the first of the next.
 		{"58 23 * * *,0 0 * * *", "5 fields"},
-		{"0,58 0,23 * * *", "23:58 and then at Tue 2001-01-02 00:00"},
+		{"0,58 0,23 * * *", "23:58 and then at Tue 2 Jan 00:00"},
 		// Sunday 23:58 and Monday 00:01 are three minutes apart across the week's wrap.
 		{"58 23 * * 0", ""},
 		{"1,58 0,23 * * 0,1", "23:58 and then at"},
