@@ -107,7 +107,9 @@ func (d *deployment) kill(name string) {
 	}
 	delete(d.procs, name)
 	_ = p.cmd.Process.Kill()
-	<-p.exited
+	if err := <-p.exited; err == nil {
+		d.t.Errorf("guilds %s exited cleanly after SIGKILL", name)
+	}
 }
 
 func problemField(r reply) string {

@@ -110,38 +110,44 @@ func (d Deps) search(ctx context.Context, call tools.Call) (string, error) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.BaseURL+"/search", bytes.NewReader(body))
 	if err != nil {
-		return "", fmt.Errorf("Tavily: %v", err)
+		return refusal("Tavily: %v", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := d.HTTP.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", fmt.Errorf("Tavily did not answer within %s; try again, or with a narrower query", Timeout)
+			return refusal("Tavily did not answer within %s; try again, or with a narrower query", Timeout)
 		}
-		return "", errors.New("Tavily could not be reached; try again later")
+		return refusal("Tavily could not be reached; try again later")
 	}
 	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return "", errors.New("Tavily's answer could not be read; try again")
+		return refusal("Tavily's answer could not be read; try again")
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", statusError(resp, raw)
+		return tools.ErrorResult(statusError(resp, raw)), nil
 	}
 	var out response
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return "", errors.New("Tavily's answer was not the JSON it documents; try again later")
+		return refusal("Tavily's answer was not the JSON it documents; try again later")
 	}
 	return format(in.Query, out), nil
 }
 
+// refusal is the ERROR line of a search Tavily did not answer. It is the
+// result itself, not a handler error: these lines name Tavily first.
+func refusal(format string, args ...any) (string, error) {
+	return tools.ErrorResult(fmt.Sprintf(format, args...)), nil
+}
+
 // statusError turns Tavily's refusals into a line the model can act on.
-func statusError(resp *http.Response, raw []byte) error {
+func statusError(resp *http.Response, raw []byte) string {
 	detail := tavilyDetail(raw)
 	switch code := resp.StatusCode; {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return fmt.Errorf("Tavily refused the box's key (HTTP %d): the operator must check %s", code, KeyVariable)
+		return fmt.Sprintf("Tavily refused the box's key (HTTP %d): the operator must check %s", code, KeyVariable)
 	case code == http.StatusTooManyRequests:
 		hint := "wait a minute"
 		if ra := strings.TrimSpace(resp.Header.Get("Retry-After")); ra != "" {
@@ -151,15 +157,15 @@ func statusError(resp *http.Response, raw []byte) error {
 				hint = "retry after " + clip(ra, 40)
 			}
 		}
-		return fmt.Errorf("Tavily's rate limit was reached (HTTP 429): %s", hint)
+		return fmt.Sprintf("Tavily's rate limit was reached (HTTP 429): %s", hint)
 	case code == 432 || code == 433:
-		return fmt.Errorf("Tavily's plan limit for this box's key is reached (HTTP %d)%s: the operator must raise it", code, detail)
+		return fmt.Sprintf("Tavily's plan limit for this box's key is reached (HTTP %d)%s: the operator must raise it", code, detail)
 	case code >= 500:
-		return fmt.Errorf("Tavily failed (HTTP %d)%s; try again later", code, detail)
+		return fmt.Sprintf("Tavily failed (HTTP %d)%s; try again later", code, detail)
 	case code == http.StatusBadRequest:
-		return fmt.Errorf("Tavily refused the query (HTTP 400)%s; rephrase it", detail)
+		return fmt.Sprintf("Tavily refused the query (HTTP 400)%s; rephrase it", detail)
 	}
-	return fmt.Errorf("Tavily answered HTTP %d%s", resp.StatusCode, detail)
+	return fmt.Sprintf("Tavily answered HTTP %d%s", resp.StatusCode, detail)
 }
 
 // tavilyDetail is ": <message>" from Tavily's {"detail": {"error": …}} or
