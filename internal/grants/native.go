@@ -63,7 +63,7 @@ var nativeCatalog = func() []NativeTool {
 		"schedule_create_cron", "schedule_create_window", "schedule_list", "schedule_pause", "schedule_resume", "schedule_delete"),
 		func(n *NativeTool) { n.Triggers = []Trigger{TriggerDirect, TriggerGroup} }))
 	add(family("secrets", "Secrets", GateBinding, tools.ClassDefault, "secret_store"))
-	add(with(family("secrets", "Secrets", GateBinding, tools.ClassDefault, "secret_request"),
+	add(with(family("secrets", "Secrets", GateBinding, tools.ClassScript, "secret_request"),
 		func(n *NativeTool) { n.Triggers = []Trigger{TriggerDirect} }))
 	add(with(family("search", "Web search", GateBinding, tools.ClassDefault, "tavily_search"),
 		func(n *NativeTool) { n.Integration = "web-search" }))
@@ -75,7 +75,7 @@ var nativeCatalog = func() []NativeTool {
 	code := family("code", "Code", GateCoding, tools.ClassCode,
 		"shell", "shell_status", "file_read", "file_edit", "file_write", "code_search", "code_match",
 		"code_map", "code_find", "code_outline", "code_callers")
-	code[0].Class, code[1].Class = tools.ClassShell, tools.ClassShell
+	code[0].Class = tools.ClassShell
 	add(code)
 	return all
 }()

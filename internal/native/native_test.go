@@ -81,3 +81,18 @@ func TestCodeToolWithoutAWorkspaceSaysSo(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// The catalog's class of a native tool (what the Tools view and the run
+// snapshot show) is the class its registration runs it under.
+func TestCatalogClassesMatchTheRegistry(t *testing.T) {
+	reg := native.Registry(nil, slog.New(slog.DiscardHandler))
+	for _, n := range grants.NativeCatalog() {
+		tl, ok := reg.Lookup(n.Name)
+		if !ok {
+			continue // catalogued, not built yet
+		}
+		if tl.Class != n.Class {
+			t.Errorf("%s: catalog class %q, registered class %q", n.Name, n.Class, tl.Class)
+		}
+	}
+}
