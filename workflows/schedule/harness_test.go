@@ -23,6 +23,7 @@ import (
 	schedact "github.com/guilds/guilds/activities/schedule"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/models"
+	schedtools "github.com/guilds/guilds/internal/native/schedules"
 	"github.com/guilds/guilds/internal/testdb"
 	"github.com/guilds/guilds/internal/testtemporal"
 	"github.com/guilds/guilds/internal/tools"
@@ -42,6 +43,9 @@ type model struct {
 	openings []string
 	at       []time.Time
 	hold     chan struct{}
+	// call, when set, is a tool call (name, JSON arguments) answered to the
+	// first request instead of text.
+	call [2]string
 }
 
 func newModel(t testing.TB) *model {
@@ -69,6 +73,8 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 	m.openings = append(m.openings, opening)
 	m.at = append(m.at, arrived)
 	hold := m.hold
+	call := m.call
+	m.call = [2]string{}
 	m.mu.Unlock()
 	if hold != nil {
 		select {
@@ -78,6 +84,11 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if call[0] != "" {
+		args, _ := json.Marshal(call[1])
+		fmt.Fprintf(w, `{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":%q,"arguments":%s}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`, call[0], args)
+		return
+	}
 	fmt.Fprint(w, `{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`)
 }
 
@@ -146,6 +157,7 @@ func (e *env) startWorker() {
 		return ""
 	}), BaseURLs: map[string]string{models.OpenRouter: e.model.URL}}
 	reg := tools.NewRegistry(tools.WithLogger(log))
+	schedtools.Register(reg, schedtools.Deps{DB: e.db, Log: log, Manager: e.mgr})
 	ra := runact.New(runact.Deps{DB: e.db, Tools: reg, Models: res, Log: log})
 	sa := schedact.New(schedact.Deps{DB: e.db, Models: res, Log: log})
 	c := e.c

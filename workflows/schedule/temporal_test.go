@@ -198,3 +198,36 @@ func TestBadInputsCreateNothing(t *testing.T) {
 		t.Fatalf("%d rows", n)
 	}
 }
+
+// An agent schedules itself from a direct run: schedule_create_cron in the
+// run stores a schedule created by that run, with its Temporal Schedule.
+func TestScheduleCreatedFromARun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, true)
+	ctx := context.Background()
+	e.model.call = [2]string{"schedule_create_cron", `{"cron":"0 7 * * 1","description":"monday plan","instruction":"Plan the week."}`}
+	id, err := run.Start(ctx, e.c, e.db, run.Input{AgentID: e.agent, Message: "remind yourself every Monday", TaskQueue: e.queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res run.Result
+	if err := e.c.GetWorkflow(ctx, run.WorkflowID(id), "").Get(ctx, &res); err != nil || res.Status != "completed" {
+		t.Fatalf("run %+v %v", res, err)
+	}
+	var result string
+	if err := e.db.QueryRow(ctx, `SELECT content FROM messages WHERE run_id = $1 AND role = 'tool'`, id).Scan(&result); err != nil {
+		t.Fatal(err)
+	}
+	list, err := schedules.ListByAgent(ctx, e.db, e.agent)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("schedules %+v %v (tool said %s)", list, err, result)
+	}
+	s := list[0]
+	t.Cleanup(func() { _ = e.mgr.Delete(context.Background(), e.db, s) })
+	if s.CreatedByRun == nil || *s.CreatedByRun != id || !strings.Contains(result, "id: "+s.ID) {
+		t.Fatalf("created by %v, tool said %s", s.CreatedByRun, result)
+	}
+	if _, err := e.c.ScheduleClient().GetHandle(ctx, schedule.ScheduleID(s.ID)).Describe(ctx); err != nil {
+		t.Fatalf("no Temporal schedule: %v", err)
+	}
+}
