@@ -27,7 +27,7 @@ type world struct {
 	orgP, guildP, agentP agentsecrets.Place
 }
 
-func entry(t *testing.T, kid string) string {
+func entry(t testing.TB, kid string) string {
 	t.Helper()
 	e, err := secret.GenerateKey(kid)
 	if err != nil {
@@ -36,7 +36,7 @@ func entry(t *testing.T, kid string) string {
 	return e
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	ctx := context.Background()
 	db, err := pgxpool.New(ctx, testdb.URL(t))
@@ -70,7 +70,7 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
-func (w *world) place(t *testing.T, s agentsecrets.Scope, id string) agentsecrets.Place {
+func (w *world) place(t testing.TB, s agentsecrets.Scope, id string) agentsecrets.Place {
 	t.Helper()
 	pl, err := agentsecrets.LoadPlace(context.Background(), w.db, s, id)
 	if err != nil {
