@@ -110,7 +110,7 @@ func secretEnv(vars map[string]string, fixed []string) []string {
 	}
 	names := make([]string, 0, len(vars))
 	for name, v := range vars {
-		if envName.MatchString(name) && !taken[name] && !strings.HasPrefix(name, "GUILD") && !strings.ContainsRune(v, 0) {
+		if envName.MatchString(name) && !taken[name] && !strings.HasPrefix(name, "GUILD_") && !strings.HasPrefix(name, "GUILDS_") && !strings.ContainsRune(v, 0) {
 			names = append(names, name)
 		}
 	}
