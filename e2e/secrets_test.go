@@ -147,7 +147,7 @@ func TestDeployedAgentSecrets(t *testing.T) {
 	tavily := fakeTavily(t, tavilyKey, &searches)
 	model := newScriptedModel(t, boxModelKey,
 		[]toolCall{{"secret_store", map[string]any{"name": "MINTED_KEY", "value": mintedValue}}},
-		[]toolCall{{"shell", map[string]any{"command": `echo "minted=$MINTED_KEY deploy=$DEPLOY_TOKEN"; printf %s "$MINTED_KEY" | base64; ls -A /run/guilds/requests | wc -l`}}},
+		[]toolCall{{"shell", map[string]any{"command": `echo "minted=$MINTED_KEY deploy=$DEPLOY_TOKEN"; printf %s "$MINTED_KEY" | base64; ls -A /run/guilds/requests | wc -l; echo "box_keys_in_env=$(env | grep -ciE 'tavily|openrouter')"`}}},
 		[]toolCall{{"tavily_search", map[string]any{"query": "how do I rotate an API key safely?"}}},
 		nil)
 	scope := fmt.Sprintf("e2e-secrets-%d", time.Now().UnixNano())
@@ -243,8 +243,9 @@ func TestDeployedAgentSecrets(t *testing.T) {
 		t.Errorf("secret_store call: %+v", store)
 	}
 	// Both values reached the command (non-empty) and came back redacted, base64 too;
-	// the request file that carried them is gone.
-	if !strings.Contains(shell.Result, "minted=[REDACTED] deploy=[REDACTED]") || !strings.Contains(shell.Result, "\n0") {
+	// the request file that carried them is gone; no box key is in the sandbox.
+	if !strings.Contains(shell.Result, "minted=[REDACTED] deploy=[REDACTED]") || !strings.Contains(shell.Result, "\n0\n") ||
+		!strings.Contains(shell.Result, "box_keys_in_env=0") {
 		t.Errorf("shell result:\n%s", shell.Result)
 	}
 	if !strings.Contains(search.Result, "1. Rotating API keys safely\n   https://example.com/rotate\n   Create the new key") || searches.Load() != 1 {
