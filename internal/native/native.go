@@ -10,6 +10,7 @@ import (
 
 	"github.com/guilds/guilds/internal/agentsecrets"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/native/browser"
 	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/native/issues"
 	"github.com/guilds/guilds/internal/native/memory"
@@ -27,6 +28,7 @@ import (
 type Option func(*options)
 
 type options struct {
+	browser   browser.Deps
 	code      code.Deps
 	schedules schedtools.Manager
 	keyring   *secret.Keyring
@@ -57,7 +59,13 @@ func WithSchedules(m schedtools.Manager) Option {
 // API server) they are declared, so offers and the Tools view list them, and
 // a call fails with code.ErrNoWorkspace.
 func WithWorkspace(ws code.Workspace) Option {
-	return func(o *options) { o.code.Workspace = ws }
+	return func(o *options) { o.code.Workspace, o.browser.Workspace = ws, ws }
+}
+
+// WithBrowserProxy gives the browser tools the platform's forward proxy,
+// Chromium's only way out of a sandbox without a network.
+func WithBrowserProxy(p browser.Proxy) Option {
+	return func(o *options) { o.browser.Proxy = p }
 }
 
 // WithCodeResultMax caps a code tool's result text (CODE_RESULT_MAX_BYTES);
@@ -93,6 +101,8 @@ func Registry(db *pgxpool.Pool, log *slog.Logger, opts ...Option) *tools.Registr
 		}
 	}
 	code.Register(reg, o.code)
+	o.browser.Log = log
+	browser.Register(reg, o.browser)
 	secrets.Register(reg, sd)
 	websearch.Register(reg, o.websearch)
 	return reg
