@@ -19,6 +19,10 @@ func TestSpecNormalize(t *testing.T) {
 		"negative cpus":   {CPUs: -0.5},
 		"reserved label":  {Labels: map[string]string{"guilds.agent": "x"}},
 		"env name":        {Env: map[string]string{"A=B": "x"}},
+		"relative bind":   {Binds: []Bind{{Source: "rel", Target: "/mnt/x"}}},
+		"bind over home":  {Binds: []Bind{{Source: "/srv/x", Target: "/home/agent/x"}}},
+		"bind on root":    {Binds: []Bind{{Source: "/srv/x", Target: "/"}}},
+		"unclean target":  {Binds: []Bind{{Source: "/srv/x", Target: "/mnt/../etc"}}},
 	} {
 		if _, err := bad.Normalize(); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)

@@ -67,6 +67,10 @@ type Spec struct {
 	// the volume when missing, with the platform's labels, and refuses one
 	// it did not create. Empty = a tmpfs that goes with the sandbox.
 	HomeVolume string
+	// Binds mount host folders into the sandbox (docker driver: the engine
+	// must run on the same host; the local driver, whose sandboxes are host
+	// folders already, ignores them). Empty = none.
+	Binds []Bind
 	// Env is set for every process of the sandbox; ExecRequest.Env wins.
 	Env map[string]string
 	// Labels are extra labels; keys under "guilds." are reserved.
@@ -103,7 +107,34 @@ func (s Spec) Normalize() (Spec, error) {
 			return s, err
 		}
 	}
+	for _, b := range s.Binds {
+		if err := b.check(); err != nil {
+			return s, err
+		}
+	}
 	return s, nil
+}
+
+// Bind is a host folder mounted in a sandbox.
+type Bind struct {
+	Source   string // absolute path on the engine's host
+	Target   string // absolute, clean path in the sandbox, outside HomeDir, RunDir and TmpDir
+	ReadOnly bool
+}
+
+func (b Bind) check() error {
+	if !strings.HasPrefix(b.Source, "/") {
+		return fmt.Errorf("%w: bind source %q must be an absolute host path", ErrInvalid, b.Source)
+	}
+	if err := CheckPath(b.Target); err != nil {
+		return err
+	}
+	for _, d := range []string{HomeDir, RunDir, TmpDir, "/"} {
+		if b.Target == d || d != "/" && strings.HasPrefix(b.Target, d+"/") {
+			return fmt.Errorf("%w: bind target %q is inside %s", ErrInvalid, b.Target, d)
+		}
+	}
+	return nil
 }
 
 var volumeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)

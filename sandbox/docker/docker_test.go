@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -343,5 +344,37 @@ func TestExecOnStoppedSandbox(t *testing.T) {
 	}
 	if _, err := d.Exec(ctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"true"}}); !errors.Is(err, sandbox.ErrNotRunning) {
 		t.Fatalf("exec on a stopped sandbox: err = %v, want ErrNotRunning", err)
+	}
+}
+
+func TestBindMountsAHostFolderReadOnly(t *testing.T) {
+	t.Parallel()
+	d, _ := engine(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/hello", []byte("from the host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", dir+"/s.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	sb, err := d.Create(ctx, sandbox.Spec{Image: testImage(), User: "1000:1000",
+		Binds: []sandbox.Bind{{Source: dir, Target: "/run/guilds-proxy", ReadOnly: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = d.Remove(ctx, sb.ID) }()
+	res, err := d.Exec(ctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"sh", "-c",
+		"cat /run/guilds-proxy/hello; test -S /run/guilds-proxy/s.sock && echo socket; touch /run/guilds-proxy/new 2>/dev/null || echo read-only"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(res.Stdout), "from the host\nsocket\nread-only\n"; got != want {
+		t.Fatalf("got %q (%s), want %q", got, res.Stderr, want)
 	}
 }

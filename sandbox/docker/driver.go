@@ -182,6 +182,9 @@ func (d *Driver) containerConfig(spec sandbox.Spec) (*container.Config, *contain
 		delete(host.Tmpfs, sandbox.HomeDir)
 		host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: spec.HomeVolume, Target: sandbox.HomeDir}}
 	}
+	for _, b := range spec.Binds {
+		host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeBind, Source: b.Source, Target: b.Target, ReadOnly: b.ReadOnly})
+	}
 	return cfg, host
 }
 
