@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/agentsecrets"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native/issues"
 	"github.com/guilds/guilds/internal/orgs"
@@ -180,9 +181,32 @@ func (s *Server) runEvents(c *gin.Context) {
 		}
 		w.Flush()
 		return nil
-	})
+	}, secretRequestEvents(s.DB, r.ID))
 	if err != nil && ctx.Err() == nil {
 		s.Log.Warn("run event stream ended", "run_id", r.ID, "err", err)
+	}
+}
+
+// secretRequestEvents reports each of the run's secret requests as a
+// "secret_request" event when it opens and again when it is answered, so an
+// operator following the run sees the question while the call waits. A
+// request never holds the value.
+func secretRequestEvents(db store.DB, runID string) runs.Side {
+	seen := map[string]string{}
+	return func(ctx context.Context) ([]runs.Event, error) {
+		reqs, err := agentsecrets.RunRequests(ctx, db, runID)
+		if err != nil {
+			return nil, err
+		}
+		var out []runs.Event
+		for i := range reqs {
+			if seen[reqs[i].ID] == reqs[i].Status {
+				continue
+			}
+			seen[reqs[i].ID] = reqs[i].Status
+			out = append(out, runs.Event{Type: "secret_request", Data: reqs[i]})
+		}
+		return out, nil
 	}
 }
 

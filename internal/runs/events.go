@@ -7,13 +7,19 @@ import (
 	"github.com/guilds/guilds/internal/store"
 )
 
-// Event is one item of a run's event stream: a new message, or the run's
-// status when it changes.
+// Event is one item of a run's event stream: a new message, the run's
+// status when it changes, or an event of a Side source.
 type Event struct {
-	Type    string   `json:"type"` // "message" | "status"
+	Type    string   `json:"type"` // "message" | "status" | a Side's type
 	Message *Message `json:"message,omitempty"`
 	Run     *Run     `json:"run,omitempty"`
+	Data    any      `json:"data,omitempty"` // a Side event's payload
 }
+
+// Side is a source of run events kept outside the messages table (a secret
+// request waiting for its operator). Follow calls it whenever it re-reads the
+// run and sends what it returns; the source returns each change once.
+type Side func(ctx context.Context) ([]Event, error)
 
 // How often a follower re-reads the run: PollInterval without a listening
 // Listener, SafetyInterval with one (a notification lost in a reconnect is
@@ -27,7 +33,7 @@ const (
 // whenever it changes, until the run is final (after its last messages are
 // sent) or ctx ends. It re-reads Postgres when l (may be nil) says the run
 // changed, and on a timer as a safety net. send returning an error stops it.
-func Follow(ctx context.Context, db store.DB, runID string, after int, l *Listener, send func(Event) error) error {
+func Follow(ctx context.Context, db store.DB, runID string, after int, l *Listener, send func(Event) error, sides ...Side) error {
 	var wake <-chan struct{}
 	if l != nil {
 		ch, stop := l.Subscribe(runID)
@@ -59,6 +65,17 @@ func Follow(ctx context.Context, db store.DB, runID string, after int, l *Listen
 		for sent[after+1] {
 			delete(sent, after+1)
 			after++
+		}
+		for _, side := range sides {
+			evs, err := side(ctx)
+			if err != nil {
+				return err
+			}
+			for _, ev := range evs {
+				if err := send(ev); err != nil {
+					return err
+				}
+			}
 		}
 		if r.Status != lastStatus {
 			lastStatus = r.Status
