@@ -54,6 +54,9 @@ type Options struct {
 	Memory    int64
 	CPUs      float64
 	PidsLimit int64
+	// Binds gives the host folders mounted in an agent's sandbox when it is
+	// created (the browser proxy's socket folder); nil = none.
+	Binds func(agentID string) ([]sandbox.Bind, error)
 	// Logger receives lifecycle events; nil = discard.
 	Logger *slog.Logger
 }
@@ -93,6 +96,14 @@ func New(driver sandbox.Driver, opts Options) *Manager {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Manager{driver: driver, opts: opts, log: opts.Logger, spaces: map[string]*space{}}
+}
+
+// SetBinds sets Options.Binds on a manager built by FromConfig; call it
+// before the first call.
+func (m *Manager) SetBinds(f func(agentID string) ([]sandbox.Bind, error)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.opts.Binds = f
 }
 
 // HomeVolume is the name of the volume that holds an agent's /home/agent.

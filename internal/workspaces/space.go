@@ -179,7 +179,18 @@ func (m *Manager) idleStop(s *space, gen int) {
 
 // createLocked starts the agent's sandbox on its home volume.
 func (m *Manager) createLocked(ctx context.Context, s *space) error {
+	m.mu.Lock()
+	bindsOf := m.opts.Binds
+	m.mu.Unlock()
+	var binds []sandbox.Bind
+	if bindsOf != nil {
+		var err error
+		if binds, err = bindsOf(s.agentID); err != nil {
+			return fmt.Errorf("workspaces: the mounts of agent %s: %w", s.agentID, err)
+		}
+	}
 	sb, err := m.driver.Create(ctx, sandbox.Spec{
+		Binds:      binds,
 		Image:      m.opts.Image,
 		AgentID:    s.agentID,
 		User:       m.opts.User,

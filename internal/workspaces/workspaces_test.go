@@ -478,3 +478,30 @@ func BenchmarkManagerExec(b *testing.B) {
 		}
 	}
 }
+
+func TestBindsAreMountedInEveryNewSandbox(t *testing.T) {
+	t.Parallel()
+	d, cli := dockertest.Driver(t)
+	w := world{name: "docker", driver: d, image: dockertest.AgentImage(t, cli)}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	m, agent := manager(t, w, Options{Binds: func(agentID string) ([]sandbox.Bind, error) {
+		asked = append(asked, agentID)
+		if err := os.WriteFile(filepath.Join(dir, "who"), []byte(agentID), 0o644); err != nil {
+			return nil, err
+		}
+		return []sandbox.Bind{{Source: dir, Target: "/run/guilds-proxy", ReadOnly: true}}, nil
+	}})
+	if got := exec(t, m, agent, "cat /run/guilds-proxy/who"); got != agent {
+		t.Fatalf("the bind shows %q", got)
+	}
+	if err := m.Stop(context.Background(), agent); err != nil {
+		t.Fatal(err)
+	}
+	if got := exec(t, m, agent, "cat /run/guilds-proxy/who"); got != agent || len(asked) != 2 {
+		t.Fatalf("after a re-creation the bind shows %q (asked %v)", got, asked)
+	}
+}
