@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS run_scripts;
+DROP TABLE IF EXISTS run_script_snapshots;
