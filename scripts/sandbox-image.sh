@@ -60,7 +60,7 @@ base_hash="$( { echo "$packages"; echo "ast-grep $ast_grep_version"; cat "$SCRIP
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/add/usr/local/bin"
-helpers=(guilds-code guilds-browser)
+helpers=(guilds-code guilds-browser guilds-script-run)
 for h in "${helpers[@]}"; do
   if go list -f '{{.Name}}' "./cmd/$h" 2>/dev/null | grep -qx main; then
     log "building $h"
