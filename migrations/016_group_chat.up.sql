@@ -32,6 +32,15 @@ CREATE TABLE group_messages (
            (author_kind = 'agent' AND author_user_id IS NULL))
 );
 
+-- The agents that answer an operator message no @mention addresses (the
+-- guild's designated responders, set through the chat API).
+CREATE TABLE group_responders (
+    guild_id   uuid NOT NULL REFERENCES guilds(id) ON DELETE CASCADE,
+    agent_id   uuid NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (guild_id, agent_id)
+);
+
 -- The routing decision of one message, written once by the route workflow.
 CREATE TABLE group_routes (
     message_id  uuid PRIMARY KEY REFERENCES group_messages(id) ON DELETE CASCADE,
