@@ -43,8 +43,10 @@ func open(t *testing.T, policy mcpoauth.Policy) string {
 func client(sock string) *http.Client {
 	proxy, _ := url.Parse("http://proxy.invalid")
 	return &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{
-		Proxy:           http.ProxyURL(proxy),
-		DialContext:     func(ctx context.Context, _, _ string) (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, "unix", sock) },
+		Proxy: http.ProxyURL(proxy),
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		},
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the test's own certificate
 	}}
 }
