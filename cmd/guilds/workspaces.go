@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/guilds/guilds/internal/browserproxy"
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/native/code"
@@ -26,6 +27,19 @@ type workspaceSlot struct {
 	mu     sync.RWMutex
 	m      *workspaces.Manager
 	helper string // the host's guilds-code, for the local driver
+	// proxy is the browsers' way out of sandboxes without a network
+	// (docker driver); nil = none, and Chromium connects directly.
+	proxy *browserproxy.Proxy
+}
+
+// Open gives the browser tools the agent's proxy socket ("" = no proxy).
+func (s *workspaceSlot) Open(agentID string) (string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.proxy == nil {
+		return "", nil
+	}
+	return s.proxy.Open(agentID)
 }
 
 var (
@@ -70,7 +84,7 @@ func (p *platform) codeOptions() []native.Option {
 	if p.workspace == nil {
 		p.workspace = &workspaceSlot{}
 	}
-	opts := []native.Option{native.WithWorkspace(p.workspace)}
+	opts := []native.Option{native.WithWorkspace(p.workspace), native.WithBrowserProxy(p.workspace)}
 	if n, err := strconv.Atoi(p.env.Getenv("CODE_RESULT_MAX_BYTES")); err == nil && n > 0 {
 		opts = append(opts, native.WithCodeResultMax(n))
 	} else if v := p.env.Getenv("CODE_RESULT_MAX_BYTES"); v != "" {
@@ -102,16 +116,30 @@ func (p *platform) startWorkspaces(ctx context.Context) (func(), error) {
 	if p.workspace == nil {
 		p.workspace = &workspaceSlot{}
 	}
+	// The agents' browsers reach the web only through the worker's proxy,
+	// whose socket folder every docker sandbox mounts (ADR 0704).
+	var proxy *browserproxy.Proxy
+	if p.cfg.Sandbox.Driver != config.SandboxLocal {
+		proxy, err = browserproxy.New(browserproxy.Options{Dir: filepath.Join(p.cfg.DataDir, "browser-proxy"),
+			Policy: browserproxy.PolicyFromEnv(p.env.Getenv), Logger: p.log})
+		if err != nil {
+			return nil, err
+		}
+		m.SetBinds(proxy.Binds)
+	}
 	p.workspace.mu.Lock()
-	p.workspace.m = m
+	p.workspace.m, p.workspace.proxy = m, proxy
 	if p.cfg.Sandbox.Driver == config.SandboxLocal {
 		p.workspace.helper = hostHelper()
 	}
 	p.workspace.mu.Unlock()
 	return func() {
 		p.workspace.mu.Lock()
-		p.workspace.m = nil
+		p.workspace.m, p.workspace.proxy = nil, nil
 		p.workspace.mu.Unlock()
+		if proxy != nil {
+			_ = proxy.Close()
+		}
 		sctx, cancel := context.WithTimeout(context.Background(), workspaceStopTimeout)
 		defer cancel()
 		if err := m.Close(sctx); err != nil && !errors.Is(err, context.Canceled) {
