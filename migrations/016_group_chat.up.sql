@@ -57,6 +57,7 @@ CREATE TABLE group_deliveries (
     message_id uuid NOT NULL REFERENCES group_messages(id) ON DELETE CASCADE,
     agent_id   uuid NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
     run_id     uuid REFERENCES runs(id) ON DELETE SET NULL,
+    skipped    text NOT NULL DEFAULT '',  -- why no run was started, when none was
     created_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (message_id, agent_id)
 );
