@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,7 +72,10 @@ func bigRepo(b *testing.B) (*Env, string) {
 			big.err = string(out)
 			return
 		}
-		exec.Command("chmod", "-R", "u+w", dst).Run()
+		if out, err := exec.Command("chmod", "-R", "u+w", dst).CombinedOutput(); err != nil {
+			big.err = "chmod: " + string(out)
+			return
+		}
 		// A clone is a git work tree: list its files the way a real one is.
 		git := exec.Command("sh", "-c", "git init -q && git add -A")
 		git.Dir = dst
@@ -89,7 +93,9 @@ func bigRepo(b *testing.B) (*Env, string) {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if big.home != "" {
-		os.RemoveAll(big.home)
+		if err := os.RemoveAll(big.home); err != nil {
+			fmt.Fprintln(os.Stderr, "remove the benchmark repository:", err)
+		}
 	}
 	os.Exit(code)
 }
@@ -108,7 +114,9 @@ func BenchmarkBuild(b *testing.B) {
 	b.ReportAllocs()
 	var g *Graph
 	for i := 0; i < b.N; i++ {
-		os.RemoveAll(env.cacheDir(big.name))
+		if err := os.RemoveAll(env.cacheDir(big.name)); err != nil {
+			b.Fatal(err)
+		}
 		g = openBig(b, env)
 	}
 	defs, refs := 0, 0
@@ -143,7 +151,11 @@ func BenchmarkRefreshOneEdit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer os.WriteFile(victim, orig, 0o644)
+	defer func() {
+		if err := os.WriteFile(victim, orig, 0o644); err != nil {
+			b.Error(err)
+		}
+	}()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -37,9 +37,11 @@ type File struct {
 func (f *File) refs() []Ref {
 	if f.loaded && !f.decoded {
 		f.decoded = true
-		f.Refs, _ = unpackRefs(f.packed)
 		f.Names = strings.Split(f.packedNames, "\x00")
-		f.Locals = unpackLocals(f.packedLocals)
+		// Damaged references or locals leave the file without them, as
+		// when it was parsed; an index out of the file is never used.
+		f.Refs, _ = unpackRefs(f.packed, len(f.Names), len(f.Defs))
+		f.Locals = unpackLocals(f.packedLocals, len(f.Defs))
 	}
 	return f.Refs
 }

@@ -267,7 +267,7 @@ func sourceOf(g *Graph, f *File, d *Def) []string {
 	if err != nil {
 		return nil
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }() // read only; the lines are in hand
 	sc := bufio.NewScanner(fh)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	var out []string

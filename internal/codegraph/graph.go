@@ -32,7 +32,7 @@ type defID struct{ file, def int32 }
 // Open refreshes the graph of the repository at root, stored in dir,
 // against the working tree, and saves it when anything changed.
 func Open(ctx context.Context, root, dir string) (*Graph, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("graph folder: %w", err)
 	}
 	unlock, err := lockDir(dir)
@@ -128,7 +128,7 @@ func (g *Graph) count() {
 	}
 	// Files are shared out among the cores; resolving reads the graph
 	// and decodes only the file it works on.
-	next := make(chan int)
+	next := make(chan int32)
 	var wg sync.WaitGroup
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)
@@ -138,7 +138,7 @@ func (g *Graph) count() {
 			for fi := range next {
 				for _, r := range g.Files[fi].refs() {
 					var sure int
-					buf, sure = g.resolve(int32(fi), r, buf[:0])
+					buf, sure = g.resolve(fi, r, buf[:0])
 					if sure > guess || (sure == guess && len(buf) == 1) {
 						// A guess through an unknown receiver is listed by
 						// code_callers but does not make a definition look
@@ -152,7 +152,7 @@ func (g *Graph) count() {
 		}()
 	}
 	for fi := range g.Files {
-		next <- fi
+		next <- int32(fi)
 	}
 	close(next)
 	wg.Wait()

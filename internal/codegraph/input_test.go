@@ -13,7 +13,9 @@ import (
 // refused call stores nothing.
 func TestBadInputNamesTheField(t *testing.T) {
 	env, home := newHome(t, "repos/poly", "poly")
-	os.WriteFile(filepath.Join(home, "notes.txt"), []byte("x"), 0o644)
+	if err := os.WriteFile(filepath.Join(home, "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	type q = func(context.Context, *Env, json.RawMessage) Result
 	cases := []struct {
 		name string

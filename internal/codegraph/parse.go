@@ -3,6 +3,7 @@ package codegraph
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,8 +33,6 @@ type rawDef struct {
 	start, end, nameAt uint32
 	name, kind, recv   string
 	sig                string
-	parent             int32
-	container          string
 }
 
 type rawLocal struct {
@@ -57,6 +56,9 @@ func (p *parser) parse(f *File, src []byte) error {
 	}
 	if err := l.load(); err != nil {
 		return fmt.Errorf("%s query: %w", l.name, err)
+	}
+	if len(src) > maxParseBytes {
+		return fmt.Errorf("%d bytes, more than the %d parsed", len(src), maxParseBytes)
 	}
 	tp := p.ts[l.name]
 	if tp == nil {
@@ -112,7 +114,7 @@ func (p *parser) parse(f *File, src []byte) error {
 				}
 				f.Imports = append(f.Imports, imp)
 			case cn == "call", cn == "member", cn == "ref":
-				at := uint32(node.StartByte())
+				at := offset(node.StartByte())
 				r := refs[at]
 				if r == nil {
 					name := node.Utf8Text(src)
@@ -139,7 +141,7 @@ func (p *parser) parse(f *File, src []byte) error {
 			}
 		}
 		if localNode != nil {
-			loc := rawLocal{at: uint32(localNode.StartByte()), name: localNode.Utf8Text(src), guess: guess, field: field}
+			loc := rawLocal{at: offset(localNode.StartByte()), name: localNode.Utf8Text(src), guess: guess, field: field}
 			if typeNode != nil {
 				loc.typ, loc.pkg, _ = typeName(typeNode.Utf8Text(src))
 			}
@@ -154,9 +156,9 @@ func (p *parser) parse(f *File, src []byte) error {
 			continue
 		}
 		d := rawDef{
-			start:  uint32(defNode.StartByte()),
-			end:    uint32(defNode.EndByte()),
-			nameAt: uint32(nameNode.StartByte()),
+			start:  offset(defNode.StartByte()),
+			end:    offset(defNode.EndByte()),
+			nameAt: offset(nameNode.StartByte()),
 			name:   baseName(nameNode.Utf8Text(src)),
 			kind:   kind,
 		}
@@ -432,8 +434,23 @@ func lineStarts(src []byte) []uint32 {
 	return starts
 }
 
+// offset is a node's byte offset as the graph keeps it. parse takes at
+// most maxParseBytes, so it never reaches the bound.
+func offset(at uint) uint32 {
+	if at > math.MaxUint32 {
+		return math.MaxUint32
+	}
+	return uint32(at)
+}
+
+// lineOf is the 1-based line holding byte at. Callers take sources of
+// fewer than math.MaxInt32 bytes, so it never reaches the bound.
 func lineOf(starts []uint32, at uint32) int32 {
-	return int32(sort.Search(len(starts), func(i int) bool { return starts[i] > at }))
+	line := sort.Search(len(starts), func(i int) bool { return starts[i] > at })
+	if line < 0 || line > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int32(line)
 }
 
 // baseName keeps a declared type's bare name: *T, T[K], a::b::T<U> → T.

@@ -160,7 +160,9 @@ func TestIgnoredFilesStayOut(t *testing.T) {
 	root := filepath.Join(home, "repos", "poly")
 	write := func(rel, text string) {
 		p := filepath.Join(root, rel)
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +211,11 @@ func TestDamagedStoreIsRebuilt(t *testing.T) {
 func TestStoreRoundTrip(t *testing.T) {
 	env, _ := newHome(t, "repos/poly", "poly")
 	g := openPoly(t, env)
-	again := decodeStore(string(encodeStore(g.Files)))
+	data, err := encodeStore(g.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := decodeStore(string(data))
 	if len(again) != len(g.Files) {
 		t.Fatalf("%d files back, want %d", len(again), len(g.Files))
 	}

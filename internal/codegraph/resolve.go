@@ -29,7 +29,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 	isGo := f.Lang == "go"
 	strict := f.Lang == "java" || f.Lang == "rust"
 	member := r.Flags&refMember != 0
-	if !member && !(f.Lang == "java" && r.Flags&refCall != 0) {
+	if !member && (f.Lang != "java" || r.Flags&refCall == 0) {
 		// A local variable or parameter of that name hides the definition
 		// (a field does not: it is reached as this.name or self.name).
 		if loc, local := f.typeOf(r.Def, name); local && (loc.Def < 0 || !classLike(f.Defs[loc.Def].Kind)) {
@@ -106,7 +106,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 				s++
 			}
 		case method:
-			if here != "" && here == d.Container && !(strict && r.Flags&refCall == 0) {
+			if here != "" && here == d.Container && (!strict || r.Flags&refCall != 0) {
 				s = 5
 			}
 		case member:

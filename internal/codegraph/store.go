@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,7 @@ const storeVersion = 5
 var queryPrint = func() uint64 {
 	h := fnv.New64a()
 	for _, name := range []string{"go", "python", "javascript", "typescript", "tsx", "rust", "java"} {
-		h.Write([]byte(languages[name].query))
+		_, _ = h.Write([]byte(languages[name].query)) // a hash's Write never fails
 	}
 	return h.Sum64()
 }()
@@ -37,11 +38,26 @@ const storeMagic = "guilds-codegraph\n"
 // allocates per file and definition, never per name), and a file's
 // references stay packed until a query needs them.
 
-type writer struct{ buf []byte }
+type writer struct {
+	buf []byte
+	err error
+}
 
 func (w *writer) uint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
 func (w *writer) int(v int64)   { w.buf = binary.AppendVarint(w.buf, v) }
 func (w *writer) str(s string)  { w.uint(uint64(len(s))); w.buf = append(w.buf, s...) }
+
+// nat writes an index, line or count; what field names it if it is
+// negative (a graph in memory never holds one), which fails the save.
+func (w *writer) nat(v int64, what string) {
+	if v < 0 {
+		if w.err == nil {
+			w.err = fmt.Errorf("%s is negative (%d)", what, v)
+		}
+		return
+	}
+	w.uint(uint64(v))
+}
 
 type reader struct {
 	s   string
@@ -71,6 +87,27 @@ func (r *reader) int() int64 {
 	return int64(u>>1) ^ -int64(u&1)
 }
 
+// nat reads what nat wrote; a value beyond int32 marks the input damaged.
+func (r *reader) nat() int32 {
+	v := r.uint()
+	if v > math.MaxInt32 {
+		r.bad = true
+		return 0
+	}
+	return int32(v)
+}
+
+// index reads an index written as i+1 (-1, none, as 0) and marks the
+// input damaged unless -1 <= i < n.
+func (r *reader) index(n int) int32 {
+	i := r.nat() - 1
+	if int(i) >= n {
+		r.bad = true
+		return -1
+	}
+	return i
+}
+
 func (r *reader) str() string {
 	n := r.uint()
 	if n > uint64(len(r.s)) {
@@ -83,37 +120,43 @@ func (r *reader) str() string {
 	return s
 }
 
-// count reads a length that cannot exceed what is left of the input.
+// count reads a length that cannot exceed what is left of the input
+// (nor int32, which indexes files and definitions).
 func (r *reader) count() int {
 	n := r.uint()
-	if n > uint64(len(r.s)) {
+	if n > math.MaxInt32 || n > uint64(len(r.s)) {
 		r.bad = true
 		return 0
 	}
 	return int(n)
 }
 
-func packRefs(refs []Ref) string {
-	buf := make([]byte, 0, len(refs)*6)
+func packRefs(refs []Ref) (string, error) {
+	w := &writer{buf: make([]byte, 0, len(refs)*6)}
 	for _, r := range refs {
-		buf = binary.AppendUvarint(buf, uint64(r.Name))
-		buf = binary.AppendUvarint(buf, uint64(r.Qual+1))
-		buf = binary.AppendUvarint(buf, uint64(r.Line))
-		buf = binary.AppendUvarint(buf, uint64(r.Def+1))
-		buf = append(buf, r.Flags)
+		w.nat(int64(r.Name), "reference name")
+		w.nat(int64(r.Qual)+1, "reference qualifier")
+		w.nat(int64(r.Line), "reference line")
+		w.nat(int64(r.Def)+1, "reference definition")
+		w.buf = append(w.buf, r.Flags)
 	}
-	return string(buf)
+	return string(w.buf), w.err
 }
 
-func unpackRefs(packed string) ([]Ref, error) {
+// unpackRefs reads packed references of a file with names names and defs
+// definitions; an index out of those is damage.
+func unpackRefs(packed string, names, defs int) ([]Ref, error) {
 	r := reader{s: packed}
 	refs := make([]Ref, 0, len(packed)/6)
 	for len(r.s) > 0 && !r.bad {
 		var ref Ref
-		ref.Name = int32(r.uint())
-		ref.Qual = int32(r.uint()) - 1
-		ref.Line = int32(r.uint())
-		ref.Def = int32(r.uint()) - 1
+		ref.Name = r.nat()
+		ref.Qual = r.index(names)
+		ref.Line = r.nat()
+		ref.Def = r.index(defs)
+		if int(ref.Name) >= names {
+			r.bad = true
+		}
 		if len(r.s) == 0 {
 			return nil, errors.New("truncated references")
 		}
@@ -127,10 +170,10 @@ func unpackRefs(packed string) ([]Ref, error) {
 	return refs, nil
 }
 
-func packLocals(ls []Local) string {
+func packLocals(ls []Local) (string, error) {
 	w := &writer{}
 	for _, l := range ls {
-		w.uint(uint64(l.Def + 1))
+		w.nat(int64(l.Def)+1, "local's definition")
 		w.str(l.Name)
 		w.str(l.Type)
 		w.str(l.Pkg)
@@ -140,14 +183,16 @@ func packLocals(ls []Local) string {
 			w.uint(0)
 		}
 	}
-	return string(w.buf)
+	return string(w.buf), w.err
 }
 
-func unpackLocals(packed string) []Local {
+// unpackLocals reads packed locals of a file with defs definitions; nil
+// when they are damaged.
+func unpackLocals(packed string, defs int) []Local {
 	r := &reader{s: packed}
 	var ls []Local
 	for len(r.s) > 0 && !r.bad {
-		ls = append(ls, Local{Def: int32(r.uint()) - 1, Name: r.str(), Type: r.str(), Pkg: r.str(), Guess: r.uint() == 1})
+		ls = append(ls, Local{Def: r.index(defs), Name: r.str(), Type: r.str(), Pkg: r.str(), Guess: r.uint() == 1})
 	}
 	if r.bad {
 		return nil
@@ -155,7 +200,7 @@ func unpackLocals(packed string) []Local {
 	return ls
 }
 
-func encodeStore(files []*File) []byte {
+func encodeStore(files []*File) ([]byte, error) {
 	size := 1 << 16
 	for _, f := range files {
 		size += len(f.packed) + len(f.packedNames) + len(f.packedLocals) + 100*len(f.Defs) + 100
@@ -178,7 +223,11 @@ func encodeStore(files []*File) []byte {
 			w.str(im.Alias)
 			w.str(im.Path)
 		}
-		w.str(packLocals(f.Fields))
+		fields, err := packLocals(f.Fields)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		w.str(fields)
 		w.uint(uint64(len(f.Defs)))
 		for i := range f.Defs {
 			d := &f.Defs[i]
@@ -186,24 +235,35 @@ func encodeStore(files []*File) []byte {
 			w.str(d.Kind)
 			w.str(d.Container)
 			w.str(d.Sig)
-			w.uint(uint64(d.Line))
-			w.uint(uint64(d.End))
-			w.uint(uint64(d.Parent + 1))
-			w.uint(uint64(f.Count(i)))
+			w.nat(int64(d.Line), "definition line")
+			w.nat(int64(d.End), "definition end")
+			w.nat(int64(d.Parent)+1, "definition parent")
+			w.nat(int64(f.Count(i)), "definition count")
+		}
+		if w.err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, w.err)
 		}
 		packed, names, locals := f.packed, f.packedNames, f.packedLocals
 		if !f.loaded { // parsed by this refresh; a loaded file keeps its packed form
-			packed = packRefs(f.Refs)
+			if packed, err = packRefs(f.Refs); err != nil {
+				return nil, fmt.Errorf("%s: %w", f.Path, err)
+			}
 			names = strings.Join(f.Names, "\x00")
-			locals = packLocals(f.Locals)
+			if locals, err = packLocals(f.Locals); err != nil {
+				return nil, fmt.Errorf("%s: %w", f.Path, err)
+			}
 		}
 		w.str(names)
 		w.str(packed)
 		w.str(locals)
 	}
-	return w.buf
+	return w.buf, nil
 }
 
+// decodeStore reads what encodeStore wrote; nil when the data is of
+// another version or damaged anywhere it reads (a definition's parent out
+// of the file, say), so the graph is rebuilt rather than trusted. A
+// file's references and locals are checked when first decoded.
 func decodeStore(data string) []*File {
 	if !strings.HasPrefix(data, storeMagic) {
 		return nil
@@ -222,14 +282,19 @@ func decodeStore(data string) []*File {
 				f.Imports[j] = Import{Alias: r.str(), Path: r.str()}
 			}
 		}
-		f.Fields = unpackLocals(r.str())
+		fields := r.str()
 		nd := r.count()
 		f.Defs = make([]Def, nd)
 		f.Counts = make([]int32, nd)
 		for j := range f.Defs {
+			// A parent comes before its children, so a parent chain
+			// always ends.
 			f.Defs[j] = Def{Name: r.str(), Kind: r.str(), Container: r.str(), Sig: r.str(),
-				Line: int32(r.uint()), End: int32(r.uint()), Parent: int32(r.uint()) - 1}
-			f.Counts[j] = int32(r.uint())
+				Line: r.nat(), End: r.nat(), Parent: r.index(j)}
+			f.Counts[j] = r.nat()
+		}
+		if f.Fields = unpackLocals(fields, nd); f.Fields == nil && fields != "" {
+			r.bad = true
 		}
 		f.packedNames = r.str()
 		f.packed = r.str()
@@ -246,22 +311,26 @@ func decodeStore(data string) []*File {
 // loadStore reads the graph saved at path; a missing, old or damaged file
 // gives no files (the graph is then built anew).
 func loadStore(path string) []*File {
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(path) //nolint:gosec // G304: the graph's own file in its cache folder
 	if err != nil {
 		return nil
 	}
 	// The bytes are never written again: the string shares them, so every
 	// name read from it is a substring, not a copy.
-	return decodeStore(unsafe.String(unsafe.SliceData(data), len(data)))
+	return decodeStore(unsafe.String(unsafe.SliceData(data), len(data))) //nolint:gosec // G103: data is not used after this, so the string may own its bytes
 }
 
 // saveStore writes the graph atomically (a temporary file renamed over it).
 func saveStore(path string, files []*File) error {
+	data, err := encodeStore(files)
+	if err != nil {
+		return fmt.Errorf("save graph: %w", err)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".graph-*")
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(encodeStore(files))
+	_, err = tmp.Write(data)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -269,7 +338,7 @@ func saveStore(path string, files []*File) error {
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name()) // the save's own error is the one to report
 		return fmt.Errorf("save graph: %w", err)
 	}
 	return nil
@@ -278,16 +347,15 @@ func saveStore(path string, files []*File) error {
 // lockDir takes an exclusive lock on the graph folder so two calls on the
 // same repository never refresh it at once.
 func lockDir(dir string) (unlock func(), err error) {
-	fh, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	fh, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644) //nolint:gosec // G304: the lock file in the graph's cache folder
 	if err != nil {
 		return nil, err
 	}
 	if err := syscall.Flock(int(fh.Fd()), syscall.LOCK_EX); err != nil {
-		fh.Close()
+		_ = fh.Close() // nothing was written; the lock's error is the one to report
 		return nil, err
 	}
-	return func() {
-		syscall.Flock(int(fh.Fd()), syscall.LOCK_UN)
-		fh.Close()
-	}, nil
+	// Closing the file releases the lock; the file holds nothing, so a
+	// failed Close loses nothing.
+	return func() { _ = fh.Close() }, nil
 }

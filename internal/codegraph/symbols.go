@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -171,9 +172,12 @@ func (g *Graph) grep(ctx context.Context, re *regexp.Regexp, files []*File) ([]*
 }
 
 func grepFile(root string, f *File, re *regexp.Regexp, literal string) []*group {
-	src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
+	src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path))) //nolint:gosec // G304: a file of the graph, which git lists in the repository
 	if err != nil || bytes.IndexByte(src[:min(len(src), 8000)], 0) >= 0 {
 		return nil // gone, or binary
+	}
+	if len(src) >= math.MaxInt32 {
+		return nil // beyond the offsets and lines the graph keeps
 	}
 	locs := matchLines(src, re, literal)
 	if len(locs) == 0 {
@@ -184,7 +188,7 @@ func grepFile(root string, f *File, re *regexp.Regexp, literal string) []*group 
 	byDef := map[int32]*group{}
 	lastLine := int32(-1)
 	for _, at := range locs {
-		line := lineOf(starts, uint32(at))
+		line := lineOf(starts, offset(uint(at)))
 		if line == lastLine {
 			continue // one hit per line
 		}

@@ -147,11 +147,15 @@ func fileName(id string) string {
 		b = b[:maxCallIDName]
 	}
 	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+		if !fileNameByte(c) {
 			b[i] = '_'
 		}
 	}
 	return string(b)
+}
+
+func fileNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
 // lastLine is ": " and the last non-empty line of the helper's stderr,
