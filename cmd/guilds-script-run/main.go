@@ -1,0 +1,54 @@
+// Command guilds-script-run runs one of the agent's scripts inside its
+// sandbox, for script_run and for a script offered as a tool of its own.
+//
+// Its only argument is the request (codeproto, tool "script_run", arguments
+// runproto.Args): base64 JSON, or "@<path>" naming a JSON file under
+// /run/guilds/requests/, which it reads and deletes. It runs
+// /home/agent/scripts/<name>.py with python3 from /home/agent, the arguments
+// object as JSON on the script's stdin ({} without one), stopped after 120 s
+// (exit code 124). The result is shaped as shell's is (the same cleaning, the
+// same start-and-end cut around a line naming the full log), then
+// exit_code: N when not 0 and the time the script took. It prints one
+// codeproto.Response as base64 JSON and exits 0; a non-zero exit means the
+// helper itself failed, never a result of the script.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/guilds/guilds/internal/codeproto"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		_, _ = fmt.Fprintln(stderr, "usage: guilds-script-run <base64 request> | @/run/guilds/requests/<file>")
+		return 2
+	}
+	req, err := readRequest(args[0])
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "guilds-script-run: %v\n", err)
+		return 2
+	}
+	out, err := codeproto.EncodeResponse(serve(ctx, req))
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "guilds-script-run: encode response: %v\n", err)
+		return 1
+	}
+	if _, err := fmt.Fprintln(stdout, out); err != nil {
+		return 1
+	}
+	return 0
+}

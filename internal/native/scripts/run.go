@@ -1,0 +1,175 @@
+package scripts
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/guilds/guilds/internal/codeproto"
+	"github.com/guilds/guilds/internal/native/artifacts"
+	"github.com/guilds/guilds/internal/native/scripts/runproto"
+	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/sandbox"
+)
+
+// requestMode lets the helper, the sandbox's user, read and delete a request file.
+const requestMode = 0o644
+
+func (h *handlers) run(ctx context.Context, call tools.Call) (string, error) {
+	var in runproto.Args
+	if err := decode(call.Args, &in); err != nil {
+		return "", err
+	}
+	if err := CheckName(in.Name); err != nil {
+		return "", err
+	}
+	if h.d.Workspace == nil {
+		return "", ErrNoWorkspace
+	}
+	if call.RunID == "" {
+		return "", errors.New("script_run runs in the agent's workspace during a run: this call has no run id")
+	}
+	a, err := h.agent(ctx, call)
+	if err != nil {
+		return "", err
+	}
+	e, ok, err := RunEntry(ctx, h.d.DB, call.RunID, in.Name)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		if _, err := Get(ctx, h.d.DB, a.ID, in.Name); err == nil {
+			return "", artifacts.OnField("name", "script %s was saved after this run started: it runs from the next run", in.Name)
+		}
+		return "", artifacts.Errorf(http.StatusNotFound, "script %s not found (script_list lists yours)", in.Name)
+	}
+	args := bytes.TrimSpace(in.Arguments)
+	if len(args) == 0 || string(args) == "null" {
+		args = []byte("{}")
+	}
+	if len(e.Parameters) > 0 {
+		schema, err := tools.CompileSchema(e.Parameters)
+		if err != nil {
+			return "", artifacts.OnField("parameters", "script %s: its parameters schema no longer compiles: %v", e.Name, err)
+		}
+		if args, err = schema.Prepare(args); err != nil {
+			return "", artifacts.OnField("arguments", "arguments of script %s: %v", e.Name, err)
+		}
+	}
+	// The snapshot's source, whatever the file holds now: another run, or
+	// the agent's own shell, may have changed it.
+	if err := h.d.Workspace.CopyTo(ctx, a.ID, runproto.Path(e.Name), []byte(e.Source), fileMode); err != nil {
+		return "", fmt.Errorf("write %s into the workspace: %w", runproto.Path(e.Name), err)
+	}
+	rawArgs, _ := json.Marshal(runproto.Args{Name: e.Name, Arguments: args})
+	req := codeproto.Request{Tool: runproto.Tool, Args: rawArgs, RunID: call.RunID, AgentID: a.ID, Step: call.Seq,
+		CallID: fileName(call.CallID), MaxBytes: h.d.MaxResultBytes}
+	if req.CallID == "" {
+		req.CallID = "seq-" + strconv.Itoa(call.Seq)
+	}
+	if h.d.Env != nil {
+		env, err := h.d.Env.Env(ctx, a.ID)
+		if err != nil {
+			return "", fmt.Errorf("load the agent's secrets: %w", err)
+		}
+		req.Env = env
+	}
+	resp, err := h.exec(ctx, a.ID, req)
+	if err != nil {
+		return "", err
+	}
+	for k, v := range resp.Meta {
+		tools.SetMetadata(ctx, k, v)
+	}
+	tools.SetMetadata(ctx, "script_hash", e.Hash)
+	return resp.Text, nil
+}
+
+// exec passes one request to guilds-script-run and decodes its answer.
+func (h *handlers) exec(ctx context.Context, agentID string, req codeproto.Request) (codeproto.Response, error) {
+	var none codeproto.Response
+	arg, err := codeproto.EncodeRequest(req)
+	if err != nil {
+		return none, fmt.Errorf("encode the script request: %w", err)
+	}
+	// Secrets never go on the command line: the sandbox's process list shows it.
+	if len(arg) > codeproto.MaxArgBytes || len(req.Env) > 0 {
+		if arg, err = h.writeRequest(ctx, agentID, req); err != nil {
+			return none, err
+		}
+	}
+	timeout := runproto.Timeout + execMargin
+	res, err := h.d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: []string{h.d.Helper, arg}, Timeout: timeout, MaxOutput: maxHelperOutput})
+	if err != nil {
+		return none, fmt.Errorf("run the script in the workspace: %w", err)
+	}
+	if res.TimedOut {
+		return none, fmt.Errorf("the script helper did not answer within %s", timeout)
+	}
+	if res.ExitCode != 0 {
+		return none, fmt.Errorf("the script helper failed (exit %d)%s", res.ExitCode, lastLine(res.Stderr))
+	}
+	if res.Truncated {
+		return none, errors.New("the script helper's answer was too long")
+	}
+	resp, err := codeproto.DecodeResponse(res.Stdout)
+	if err != nil {
+		return none, fmt.Errorf("the script helper's answer: %w", err)
+	}
+	return resp, nil
+}
+
+// writeRequest writes a request through the sandbox file API and returns
+// the helper's argument naming it.
+func (h *handlers) writeRequest(ctx context.Context, agentID string, req codeproto.Request) (string, error) {
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return "", fmt.Errorf("encode the script request: %w", err)
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	p := path.Join(codeproto.RequestDir, hex.EncodeToString(b[:])+".json")
+	if err := h.d.Workspace.CopyTo(ctx, agentID, p, raw, requestMode); err != nil {
+		return "", fmt.Errorf("write the script request into the workspace: %w", err)
+	}
+	return "@" + p, nil
+}
+
+// fileName makes the provider's call id safe to name the call's log file.
+func fileName(id string) string {
+	b := []byte(id)
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	for i, c := range b {
+		if !plain(c) {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+func plain(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// lastLine is ": " and the last non-empty line of stderr, clipped; "" when none.
+func lastLine(stderr []byte) string {
+	lines := bytes.Split(bytes.TrimSpace(stderr), []byte("\n"))
+	line := strings.TrimSpace(string(lines[len(lines)-1]))
+	if line == "" {
+		return ""
+	}
+	if len(line) > 300 {
+		line = strings.ToValidUTF8(line[:300], "") + "…"
+	}
+	return ": " + line
+}

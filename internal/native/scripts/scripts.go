@@ -1,0 +1,93 @@
+// Package scripts is the script tool family: small Python programs an agent
+// keeps (agent-level artifacts of kind script, with an optional parameters
+// JSON Schema) and runs in its sandbox. A run snapshots each script's source
+// and hash when it starts (run_scripts), so a script runs the same for the
+// rest of the run whatever happens to its row; script_run materialises the
+// snapshot's source at /home/agent/scripts/<name>.py through the sandbox
+// file API and runs it with guilds-script-run. A script with parameters is
+// also offered as a tool of its own on the runs that follow (OfferedTools).
+package scripts
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/guilds/guilds/internal/native/scripts/runproto"
+	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/sandbox"
+)
+
+// Tool names.
+const (
+	ToolCreate = "script_create"
+	ToolList   = "script_list"
+	ToolRead   = "script_read"
+	ToolRun    = "script_run"
+	ToolDelete = "script_delete"
+)
+
+// Names lists the script tools in the catalog's order.
+var Names = []string{ToolCreate, ToolList, ToolRead, ToolRun, ToolDelete}
+
+// RunClass is the timeout class of script_run and of a script offered as a
+// tool: the script's own 120 s, the helper's report and the sandbox start
+// must fit in the activity, which the shell class allows.
+const RunClass = tools.ClassShell
+
+// execMargin covers the helper stopping a script at its timeout (SIGTERM,
+// SIGKILL two seconds later) and reporting back.
+const execMargin = 10 * time.Second
+
+// maxHelperOutput caps what is read of the helper's answer.
+const maxHelperOutput = 1 << 20
+
+// Workspace is what the script tools need of the agent's sandbox
+// (internal/workspaces.Manager): run a command, write a file.
+type Workspace interface {
+	Exec(ctx context.Context, agentID string, req sandbox.ExecRequest) (sandbox.ExecResult, error)
+	CopyTo(ctx context.Context, agentID, path string, content []byte, mode fs.FileMode) error
+}
+
+// EnvSource gives an agent's granted secrets, which become environment
+// variables of its scripts as of its shell commands.
+type EnvSource interface {
+	Env(ctx context.Context, agentID string) (map[string]string, error)
+}
+
+// ErrNoWorkspace is the failure of a call that needs the sandbox in a
+// process that has none (the API server declares the tools only).
+var ErrNoWorkspace = errors.New("this process has no agent workspace; scripts run on the worker")
+
+// Deps are what the script tools need.
+type Deps struct {
+	DB *pgxpool.Pool
+	// Workspace runs scripts; nil makes script_run fail with ErrNoWorkspace
+	// (and script_create and script_delete leave the sandbox alone).
+	Workspace Workspace
+	// Env gives the agent's granted secrets; nil gives none.
+	Env EnvSource
+	// Helper is the helper's path in the sandbox; empty = runproto.HelperPath.
+	Helper string
+	// MaxResultBytes caps a result's text; 0 = the helper's default.
+	MaxResultBytes int
+	Log            *slog.Logger
+}
+
+// Register adds the five script tools to reg.
+func Register(reg *tools.Registry, d Deps) {
+	if d.Helper == "" {
+		d.Helper = runproto.HelperPath
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	h := &handlers{d: d}
+	for _, t := range h.decls() {
+		reg.Register(t)
+	}
+}
