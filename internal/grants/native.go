@@ -56,9 +56,12 @@ var nativeCatalog = func() []NativeTool {
 		"record_search", "record_list", "record_add", "record_update", "record_remove"))
 	add(with(family("memory", "Memory", GateBinding, tools.ClassDefault, "memory_write"),
 		func(n *NativeTool) { n.Flag = "memory" }))
-	add(with(family("scripts", "Scripts", GateBinding, tools.ClassScript,
+	scripts := with(family("scripts", "Scripts", GateBinding, tools.ClassScript,
 		"script_create", "script_list", "script_read", "script_run", "script_delete"),
-		func(n *NativeTool) { n.Flag = "scripting" }))
+		func(n *NativeTool) { n.Flag = "scripting" })
+	// script_run waits for a script's 120 s and its stop: the shell class's activity timeout holds that.
+	scripts[3].Class = tools.ClassShell
+	add(scripts)
 	add(with(family("schedules", "Schedules", GateBinding, tools.ClassDefault,
 		"schedule_create_cron", "schedule_create_window", "schedule_list", "schedule_pause", "schedule_resume", "schedule_delete"),
 		func(n *NativeTool) { n.Triggers = []Trigger{TriggerDirect, TriggerGroup} }))

@@ -17,6 +17,7 @@ import (
 	"github.com/guilds/guilds/internal/native/notes"
 	"github.com/guilds/guilds/internal/native/records"
 	schedtools "github.com/guilds/guilds/internal/native/schedules"
+	"github.com/guilds/guilds/internal/native/scripts"
 	"github.com/guilds/guilds/internal/native/secrets"
 	"github.com/guilds/guilds/internal/native/websearch"
 	"github.com/guilds/guilds/internal/secret"
@@ -30,6 +31,7 @@ type Option func(*options)
 type options struct {
 	browser   browser.Deps
 	code      code.Deps
+	scripts   scripts.Deps
 	schedules schedtools.Manager
 	keyring   *secret.Keyring
 	websearch websearch.Deps
@@ -59,7 +61,7 @@ func WithSchedules(m schedtools.Manager) Option {
 // API server) they are declared, so offers and the Tools view list them, and
 // a call fails with code.ErrNoWorkspace.
 func WithWorkspace(ws code.Workspace) Option {
-	return func(o *options) { o.code.Workspace, o.browser.Workspace = ws, ws }
+	return func(o *options) { o.code.Workspace, o.browser.Workspace, o.scripts.Workspace = ws, ws, ws }
 }
 
 // WithBrowserProxy gives the browser tools the platform's forward proxy,
@@ -71,7 +73,7 @@ func WithBrowserProxy(p browser.Proxy) Option {
 // WithCodeResultMax caps a code tool's result text (CODE_RESULT_MAX_BYTES);
 // 0 keeps the helper's default.
 func WithCodeResultMax(n int) Option {
-	return func(o *options) { o.code.MaxResultBytes = n }
+	return func(o *options) { o.code.MaxResultBytes, o.scripts.MaxResultBytes = n, n }
 }
 
 // WithCodeHelper names the helper binary as the workspace sees it, for the
@@ -95,12 +97,15 @@ func Registry(db *pgxpool.Pool, log *slog.Logger, opts ...Option) *tools.Registr
 	o.code.Log = log
 	sd := secrets.Deps{Keyring: o.keyring, Log: log}
 	if db != nil {
-		o.code.DB, sd.DB = db, db
+		o.code.DB, sd.DB, o.scripts.DB = db, db, db
 		if o.keyring != nil {
 			o.code.Env = agentsecrets.Source{DB: db, Keyring: o.keyring}
+			o.scripts.Env = o.code.Env
 		}
 	}
 	code.Register(reg, o.code)
+	o.scripts.Log = log
+	scripts.Register(reg, o.scripts)
 	o.browser.Log = log
 	browser.Register(reg, o.browser)
 	secrets.Register(reg, sd)
