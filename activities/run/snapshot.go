@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/guilds/guilds/internal/native/issues"
+	"github.com/guilds/guilds/internal/native/scripts"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
@@ -74,6 +75,11 @@ func (a *Activities) resolve(ctx context.Context, r runs.Run) (runs.Snapshot, er
 		}
 		snap.Tools = append(snap.Tools, snapshotTool(t))
 	}
+	if snap.Flags.Scripting && seen[scripts.ToolRun] {
+		if err := a.offerScripts(ctx, r, &snap, seen); err != nil {
+			return runs.Snapshot{}, err
+		}
+	}
 	// report_issue is offered on every run, whatever the bindings say.
 	if !seen[issues.ToolName] {
 		for _, off := range a.d.Tools.Offers(issues.ToolName) {
@@ -99,4 +105,22 @@ func snapshotTool(t OfferedTool) runs.OfferedTool {
 	return runs.OfferedTool{Name: t.Name, Kind: t.Kind, Description: t.Description, Schema: t.Schema,
 		ShapedSchema: shaped, Class: string(class), Idempotent: t.Idempotent,
 		ConnectionID: t.ConnectionID, ServerSlug: t.ServerSlug, RemoteName: t.RemoteName}
+}
+
+// offerScripts takes the run's snapshot of the agent's scripts and offers
+// those with parameters as tools of their own.
+func (a *Activities) offerScripts(ctx context.Context, r runs.Run, snap *runs.Snapshot, seen map[string]bool) error {
+	if err := scripts.TakeSnapshot(ctx, a.d.DB, r.ID, r.AgentID); err != nil {
+		return fmt.Errorf("snapshot the agent's scripts: %w", err)
+	}
+	offered, warnings, err := scripts.OfferedTools(ctx, a.d.DB, r.ID, seen)
+	if err != nil {
+		return fmt.Errorf("offer the agent's scripts: %w", err)
+	}
+	for _, t := range offered {
+		seen[t.Name] = true
+	}
+	snap.Tools = append(snap.Tools, offered...)
+	snap.Warnings = append(snap.Warnings, warnings...)
+	return nil
 }

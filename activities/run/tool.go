@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/guilds/guilds/internal/native/scripts"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
@@ -104,6 +105,26 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 			GuildID: r.GuildID, OrgID: r.OrganisationID, Trigger: r.Trigger, Seq: in.Seq, CallID: in.CallID})
 		for k, v := range recorded() {
 			if _, taken := meta[k]; !taken { // kind and class stay the platform's
+				meta[k] = v
+			}
+		}
+		return stamp(raw, t.Filter), outcomeOf(raw), meta
+	case scripts.KindScript:
+		// A script offered as a tool: validated against its parameters, run by script_run.
+		meta["script"] = offered.RemoteName
+		t, ok := a.d.Tools.Lookup(scripts.ToolRun)
+		if !ok || a.nowOff(ctx, r, snap)[scripts.ToolRun] {
+			return stamp(tools.RefuseUnknown(in.Name), nil), runs.OutcomeRefused, meta
+		}
+		runArgs, err := scripts.RunArgs(offered, args)
+		if err != nil {
+			return stamp(tools.ErrorResult(err.Error()), nil), runs.OutcomeError, meta
+		}
+		mctx, recorded := tools.WithMetadata(ctx)
+		raw := a.d.Tools.Invoke(mctx, tools.Call{Name: scripts.ToolRun, Args: runArgs, RunID: r.ID, AgentID: r.AgentID,
+			GuildID: r.GuildID, OrgID: r.OrganisationID, Trigger: r.Trigger, Seq: in.Seq, CallID: in.CallID})
+		for k, v := range recorded() {
+			if _, taken := meta[k]; !taken {
 				meta[k] = v
 			}
 		}
