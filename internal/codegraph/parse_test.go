@@ -113,3 +113,21 @@ func TestParseGolden(t *testing.T) {
 		})
 	}
 }
+
+// parse takes at most maxParseBytes, the bound under which every byte
+// offset and line the graph keeps fits: a file that grew past it after
+// its stat is refused, not parsed with offsets cut short.
+func TestParseRefusesMoreThanTheCap(t *testing.T) {
+	p := newParser()
+	defer p.close()
+	line := "func f() {}\n"
+	src := []byte("package big\n" + strings.Repeat(line, maxParseBytes/len(line)+1))
+	f := &File{Path: "big.go", Lang: "go"}
+	err := p.parse(f, src)
+	if err == nil || !strings.Contains(err.Error(), "more than the") {
+		t.Fatalf("err = %v, want the source refused as too large", err)
+	}
+	if err := p.parse(&File{Path: "small.go", Lang: "go"}, src[:1000]); err != nil {
+		t.Fatalf("a small source: %v", err)
+	}
+}
