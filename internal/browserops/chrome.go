@@ -125,7 +125,9 @@ func (c Config) ensureBrowser(ctx context.Context, proxy bool) error {
 			if c.alive(ctx) {
 				// It now belongs to the sandbox: the helper exits without
 				// waiting for it.
-				return c.fitViewport(ctx)
+				// Best effort here; browser_screenshot insists.
+				_ = c.fitViewport(ctx)
+				return nil
 			}
 		}
 	}
@@ -260,49 +262,71 @@ func tail(path string) string {
 
 // fitViewport sizes the window so that the page's viewport is
 // ViewportWidth × ViewportHeight: headless Chromium's --window-size counts
-// the window's frame too.
+// the window's frame too, and a new window takes a while to settle.
 func (c Config) fitViewport(ctx context.Context) error {
+	p, err := c.page(ctx, "")
+	if err != nil {
+		return err
+	}
+	return c.fitPage(ctx, p)
+}
+
+func (c Config) fitPage(ctx context.Context, p target) error {
 	var v struct {
 		WS string `json:"webSocketDebuggerUrl"`
 	}
 	if err := c.getJSON(ctx, http.MethodGet, "/json/version", &v); err != nil {
 		return fmt.Errorf("the browser's endpoint: %w", err)
 	}
-	p, err := c.page(ctx, "")
-	if err != nil {
-		return err
-	}
 	pc, err := dial(ctx, p.WS)
 	if err != nil {
 		return err
 	}
 	defer pc.close()
-	var r evalResult
-	if err := pc.call(ctx, "Runtime.evaluate", params{"expression": "[innerWidth, innerHeight]", "returnByValue": true}, &r); err != nil {
-		return err
+	var bc *conn
+	defer func() {
+		if bc != nil {
+			bc.close()
+		}
+	}()
+	for try := 0; ; try++ {
+		var r evalResult
+		if err := pc.call(ctx, "Runtime.evaluate", params{"expression": "[innerWidth, innerHeight]", "returnByValue": true}, &r); err != nil {
+			return err
+		}
+		var inner []int
+		if err := r.decode(&inner); err != nil || len(inner) != 2 {
+			return fmt.Errorf("the page's viewport: %v", err)
+		}
+		if inner[0] == ViewportWidth && inner[1] == ViewportHeight {
+			return nil
+		}
+		if try == 20 {
+			return fmt.Errorf("the viewport stays %dx%d, not %dx%d", inner[0], inner[1], ViewportWidth, ViewportHeight)
+		}
+		if bc == nil {
+			if bc, err = dial(ctx, v.WS); err != nil {
+				return err
+			}
+		}
+		var w struct {
+			WindowID int `json:"windowId"`
+			Bounds   struct {
+				Width  int `json:"width"`
+				Height int `json:"height"`
+			} `json:"bounds"`
+		}
+		if err := bc.call(ctx, "Browser.getWindowForTarget", params{"targetId": p.ID}, &w); err != nil {
+			return err
+		}
+		if err := bc.call(ctx, "Browser.setWindowBounds", params{"windowId": w.WindowID, "bounds": params{
+			"width": w.Bounds.Width + ViewportWidth - inner[0], "height": w.Bounds.Height + ViewportHeight - inner[1]}}, nil); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	var inner []int
-	if err := r.decode(&inner); err != nil || len(inner) != 2 {
-		return fmt.Errorf("the page's viewport: %v", err)
-	}
-	if inner[0] == ViewportWidth && inner[1] == ViewportHeight {
-		return nil
-	}
-	bc, err := dial(ctx, v.WS)
-	if err != nil {
-		return err
-	}
-	defer bc.close()
-	var w struct {
-		WindowID int `json:"windowId"`
-		Bounds   struct {
-			Width  int `json:"width"`
-			Height int `json:"height"`
-		} `json:"bounds"`
-	}
-	if err := bc.call(ctx, "Browser.getWindowForTarget", params{"targetId": p.ID}, &w); err != nil {
-		return err
-	}
-	return bc.call(ctx, "Browser.setWindowBounds", params{"windowId": w.WindowID, "bounds": params{
-		"width": w.Bounds.Width + ViewportWidth - inner[0], "height": w.Bounds.Height + ViewportHeight - inner[1]}}, nil)
 }

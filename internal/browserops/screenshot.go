@@ -17,6 +17,9 @@ import (
 const screenshotQuality = 80
 
 func screenshot(ctx context.Context, s *session, _ json.RawMessage) browserproto.Response {
+	if err := s.cfg.fitPage(ctx, s.page); err != nil {
+		return browserproto.Errorf("screenshot: size the window: %v", err)
+	}
 	var shot struct {
 		Data string `json:"data"`
 	}

@@ -64,6 +64,8 @@ type Deps struct {
 	// MaxResultBytes caps a result's text; 0 = browserproto.DefaultResultMaxBytes.
 	MaxResultBytes int
 	Log            *slog.Logger
+
+	order *sequencer // one call at a time per agent, a turn's in its order
 }
 
 // Register adds the eight browser tools to reg.
@@ -74,6 +76,7 @@ func Register(reg *tools.Registry, d Deps) {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
+	d.order = &sequencer{}
 	for _, t := range decls {
 		reg.Register(tools.Tool{Name: t.name, Description: t.description, Schema: json.RawMessage(t.schema),
 			Handler: d.handler(t.name), Class: tools.ClassBrowser, Idempotent: t.idempotent})
@@ -88,6 +91,11 @@ func (d Deps) handler(tool string) tools.Handler {
 		if call.AgentID == "" {
 			return "", fmt.Errorf("%s runs in an agent's workspace: this call has no agent id", tool)
 		}
+		release, err := d.order.acquire(ctx, call.AgentID, call.RunID, call.Seq)
+		if err != nil {
+			return "", fmt.Errorf("%s waited for the agent's other browser calls: %w", tool, err)
+		}
+		defer release()
 		req := browserproto.Request{Tool: tool, Args: call.Args, RunID: call.RunID, AgentID: call.AgentID, MaxBytes: d.MaxResultBytes}
 		if d.Proxy != nil {
 			sock, err := d.Proxy.Open(call.AgentID)
