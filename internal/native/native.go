@@ -12,6 +12,7 @@ import (
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/native/browser"
 	"github.com/guilds/guilds/internal/native/code"
+	"github.com/guilds/guilds/internal/native/group"
 	"github.com/guilds/guilds/internal/native/issues"
 	"github.com/guilds/guilds/internal/native/memory"
 	"github.com/guilds/guilds/internal/native/notes"
@@ -35,6 +36,7 @@ type options struct {
 	schedules schedtools.Manager
 	keyring   *secret.Keyring
 	websearch websearch.Deps
+	group     group.Deps
 }
 
 // WithKeyring gives the secret tools the credential keyring: secret_store
@@ -48,6 +50,13 @@ func WithKeyring(kr *secret.Keyring) Option {
 // and Tavily's endpoint (GUILDS_TAVILY_BASE_URL; empty is Tavily's own).
 func WithWebSearch(key func() string, baseURL string) Option {
 	return func(o *options) { o.websearch.Key, o.websearch.BaseURL = key, baseURL }
+}
+
+// WithGroupChat gives group_post the poster that stores an agent's message
+// and starts its routing, and the run's redaction set the message passes
+// through first; without a poster a call says the process cannot route.
+func WithGroupChat(poster group.Poster, secrets group.SecretSource) Option {
+	return func(o *options) { o.group.Poster, o.group.Secrets = poster, secrets }
 }
 
 // WithSchedules gives the schedule tools the manager that keeps a
@@ -110,6 +119,11 @@ func Registry(db *pgxpool.Pool, log *slog.Logger, opts ...Option) *tools.Registr
 	browser.Register(reg, o.browser)
 	secrets.Register(reg, sd)
 	websearch.Register(reg, o.websearch)
+	o.group.Log = log
+	if db != nil {
+		o.group.DB = db
+	}
+	group.Register(reg, o.group)
 	return reg
 }
 
