@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	groupact "github.com/guilds/guilds/activities/group"
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/access"
@@ -24,10 +25,12 @@ import (
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/errorreport"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/groupchat"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native"
+	grouptools "github.com/guilds/guilds/internal/native/group"
 	"github.com/guilds/guilds/internal/native/websearch"
 	"github.com/guilds/guilds/internal/payloadcodec"
 	"github.com/guilds/guilds/internal/runs"
@@ -36,6 +39,7 @@ import (
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/worker"
 	"github.com/guilds/guilds/workflows/connect"
+	groupwf "github.com/guilds/guilds/workflows/group"
 	runwf "github.com/guilds/guilds/workflows/run"
 )
 
@@ -120,7 +124,8 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 		return nil, err
 	}
 	p.models = models.FromEnv(p.integrations, p.keyring, env.Getenv)
-	p.tools = native.Registry(db, log, append(append(p.codeOptions(), p.scheduleOptions()...), p.secretOptions()...)...)
+	p.tools = native.Registry(db, log, append(append(append(p.codeOptions(), p.scheduleOptions()...), p.secretOptions()...),
+		native.WithGroupChat(p.groupChat(), lazySecrets{p}))...)
 	p.grants = grants.NewService(p.tools, p.integrations, log)
 	return p, nil
 }
@@ -217,23 +222,62 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 // registrations lists what the worker runs: the run workflow and, with
 // connectors started, the OAuth connect workflow.
 func (p *platform) registrations() []worker.Registration {
-	secrets := runact.Secrets{
-		runact.StaticSecrets(p.integrations.Secrets()),
-		runact.ModelKeySecrets{DB: p.db, Keyring: p.keyring},
-		agentsecrets.Source{DB: p.db, Keyring: p.keyring}, // every granted secret, from the moment it is stored
-	}
 	deps := runact.Deps{DB: p.db, Tools: p.tools, Offerer: runact.GrantsOfferer{S: p.grants}, Models: p.models, Log: p.log}
 	var regs []worker.Registration
 	if p.connectors != nil {
 		deps.MCP = p.connectors.Pool
 		deps.Credentials, deps.HTTP = p.connectors.Engine.Resolver(), p.connectors.HTTP
 		deps.Offerer = runact.GrantsOfferer{S: p.grants, Lists: p.connectors.Pool}
-		secrets = append(secrets, p.connectors.Engine)
 		regs = append(regs, p.connectors.Registration())
 	}
-	deps.Secrets = secrets
+	deps.Secrets = p.runSecrets()
 	deps.Vault = agentsecrets.Vault{DB: p.db, Keyring: p.keyring}
-	return append(regs, runwf.Registration(runact.New(deps)), p.scheduleRegistration())
+	return append(regs, runwf.Registration(runact.New(deps)), p.scheduleRegistration(), p.groupRegistration())
+}
+
+// runSecrets is a run's redaction set: the box's keys, the organisation's
+// model keys, the agent's granted secrets and, with connectors started,
+// every credential its connections hold.
+func (p *platform) runSecrets() runact.Secrets {
+	secrets := runact.Secrets{
+		runact.StaticSecrets(p.integrations.Secrets()),
+		runact.ModelKeySecrets{DB: p.db, Keyring: p.keyring},
+		agentsecrets.Source{DB: p.db, Keyring: p.keyring}, // every granted secret, from the moment it is stored
+	}
+	if p.connectors != nil {
+		secrets = append(secrets, p.connectors.Engine)
+	}
+	return secrets
+}
+
+// lazySecrets reads runSecrets when a call needs it: group_post is built
+// before the connectors start.
+type lazySecrets struct{ p *platform }
+
+func (l lazySecrets) RunSecrets(ctx context.Context, agentID string) ([]string, error) {
+	return l.p.runSecrets().RunSecrets(ctx, agentID)
+}
+
+// groupChat posts chat messages and starts their routing; nil without Temporal.
+func (p *platform) groupChat() grouptools.Poster {
+	if p.temporal == nil {
+		return nil
+	}
+	return groupwf.Service{DB: p.db, Temporal: p.temporal}
+}
+
+// groupRegistration is the chat routing workflow and its activities. With
+// the group-routing integration on, its model (TYPESAFE_MODEL, endpoint
+// GUILDS_TYPESAFE_BASE_URL) chooses recipients; otherwise the plain rule.
+func (p *platform) groupRegistration() worker.Registration {
+	var router *groupchat.Router
+	if key := p.integrations.Value(groupchat.Integration, groupchat.KeyVariable); key != "" {
+		router = &groupchat.Router{Key: key, Model: p.integrations.Value(groupchat.Integration, groupchat.ModelVariable),
+			BaseURL: p.env.Getenv("GUILDS_TYPESAFE_BASE_URL")}
+	}
+	svc := groupwf.Service{DB: p.db, Temporal: p.temporal}
+	return groupwf.Registration(groupact.New(groupact.Deps{DB: p.db, Decider: groupchat.Decider{Router: router, Log: p.log},
+		Models: p.models, Poster: svc, Secrets: p.runSecrets(), Log: p.log}))
 }
 
 // seed writes the rows the platform needs at boot; it is idempotent.
