@@ -18,7 +18,7 @@ import (
 
 func client(t *testing.T, gh *githubtest.Server) *githubapp.Client {
 	t.Helper()
-	cfg, err := githubapp.FromRegistry(integrations.New(gh.Getenv), gh.Getenv)
+	cfg, err := githubapp.FromRegistry(integrations.New(gh.Getenv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,14 +27,14 @@ func client(t *testing.T, gh *githubtest.Server) *githubapp.Client {
 
 func TestFromRegistryNamesMissingVariables(t *testing.T) {
 	env := map[string]string{"GITHUB_APP_ID": "1", "GITHUB_APP_SLUG": "x"}
-	_, err := githubapp.FromRegistry(integrations.New(func(k string) string { return env[k] }), nil)
+	_, err := githubapp.FromRegistry(integrations.New(func(k string) string { return env[k] }))
 	var ns *githubapp.NotSetUpError
 	if !errors.As(err, &ns) || len(ns.Missing) != 3 || !strings.Contains(err.Error(), "GITHUB_APP_PRIVATE_KEY") {
 		t.Fatalf("err = %v", err)
 	}
 	env = map[string]string{"GITHUB_APP_ID": "1", "GITHUB_APP_SLUG": "x", "GITHUB_APP_PRIVATE_KEY": "nope",
 		"GITHUB_APP_CLIENT_ID": "c", "GITHUB_APP_CLIENT_SECRET": "s"}
-	_, err = githubapp.FromRegistry(integrations.New(func(k string) string { return env[k] }), nil)
+	_, err = githubapp.FromRegistry(integrations.New(func(k string) string { return env[k] }))
 	if err == nil || !strings.Contains(err.Error(), "GITHUB_APP_PRIVATE_KEY") || strings.Contains(err.Error(), "nope") {
 		t.Fatalf("bad key: %v", err)
 	}

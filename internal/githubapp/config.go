@@ -11,7 +11,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -30,9 +29,9 @@ const (
 	VarClientSecret = "GITHUB_APP_CLIENT_SECRET" //nolint:gosec // G101: the variable's name, not a value
 )
 
-// Base URL overrides, for a box behind GitHub Enterprise-like proxies and for
-// tests against a local fake (githubtest): the REST API and the web host
-// (installations, user authorization, git over https).
+// Base URL overrides (the integration's tuning variables), for tests against
+// a local GitHub (githubtest): the REST API and the web host (installations,
+// user authorization, git over https).
 const (
 	EnvAPIURL = "GUILDS_GITHUB_API_URL" // default https://api.github.com
 	EnvWebURL = "GUILDS_GITHUB_URL"     // default https://github.com
@@ -57,15 +56,11 @@ func (e *NotSetUpError) Error() string {
 	return "the GitHub App is not set up on this box; set " + strings.Join(e.Missing, ", ")
 }
 
-// FromRegistry reads the App from the integrations registry (the only reader
-// of the environment for it) and the base URLs from getenv (os.Getenv when
-// nil). A missing variable is a *NotSetUpError; a present but unusable one
+// FromRegistry reads the App and its base URLs from the integrations
+// registry (the only reader of the environment for it). A missing variable is a *NotSetUpError; a present but unusable one
 // (an id that is not a number, a key that is not an RSA PEM) names the
 // variable.
-func FromRegistry(reg *integrations.Registry, getenv func(string) string) (Config, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
+func FromRegistry(reg *integrations.Registry) (Config, error) {
 	st, ok := reg.Get(Integration)
 	if !ok || st.State != integrations.On {
 		missing := st.Missing
@@ -84,7 +79,7 @@ func FromRegistry(reg *integrations.Registry, getenv func(string) string) (Confi
 		return Config{}, fmt.Errorf("%s: %w", VarPrivateKey, err)
 	}
 	return Config{AppID: id, Slug: val(VarSlug), Key: key, ClientID: val(VarClientID), ClientSecret: val(VarClientSecret),
-		APIURL: baseURL(getenv(EnvAPIURL), "https://api.github.com"), WebURL: baseURL(getenv(EnvWebURL), "https://github.com")}, nil
+		APIURL: baseURL(val(EnvAPIURL), "https://api.github.com"), WebURL: baseURL(val(EnvWebURL), "https://github.com")}, nil
 }
 
 func baseURL(v, def string) string {
