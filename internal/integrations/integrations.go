@@ -58,6 +58,8 @@ var Catalog = []Integration{
 		Switches: Switches{Features: []string{"group_routing"}}},
 	{Name: "github-app", Summary: "The GitHub connector and guild repositories, through the box's GitHub App",
 		Required: []string{"GITHUB_APP_ID", "GITHUB_APP_SLUG", "GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_CLIENT_ID", "GITHUB_APP_CLIENT_SECRET"},
+		// The REST API's and the web host's base URLs, for a local GitHub in tests.
+		Tuning:   []string{"GUILDS_GITHUB_API_URL", "GUILDS_GITHUB_URL"},
 		Switches: Switches{Connectors: []string{"github"}, Features: []string{"guild_repositories"}}},
 	{Name: "google-connectors", Summary: "The Gmail and Drive connectors, through the box's Google OAuth client",
 		Required: []string{"GMAIL_OAUTH_CLIENT_ID", "GMAIL_OAUTH_CLIENT_SECRET"},
