@@ -76,7 +76,8 @@ type mcpConnectInput struct {
 	// Key is the API key of a token server; never stored in plain text.
 	Key string `json:"key,omitempty"`
 	// Values fill the fields a no-auth server's catalog row declares (sent to
-	// it as headers or environment); sealed like a key, never returned.
+	// it as headers or environment), or the keys of a token server whose row
+	// declares key_fields (Wallet, Qonto); sealed like a key, never returned.
 	Values map[string]string `json:"values,omitempty"`
 	// Coins are a Pinned prices login's list (1 to 20), checked with
 	// CoinGecko before the login is stored; no other server takes them.
@@ -192,9 +193,14 @@ func connectError(err error) error {
 func checkError(slug string, err error) error {
 	var notBuilt *adapters.ErrNotBuiltIn
 	var fe *connectors.FieldsError
+	var named *mcppool.KeyRejectedError
 	switch {
 	case errors.As(err, &notBuilt):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "adapter_unavailable", Message: slug + ": " + err.Error()}
+	case errors.As(err, &named):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "key_rejected",
+			Message:  fmt.Sprintf("%s rejected %s: check it and paste it again", slug, named.Field),
+			Problems: []validation.Problem{{Field: "values." + named.Field, Message: "was rejected by the service"}}}
 	case errors.Is(err, mcppool.ErrKeyRejected):
 		return keyRejected(slug)
 	case errors.Is(err, mcppool.ErrAddressRefused):

@@ -33,7 +33,18 @@ type Config struct {
 	// Fields are the values a configured server asks for, each parsed and
 	// checked by the configured provider.
 	Fields []json.RawMessage `json:"fields"`
-	OAuth  OAuth             `json:"oauth"`
+	// KeyFields are what a token row's key connect takes instead of one key
+	// (Wallet's keys, Qonto's login and secret key), sent in Connect's
+	// values; each is stored sealed and joins the login's redaction set.
+	KeyFields []KeyField `json:"key_fields"`
+	OAuth     OAuth      `json:"oauth"`
+}
+
+// KeyField is one field of a multi-field key connect.
+type KeyField struct {
+	Name     string `json:"name"`
+	Label    string `json:"label"`
+	Optional bool   `json:"optional"`
 }
 
 // OAuth is config.oauth: the row's OAuth client and endpoints.

@@ -151,7 +151,11 @@ func (s *Service) connect(ctx context.Context, conn grants.Connection, req Reque
 	if srv.Kind != catalog.KindRemote && srv.Kind != catalog.KindAdapter {
 		return Outcome{}, &NotConnectableError{Server: srv.Slug}
 	}
-	if srv.Auth != catalog.AuthNone && len(req.Values) > 0 {
+	keyFields, err := s.keyFieldsOf(ctx, conn.ID)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if srv.Auth != catalog.AuthNone && len(keyFields) == 0 && len(req.Values) > 0 {
 		return Outcome{}, invalid("values", "are only for servers configured with values; "+srv.Slug+" is not")
 	}
 	if req.KeyStep != nil {
@@ -165,6 +169,13 @@ func (s *Service) connect(ctx context.Context, conn grants.Connection, req Reque
 	}
 	switch srv.Auth {
 	case catalog.AuthToken:
+		if len(keyFields) > 0 {
+			// The multi-field key shape: ConnectKey checks the fields.
+			if req.Key != "" {
+				return Outcome{}, invalid("key", srv.Slug+" takes several keys; send them in values: "+fieldNames(keyFields))
+			}
+			return s.connectChecked(ctx, conn, srv, req.Values)
+		}
 		if strings.TrimSpace(req.Key) == "" {
 			return Outcome{}, invalid("key", "is required for "+srv.Slug)
 		}
@@ -184,6 +195,22 @@ func (s *Service) connect(ctx context.Context, conn grants.Connection, req Reque
 		}
 		return s.connectChecked(ctx, conn, srv, req.Values)
 	}
+}
+
+// keyFieldsOf reads the key fields of a login's server (KeyFields).
+func (s *Service) keyFieldsOf(ctx context.Context, connectionID string) ([]catalog.KeyField, error) {
+	id, err := connstore.ParseID(connectionID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := connstore.Get(ctx, s.DB, id)
+	if err != nil {
+		return nil, err
+	}
+	if c.Server.Auth != catalog.AuthToken {
+		return nil, nil
+	}
+	return KeyFields(c.Server.Config), nil
 }
 
 // connectKeyStep is a key login with the caller's step after it.
@@ -229,9 +256,17 @@ func (s *Service) ConnectKey(ctx context.Context, connectionID string, values ma
 	if err != nil {
 		return Result{}, err
 	}
+	fields := KeyFields(c.Server.Config)
+	if c.Server.Auth == catalog.AuthToken && len(fields) > 0 {
+		if values, err = CheckKeyFields(c.Server.Slug, fields, values); err != nil {
+			return Result{}, err
+		}
+	}
 	checked := Checked{Values: values}
 	if (c.Server.Kind == catalog.KindRemote || c.Server.Kind == catalog.KindAdapter) && s.Checker != nil {
-		if c.Server.Auth == catalog.AuthNone {
+		// Several key fields are checked as values (the adapter gets them
+		// all); one key as a key.
+		if c.Server.Auth == catalog.AuthNone || len(fields) > 0 {
 			checked, err = s.Checker.CheckValues(ctx, connectionID, values)
 		} else {
 			checked, err = s.Checker.CheckKey(ctx, connectionID, values[connectors.MetaTokenField])

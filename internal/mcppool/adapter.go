@@ -89,6 +89,65 @@ func (p *Pool) callAdapter(ctx context.Context, connectionID string, info Server
 	return out, nil
 }
 
+// toolLister is an adapter whose tool list depends on the login: Lists
+// reports whether it offers a curated tool with these stored values (the
+// Wallet lists uniswap_swap only with a Uniswap key).
+type toolLister interface {
+	Lists(cred connectors.Credential, tool string) bool
+}
+
+// offeredTools keeps the curated tools the adapter offers with cred.
+func offeredTools(a adapters.Adapter, cred connectors.Credential, listed []Tool) []Tool {
+	l, ok := a.(toolLister)
+	if !ok {
+		return listed
+	}
+	out := listed[:0:0]
+	for _, t := range listed {
+		if l.Lists(cred, t.RemoteName) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// rejectedField is an adapter's refusal that names which of a login's
+// several keys the service refused (the Wallet's).
+type rejectedField interface {
+	RejectedField() string
+}
+
+// KeyRejectedError is a refused key of a multi-field login, naming the
+// field; it matches ErrKeyRejected.
+type KeyRejectedError struct{ Field string }
+
+func (e *KeyRejectedError) Error() string {
+	return "the server rejected the key " + e.Field
+}
+func (e *KeyRejectedError) Is(target error) bool { return target == ErrKeyRejected }
+
+// adapterListing is an adapter connection's tool list with its stored login
+// (adapterTools, less what the adapter does not offer with it).
+func (p *Pool) adapterListing(ctx context.Context, connectionID string, info ServerInfo) ([]Tool, error) {
+	listed, err := adapterTools(ctx, p.o.DB, info.ServerID, info.Slug)
+	if err != nil {
+		return nil, err
+	}
+	a, err := adapters.Get(info.Adapter)
+	if _, lists := a.(toolLister); err != nil || !lists {
+		return listed, nil
+	}
+	id, err := uuid.Parse(connectionID)
+	if err != nil {
+		return nil, store.ErrNotFound
+	}
+	cred, err := p.o.Credentials.Token(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return offeredTools(a, cred, listed), nil
+}
+
 // adapterTools is an adapter connection's tool list: the curated copy the
 // catalog publishes for its server.
 func adapterTools(ctx context.Context, db store.DB, serverID, slug string) ([]Tool, error) {

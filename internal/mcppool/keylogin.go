@@ -84,7 +84,7 @@ func (k Checker) checkKey(ctx context.Context, connectionID, key string) (checke
 	}
 	c := checked{info: info, values: map[string]string{connectors.MetaTokenField: key}}
 	if info.Kind == catalog.KindAdapter {
-		c.listed, c.hint, err = k.checkAdapter(ctx, info, key)
+		c.listed, c.hint, err = k.checkAdapter(ctx, info, connectors.Credential{AccessToken: key})
 		return c, err
 	}
 	c.listed, err = ListWith(ctx, k.HTTP, info, Headers(info, connectors.Credential{AccessToken: key}))
@@ -121,6 +121,16 @@ func (k Checker) checkValues(ctx context.Context, connectionID string, values ma
 	info, err := (&Pool{o: Options{DB: k.DB}}).load(ctx, connectionID)
 	if err != nil {
 		return checked{}, err
+	}
+	if info.Kind == catalog.KindAdapter {
+		// A multi-field key (catalog key_fields): the adapter checks every
+		// field with its service, and gets them in Credential.Extra.
+		if values, err = connections.CheckKeyFields(info.Slug, info.KeyFields, values); err != nil {
+			return checked{}, err
+		}
+		c := checked{info: info, values: values}
+		c.listed, c.hint, err = k.checkAdapter(ctx, info, connectors.Credential{Extra: values})
+		return c, err
 	}
 	inj, err := k.Engine.CheckConfig(ctx, id, values)
 	if err != nil {
@@ -159,27 +169,32 @@ func (k Checker) log() *slog.Logger {
 	return k.Log
 }
 
-// checkAdapter checks a local adapter's key with the service itself (its
-// ping) and answers the adapter's curated tools and the account it named.
-func (k Checker) checkAdapter(ctx context.Context, info ServerInfo, key string) ([]Tool, string, error) {
+// checkAdapter checks a local adapter's key (or keys) with the service
+// itself (its ping) and answers the adapter's curated tools for that login
+// and the account it named. A refusal naming one of several keys is a
+// *KeyRejectedError.
+func (k Checker) checkAdapter(ctx context.Context, info ServerInfo, cred connectors.Credential) ([]Tool, string, error) {
 	a, err := adapters.Get(info.Adapter)
 	if err != nil {
 		return nil, "", err
 	}
 	actx, cancel := context.WithTimeout(ctx, AdapterTimeout)
 	defer cancel()
-	hint, err := a.Check(actx, adapters.Conn{HTTP: k.HTTP, BaseURL: info.URL, Cred: connectors.Credential{AccessToken: key}})
+	hint, err := a.Check(actx, adapters.Conn{HTTP: k.HTTP, BaseURL: info.URL, Cred: cred})
+	var named rejectedField
 	switch {
+	case errors.As(err, &named) && adapters.Rejected(err):
+		return nil, "", &KeyRejectedError{Field: named.RejectedField()}
 	case adapters.Rejected(err):
 		return nil, "", ErrKeyRejected
 	case errors.Is(err, mcpoauth.ErrBlockedEndpoint):
 		return nil, "", ErrAddressRefused
 	case err != nil:
-		k.log().Warn("adapter connect: key check failed", "server", info.Slug, "err", withoutKey(err, key))
+		k.log().Warn("adapter connect: key check failed", "server", info.Slug, "err", redactValues(withoutKey(err, cred.AccessToken), cred.Extra))
 		return nil, "", ErrKeyUnchecked
 	}
 	listed, err := adapterTools(ctx, k.DB, info.ServerID, info.Slug)
-	return listed, hint, err
+	return offeredTools(a, cred, listed), hint, err
 }
 
 // KeyLogin checks a key or values (Checker) and stores the accepted ones with

@@ -217,7 +217,7 @@ func (p *Pool) List(ctx context.Context, connectionID string) ([]Tool, error) {
 		if err != nil {
 			return nil, err
 		}
-		return adapterTools(ctx, p.o.DB, info.ServerID, info.Slug)
+		return p.adapterListing(ctx, connectionID, info)
 	}
 	var tools []Tool
 	err := p.do(ctx, connectionID, "tools/list", p.o.ListTimeout, func(ctx context.Context, s *session) error {

@@ -42,6 +42,8 @@ type ServerInfo struct {
 	// MCP session.
 	Kind    catalog.Kind
 	Adapter string
+	// KeyFields are a token row's several keys (catalog key_fields).
+	KeyFields []catalog.KeyField
 }
 
 func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error) {
@@ -61,6 +63,9 @@ func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error
 	}
 	sc, _ := catalog.ParseConfig(cfg) // lenient: what decoded is used, as before
 	info.Header, info.Scheme, info.Command, info.Args = sc.Header, sc.Scheme, sc.Command, sc.Args
+	if info.Auth == catalog.AuthToken {
+		info.KeyFields = sc.KeyFields
+	}
 	if info.Kind == catalog.KindAdapter {
 		info.Adapter = sc.Adapter
 	}

@@ -22,6 +22,11 @@ type Spec struct {
 	// stored.
 	BadKeys []string
 	GoodKey string
+	// BadValues and GoodValues replace BadKeys and GoodKey for a row whose
+	// key connect takes several fields (catalog key_fields); every good
+	// value is one of the Secrets.
+	BadValues  []map[string]string
+	GoodValues map[string]string
 	// Tools is how many tools Connect lists (the manifest's count);
 	// Listed names some of them, the first one first.
 	Tools  int
@@ -60,17 +65,29 @@ func Run(t *testing.T, s Spec) *Env {
 	ctx := context.Background()
 	e := NewWithPool(t, s.Slug, s.URL, s.Pool)
 	secrets := append([]string{s.GoodKey}, s.Secrets...)
+	for _, v := range s.GoodValues {
+		secrets = append(secrets, v)
+	}
 
 	for _, bad := range s.BadKeys {
 		if _, err := e.Login.Connect(ctx, e.ConnectionID, bad); !errors.Is(err, mcppool.ErrKeyRejected) {
 			t.Fatalf("%s: bad key %q: %v, want ErrKeyRejected", s.Slug, bad, err)
 		}
 	}
+	for i, bad := range s.BadValues {
+		if _, err := e.Login.ConnectConfig(ctx, e.ConnectionID, bad); !errors.Is(err, mcppool.ErrKeyRejected) {
+			t.Fatalf("%s: bad values #%d: %v, want ErrKeyRejected", s.Slug, i, err)
+		}
+	}
 	if e.Stored(t) {
 		t.Fatalf("%s: a rejected key was stored", s.Slug)
 	}
 
-	listed, err := e.Login.Connect(ctx, e.ConnectionID, s.GoodKey)
+	connect := func() ([]mcppool.Tool, error) { return e.Login.Connect(ctx, e.ConnectionID, s.GoodKey) }
+	if s.GoodValues != nil {
+		connect = func() ([]mcppool.Tool, error) { return e.Login.ConnectConfig(ctx, e.ConnectionID, s.GoodValues) }
+	}
+	listed, err := connect()
 	if err != nil || len(listed) != s.Tools || e.Tools != s.Tools {
 		t.Fatalf("%s: connect: %v, %d tools listed, %d in the manifest, want %d", s.Slug, err, len(listed), e.Tools, s.Tools)
 	}

@@ -7,25 +7,40 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/adapters/adapterstest"
+	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/validation"
 )
 
-// Both halves of login:secret_key join the login's redaction set, so a half
-// too short to redact is refused on the key field before the service is
-// asked, with nothing stored and the key not echoed.
-func TestAKeyWithAHalfTooShortToRedactIsRefused(t *testing.T) {
+// The login and the secret key each join the login's redaction set, so one
+// too short to redact is refused on its own field before the service is
+// asked, with nothing stored and the value not echoed; so is a missing one.
+func TestAFieldTooShortToRedactIsRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc := newService(t)
 	e := adapterstest.New(t, "qonto", svc.URL)
-	for _, key := range []string{"acme:" + secretKey, login + ":9f1c2"} {
-		_, err := e.Login.Connect(ctx, e.ConnectionID, key)
+	n := svc.count()
+	for field, values := range map[string]map[string]string{
+		"values.login":      {"login": "acme", "secret_key": secretKey},
+		"values.secret_key": {"login": login, "secret_key": "9f1c2"},
+	} {
+		_, err := e.Login.ConnectConfig(ctx, e.ConnectionID, values)
 		var v *validation.Error
-		if !errors.As(err, &v) || v.Problems[0].Field != "key" || !strings.Contains(err.Error(), "each part") || strings.Contains(err.Error(), key) {
-			t.Fatalf("%q: %v", key, err)
+		if !errors.As(err, &v) || v.Problems[0].Field != field || strings.Contains(err.Error(), values["login"]+":") {
+			t.Fatalf("%s: %v", field, err)
 		}
 	}
-	if e.Stored(t) {
-		t.Fatal("a refused key was stored")
+	_, err := e.Login.ConnectConfig(ctx, e.ConnectionID, map[string]string{"login": login})
+	var v *validation.Error
+	if !errors.As(err, &v) || v.Problems[0].Field != "values.secret_key" || errors.Is(err, mcppool.ErrKeyRejected) {
+		t.Fatalf("missing secret_key: %v", err)
+	}
+	// The old single key is no longer taken for a row with key fields.
+	if _, err := e.Login.ConnectConfig(ctx, e.ConnectionID, map[string]string{"token": goodKey}); !errors.As(err, &v) ||
+		!strings.Contains(err.Error(), "values.token") || strings.Contains(err.Error(), secretKey) {
+		t.Fatalf("a single key: %v", err)
+	}
+	if svc.count() != n || e.Stored(t) {
+		t.Fatal("a refused login reached the service or was stored")
 	}
 }

@@ -8,17 +8,19 @@ import (
 )
 
 // The registered adapter behind the session pool on a real Postgres: Connect
-// refuses a key without its login half and a key the service refuses, stores
-// the good one with the manifest's tools and the organisation's name, and
-// calls reach the service with login:secret_key as the header.
+// takes the login and the secret key as two fields, refuses a pair the
+// service refuses, stores the good one with the manifest's tools and the
+// organisation's name, and calls reach the service with login:secret_key as
+// the header.
 func TestThroughThePool(t *testing.T) {
 	t.Parallel()
 	svc := newService(t)
 	adapterstest.Run(t, adapterstest.Spec{
 		Slug: "qonto", URL: svc.URL,
-		BadKeys: []string{secretKey, "acme-sas-4821:not-the-secret"}, GoodKey: goodKey,
-		Secrets: []string{login, secretKey},
-		Tools:   4, Listed: []string{"qonto_list_bank_accounts"}, Hint: "Acme SAS",
+		BadValues:  []map[string]string{{"login": login, "secret_key": "not-the-secret"}, {"login": "other-org-1", "secret_key": secretKey}},
+		GoodValues: map[string]string{"login": login, "secret_key": secretKey},
+		Secrets:    []string{login, secretKey},
+		Tools:      4, Listed: []string{"qonto_list_bank_accounts"}, Hint: "Acme SAS",
 		Calls: []adapterstest.Call{
 			{Tool: "list_bank_accounts", Lines: 3, Want: []string{mainID + "\tMain account\t"}},
 			{Tool: "list_missing_invoices", Args: `{"limit":2}`, Lines: 3, Check: func(t *testing.T, out string, _ error) {

@@ -3,9 +3,11 @@
 // transactions, answered as compact TSV.
 //
 // Qonto authenticates a request with the organisation's login and secret key
-// joined by a colon, sent as the whole Authorization header. Connect takes a
-// single key, so the login is stored as that one string, "login:secret_key";
-// Check refuses a key without both halves before asking the service.
+// joined by a colon, sent as the whole Authorization header. Connect takes
+// them as two fields (the catalog row's key_fields, login and secret_key),
+// stored apart; a login stored before that holds the one string
+// "login:secret_key" as its key, which is still read. Check refuses a login
+// without both halves before asking the service.
 //
 // The login is the organisation's slug, and Qonto builds account and
 // transaction slugs from it; the tables carry the UUIDs instead, so no answer
@@ -38,8 +40,14 @@ type Adapter struct {
 
 func (*Adapter) Name() string { return Name }
 
-// errKeyShape is the refusal of a key that is not "login:secret_key".
-var errKeyShape = fmt.Errorf("%w: enter it as login:secret_key, the organisation's login and secret key (Qonto, Settings → Integrations → API key) joined by a colon", adapters.ErrRejected)
+// Fields of the two-field key (the catalog row's key_fields).
+const (
+	FieldLogin  = "login"
+	FieldSecret = "secret_key"
+)
+
+// errKeyShape is the refusal of a login without both halves.
+var errKeyShape = fmt.Errorf("%w: enter the organisation's login and secret key (Qonto, Settings → Integrations → API key) as login and secret_key; a single key is login:secret_key", adapters.ErrRejected)
 
 // Check reads the organisation the login belongs to. Its legal name is the
 // hint; the slug is not, since it is the login itself.
@@ -55,7 +63,7 @@ func (a *Adapter) Check(ctx context.Context, c adapters.Conn) (string, error) {
 	if org.Organization == nil {
 		return "", errors.New("the service's organization answer has no organization")
 	}
-	login, _, _ := strings.Cut(c.Cred.AccessToken, ":")
+	login, _ := loginParts(c)
 	name := strings.TrimSpace(org.Organization.LegalName)
 	if name == "" || strings.Contains(strings.ToLower(name), strings.ToLower(strings.TrimSpace(login))) {
 		return "", nil
@@ -80,7 +88,7 @@ func (a *Adapter) Call(ctx context.Context, c adapters.Conn, tool string, args j
 	}
 	h, err := authHeader(c)
 	if err != nil {
-		return "", errors.New("the stored Qonto key is not login:secret_key: connect the login again")
+		return "", errors.New("the stored Qonto login lacks its login or secret_key: connect the login again")
 	}
 	return run(ctx, a, c, h, args)
 }
@@ -95,13 +103,25 @@ func (a *Adapter) now() time.Time {
 // authHeader is the Authorization header Qonto wants: "login:secret_key" as
 // is. Both halves must be there, without blanks or control characters.
 func authHeader(c adapters.Conn) (http.Header, error) {
-	login, secret, ok := strings.Cut(strings.TrimSpace(c.Cred.AccessToken), ":")
-	login, secret = strings.TrimSpace(login), strings.TrimSpace(secret)
-	bad := func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
-	if !ok || login == "" || secret == "" || strings.ContainsFunc(login+secret, bad) {
-		return nil, errKeyShape
+	login, secret := loginParts(c)
+	bad := func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == ':' }
+	switch {
+	case login == "" || strings.ContainsFunc(login, bad):
+		return nil, fmt.Errorf("%w (the login is missing or malformed)", errKeyShape)
+	case secret == "" || strings.ContainsFunc(secret, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		return nil, fmt.Errorf("%w (the secret_key is missing or malformed)", errKeyShape)
 	}
 	return http.Header{"Authorization": {login + ":" + secret}}, nil
+}
+
+// loginParts are the stored login and secret key: the two fields, or the
+// halves of a single "login:secret_key" key stored before them.
+func loginParts(c adapters.Conn) (login, secret string) {
+	if l, s := c.Cred.Extra[FieldLogin], c.Cred.Extra[FieldSecret]; l != "" || s != "" {
+		return strings.TrimSpace(l), strings.TrimSpace(s)
+	}
+	login, secret, _ = strings.Cut(strings.TrimSpace(c.Cred.AccessToken), ":")
+	return strings.TrimSpace(login), strings.TrimSpace(secret)
 }
 
 // decode reads a tool's arguments; none at all is an empty object.

@@ -265,3 +265,31 @@ func TestCallErrors(t *testing.T) {
 	}
 	noKey(t, out, err, "revoked")
 }
+
+// The two fields of Connect are sent joined, as the single key was; either
+// one missing or malformed is refused before asking, naming it.
+func TestCheckTwoFields(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	conn := func(l, s string) adapters.Conn {
+		return adapters.Conn{BaseURL: f.svc.URL, Cred: connectors.Credential{Extra: map[string]string{"login": l, "secret_key": s}}}
+	}
+	n := f.svc.count()
+	hint, err := f.a.Check(ctx, conn(login, secretKey))
+	if reqs := f.svc.since(n); err != nil || hint != "Acme SAS" || reqs[0].Header.Get("Authorization") != goodKey {
+		t.Fatalf("two fields: %q %v", hint, err)
+	}
+	n = f.svc.count()
+	for want, c := range map[string]adapters.Conn{
+		"the login":      conn("", secretKey),
+		"the secret_key": conn(login, ""),
+		"login is":       conn("acme:"+login, secretKey),
+	} {
+		if _, err := f.a.Check(ctx, c); !errors.Is(err, adapters.ErrRejected) || !strings.Contains(err.Error(), strings.Fields(want)[0]) {
+			t.Errorf("%s: %v", want, err)
+		}
+	}
+	if f.svc.count() != n {
+		t.Fatal("a malformed login was sent")
+	}
+}
