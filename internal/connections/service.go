@@ -84,6 +84,10 @@ type Request struct {
 	// the connect over as a key login with extra steps (Pinned prices: a key
 	// plus its coins). nil, nil leaves the connect to the server's auth.
 	KeyStep func(ctx context.Context, r grants.ServerRoute) (*KeyStep, error)
+	// BeginGitHub is the GitHub App's strategy: it starts the install (or
+	// user authorization) of a github login and answers the URL to send the
+	// operator to (the API starts the githubinstall workflow).
+	BeginGitHub func(ctx context.Context, c grants.Connection) (string, error)
 }
 
 // KeyStep is a key login with its own checks done and a step to run once the
@@ -147,6 +151,13 @@ func (s *Service) connect(ctx context.Context, conn grants.Connection, req Reque
 	srv, err := grants.LoadServerRoute(ctx, s.bounded(), conn.ServerID)
 	if err != nil {
 		return Outcome{}, err
+	}
+	if srv.Kind == catalog.KindGitHub && req.BeginGitHub != nil {
+		u, err := req.BeginGitHub(ctx, conn)
+		if err != nil {
+			return Outcome{}, err
+		}
+		return Outcome{Connection: conn, AuthorizationURL: u}, nil
 	}
 	if srv.Kind != catalog.KindRemote && srv.Kind != catalog.KindAdapter {
 		return Outcome{}, &NotConnectableError{Server: srv.Slug}
