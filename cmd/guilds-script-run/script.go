@@ -66,9 +66,13 @@ func serve(ctx context.Context, req codeproto.Request) codeproto.Response {
 	// The script runs from /home/agent whatever the run's shell stands in;
 	// env -C leaves the shell's own directory (the run's cwd) untouched.
 	command := "env -C " + quote(env.Home) + " python3 " + quote(script) + " <" + quote(stdinFile)
-	shellArgs, _ := json.Marshal(codeops.ShellArgs{Command: command, TimeoutSeconds: runproto.Timeout.Seconds()})
+	shellArgs, _ := json.Marshal(codeops.ShellArgs{Command: command, TimeoutSeconds: a.Limit().Seconds()})
+	// Shell's shaping fills its cap; the time line needs room after it.
+	capBytes := env.MaxBytes()
+	env.Req.MaxBytes = max(capBytes-timeLineRoom, 1)
 	started := time.Now()
 	resp := codeops.Shell(ctx, env, shellArgs)
+	env.Req.MaxBytes = capBytes
 	took := time.Since(started)
 	if strings.HasPrefix(resp.Text, "ERROR: ") {
 		return resp
@@ -83,6 +87,9 @@ func serve(ctx context.Context, req codeproto.Request) codeproto.Response {
 	resp.Text = codeops.CapText(resp.Text, env.MaxBytes())
 	return resp
 }
+
+// timeLineRoom is kept free in the result for the time line.
+const timeLineRoom = 32
 
 // quote quotes s for bash.
 func quote(s string) string {

@@ -69,7 +69,7 @@ func (h *handlers) run(ctx context.Context, call tools.Call) (string, error) {
 	if err := h.d.Workspace.CopyTo(ctx, a.ID, runproto.Path(e.Name), []byte(e.Source), fileMode); err != nil {
 		return "", fmt.Errorf("write %s into the workspace: %w", runproto.Path(e.Name), err)
 	}
-	rawArgs, _ := json.Marshal(runproto.Args{Name: e.Name, Arguments: args})
+	rawArgs, _ := json.Marshal(runproto.Args{Name: e.Name, Arguments: args, TimeoutSeconds: h.d.Timeout.Seconds()})
 	req := codeproto.Request{Tool: runproto.Tool, Args: rawArgs, RunID: call.RunID, AgentID: a.ID, Step: call.Seq,
 		CallID: fileName(call.CallID), MaxBytes: h.d.MaxResultBytes}
 	if req.CallID == "" {
@@ -107,6 +107,9 @@ func (h *handlers) exec(ctx context.Context, agentID string, req codeproto.Reque
 		}
 	}
 	timeout := runproto.Timeout + execMargin
+	if h.d.Timeout > 0 && h.d.Timeout < runproto.Timeout {
+		timeout = h.d.Timeout + execMargin
+	}
 	res, err := h.d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: []string{h.d.Helper, arg}, Timeout: timeout, MaxOutput: maxHelperOutput})
 	if err != nil {
 		return none, fmt.Errorf("run the script in the workspace: %w", err)

@@ -75,7 +75,9 @@ type Deps struct {
 	Helper string
 	// MaxResultBytes caps a result's text; 0 = the helper's default.
 	MaxResultBytes int
-	Log            *slog.Logger
+	// Timeout shortens a script's runproto.Timeout (tests); 0 keeps it.
+	Timeout time.Duration
+	Log     *slog.Logger
 }
 
 // Register adds the five script tools to reg.

@@ -31,6 +31,18 @@ type Args struct {
 	Name string `json:"name"`
 	// Arguments are written to the script's stdin as JSON; empty means {}.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// TimeoutSeconds shortens Timeout (tests); 0 or more than Timeout is Timeout.
+	// The model never sets it: script_run's schema has no such field.
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+}
+
+// Limit is the timeout of a run with these arguments.
+func (a Args) Limit() time.Duration {
+	d := time.Duration(a.TimeoutSeconds * float64(time.Second))
+	if d <= 0 || d > Timeout {
+		return Timeout
+	}
+	return d
 }
 
 // Path is the sandbox path of a script's file.
