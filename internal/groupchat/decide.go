@@ -49,6 +49,11 @@ func (d Decider) Decide(ctx context.Context, db store.DB, m Message) (Route, err
 		return Route{}, err
 	}
 	ans, err := d.Router.Decide(ctx, RouterInput{Agents: agents, History: history, Message: m})
+	if err != nil && ctx.Err() != nil {
+		// The caller is going away (a worker stopping): decide nothing,
+		// so the retry asks the model again instead of storing a fallback.
+		return Route{}, ctx.Err()
+	}
 	if err != nil {
 		if d.Log != nil {
 			d.Log.WarnContext(ctx, "group routing model failed; the plain rule routes the message", "message_id", m.ID, "err", err)
