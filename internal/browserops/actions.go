@@ -12,7 +12,7 @@ import (
 
 // settle is how long an action waits for what it set off (a navigation, a
 // dialog) to show before it answers.
-const settle = 250 * time.Millisecond
+const settle = 100 * time.Millisecond
 
 func click(ctx context.Context, s *session, raw json.RawMessage) browserproto.Response {
 	var a refArgs
@@ -53,7 +53,13 @@ func (s *session) clickPoint(ctx context.Context, el *element) (x, y float64, ba
 		r := browserproto.Errorf(format, a...)
 		return 0, 0, &r
 	}
-	_ = s.callOn(ctx, el, "function() { this.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'}) }", nil)
+	// Scrolled where it is needed only, then one frame for the scroll to
+	// reach hit testing.
+	_ = s.callOn(ctx, el, `function() {
+  const r = this.getBoundingClientRect();
+  if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) this.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+  return new Promise((ok) => requestAnimationFrame(() => ok()));
+}`, nil)
 	var q struct {
 		Quads [][]float64 `json:"quads"`
 	}

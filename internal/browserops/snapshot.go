@@ -77,8 +77,17 @@ var transparent = map[string]bool{
 	"paragraph": true, "list": true, "LabelText": true, "group": true, "section": true, "Section": true,
 	"RootWebArea": true, "WebArea": true, "LayoutTable": true, "LayoutTableRow": true, "LayoutTableCell": true,
 	"rowgroup": true, "strong": true, "emphasis": true, "Abbr": true, "time": true, "subscript": true,
-	"superscript": true, "mark": true, "code": true, "Pre": true, "DescriptionList": true, "Div": true,
+	"superscript": true, "mark": true, "ListMarker": true, "listitem": true, "code": true, "Pre": true, "DescriptionList": true, "Div": true,
 	"Canvas": false, "Ruby": true, "blockquote": true, "article": true, "figure": true, "Legend": true,
+}
+
+// nameFromContent are the roles whose name is their text, so the text
+// below them need not be written again.
+var nameFromContent = map[string]bool{
+	"button": true, "link": true, "heading": true, "tab": true, "menuitem": true, "menuitemcheckbox": true,
+	"menuitemradio": true, "option": true, "MenuListOption": true, "treeitem": true, "cell": true, "gridcell": true,
+	"columnheader": true, "rowheader": true, "checkbox": true, "radio": true, "switch": true, "tooltip": true,
+	"listitem": true, "PopUpButton": true, "ToggleButton": true, "LabelText": true,
 }
 
 // roleNames are shorter spellings of common roles.
@@ -95,6 +104,27 @@ type tree struct {
 	scrollable map[int64]bool
 	refs       []int64
 	b          strings.Builder
+	prefix     string // the role of a parent merged into the next line ("h2 ")
+}
+
+// onlyChild is n's one child worth a line (text aside), or nil.
+func (t *tree) onlyChild(n *axNode) *axNode {
+	var only *axNode
+	for _, id := range n.Children {
+		c := t.nodes[id]
+		if c == nil {
+			continue
+		}
+		switch c.Role.str() {
+		case "StaticText", "InlineTextBox", "LineBreak", "ListMarker":
+			continue
+		}
+		if only != nil {
+			return nil
+		}
+		only = c
+	}
+	return only
 }
 
 func snapshot(ctx context.Context, s *session, _ json.RawMessage) browserproto.Response {
@@ -191,6 +221,9 @@ func (t *tree) render(n *axNode, depth int) { t.renderIn(n, depth, false) }
 func (t *tree) renderIn(n *axNode, depth int, labelText bool) {
 	role := n.Role.str()
 	name := strings.TrimSpace(n.Name.str())
+	if role == "ListMarker" {
+		return
+	}
 	if role == "StaticText" {
 		if labelText {
 			return // a label's text is its field's name
@@ -210,8 +243,16 @@ func (t *tree) renderIn(n *axNode, depth int, labelText bool) {
 		t.childrenIn(n, depth, labelText || role == "LabelText")
 		return
 	}
+	if !ref && name != "" && role != "Iframe" {
+		if c := t.onlyChild(n); c != nil && strings.TrimSpace(c.Name.str()) == name {
+			t.prefix = roleLabel(n, role) + " "
+			t.renderIn(c, depth, labelText)
+			return
+		}
+	}
 	var b strings.Builder
-	b.WriteString(roleLabel(n, role))
+	b.WriteString(t.prefix + roleLabel(n, role))
+	t.prefix = ""
 	if name != "" && role != "row" {
 		fmt.Fprintf(&b, " %q", clip(name, 100))
 	}
@@ -238,7 +279,7 @@ func (t *tree) renderIn(n *axNode, depth int, labelText bool) {
 		}
 		return
 	}
-	if name != "" && t.textOnly(n) {
+	if name != "" && nameFromContent[role] && t.textOnly(n) {
 		return // the name already says what its text would
 	}
 	t.children(n, depth+1)
@@ -276,7 +317,7 @@ func (t *tree) textOnly(n *axNode) bool {
 			continue
 		}
 		r := c.Role.str()
-		if r == "StaticText" || r == "InlineTextBox" || r == "LineBreak" {
+		if r == "StaticText" || r == "InlineTextBox" || r == "LineBreak" || r == "ListMarker" || r == "image" {
 			continue
 		}
 		if (c.Ignored || transparent[r]) && !t.scrollable[c.Backend] {
