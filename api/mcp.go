@@ -131,6 +131,10 @@ func keyRejected(slug string) error {
 func (s *Server) mcpConnect(c *gin.Context) {
 	p := c.MustGet(principalKey).(access.Principal)
 	out, err := s.doMCPConnect(c, p)
+	if body, ok := notSetUpBody(err); ok {
+		c.JSON(http.StatusUnprocessableEntity, body) // carries setup_state: unsupported
+		return
+	}
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -166,6 +170,9 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 		},
 		KeyStep: func(ctx context.Context, srv grants.ServerRoute) (*connections.KeyStep, error) {
 			return s.pinnedStep(ctx, srv, in)
+		},
+		BeginGitHub: func(ctx context.Context, conn grants.Connection) (string, error) {
+			return s.beginGitHub(ctx, c, conn, p)
 		},
 	})
 	if err != nil {
@@ -329,6 +336,9 @@ func (s *Server) beginOAuth(ctx context.Context, c *gin.Context, conn grants.Con
 // mcpCallback is the browser's return from the provider: the login its
 // state names is completed only with the starting browser's cookie.
 func (s *Server) mcpCallback(ctx context.Context, c *gin.Context, db store.DB, _ access.Principal) (int, any, error) {
+	if handled, status, body, err := s.githubCallback(ctx, c, db); handled {
+		return status, body, err
+	}
 	in := mcpCallbackInput{State: c.Query("state"), Code: c.Query("code"), Error: c.Query("error"), Iss: c.Query("iss")}
 	return s.completeCallback(ctx, c, db, in, func(pl pendingLogin) error { return pl.checkBrowser(c) })
 }
