@@ -34,11 +34,9 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 3 && args[0] == browserops.RelayArg {
 		signal.Ignore(syscall.SIGHUP)
-		if err := browserops.Relay(args[1], args[2]); err != nil {
-			_, _ = fmt.Fprintf(stderr, "guilds-browser relay: %v\n", err)
-			return 1
-		}
-		return 0
+		// The relay serves until the sandbox ends; it returns only on failure.
+		_, _ = fmt.Fprintf(stderr, "guilds-browser relay: %v\n", browserops.Relay(args[1], args[2]))
+		return 1
 	}
 	if len(args) != 1 {
 		_, _ = fmt.Fprintln(stderr, "usage: guilds-browser <base64 request> | @/run/guilds/requests/<file>")
@@ -82,7 +80,7 @@ func readRequest(arg string) (browserproto.Request, error) {
 	}
 	raw, err := io.ReadAll(io.LimitReader(f, maxRequestFile+1))
 	_ = f.Close()
-	_ = os.Remove(clean)
+	_ = os.Remove(clean) //nolint:gosec // G703: checked above to be a file directly under the request folder
 	if err != nil {
 		return browserproto.Request{}, fmt.Errorf("request file %s: %w", p, err)
 	}

@@ -53,7 +53,7 @@ func dial(ctx context.Context, wsURL string) (*conn, error) {
 	}
 	ws.SetReadLimit(maxMessage)
 	c := &conn{ws: ws, pending: map[int64]chan message{}, subs: map[string][]chan json.RawMessage{}, done: make(chan struct{})}
-	go c.read()
+	go c.read() //nolint:gosec // G118: the reader lives as long as the connection, not as one call
 	return c, nil
 }
 

@@ -179,14 +179,6 @@ func (c Config) saveState(st *state) error {
 	return os.Rename(tmp, c.statePath())
 }
 
-// display maps a path under Home to its /home/agent form.
-func (c Config) display(p string) string {
-	if rest, ok := strings.CutPrefix(p, c.Home); ok {
-		return "/home/agent" + rest
-	}
-	return p
-}
-
 func capText(s string, max int) string {
 	if len(s) <= max {
 		return s

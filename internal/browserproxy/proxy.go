@@ -391,5 +391,5 @@ func refuse(w http.ResponseWriter, err error) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Connection", "close")
 	w.WriteHeader(status)
-	_, _ = io.WriteString(w, text+"\n")
+	_, _ = io.WriteString(w, text+"\n") //nolint:gosec // G705: a text/plain answer
 }
