@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	ghacts "github.com/guilds/guilds/activities/githubinstall"
 	groupact "github.com/guilds/guilds/activities/group"
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/api"
@@ -24,6 +25,7 @@ import (
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/errorreport"
+	"github.com/guilds/guilds/internal/githubapp"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/groupchat"
 	"github.com/guilds/guilds/internal/integrations"
@@ -39,6 +41,7 @@ import (
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/worker"
 	"github.com/guilds/guilds/workflows/connect"
+	"github.com/guilds/guilds/workflows/githubinstall"
 	groupwf "github.com/guilds/guilds/workflows/group"
 	runwf "github.com/guilds/guilds/workflows/run"
 )
@@ -228,11 +231,22 @@ func (p *platform) registrations() []worker.Registration {
 		deps.MCP = p.connectors.Pool
 		deps.Credentials, deps.HTTP = p.connectors.Engine.Resolver(), p.connectors.HTTP
 		deps.Offerer = runact.GrantsOfferer{S: p.grants, Lists: p.connectors.Pool}
-		regs = append(regs, p.connectors.Registration())
+		regs = append(regs, p.connectors.Registration(), p.githubRegistration())
 	}
 	deps.Secrets = p.runSecrets()
 	deps.Vault = agentsecrets.Vault{DB: p.db, Keyring: p.keyring}
 	return append(regs, runwf.Registration(runact.New(deps)), p.scheduleRegistration(), p.groupRegistration())
+}
+
+// githubRegistration is the GitHub App connect workflow and its activities;
+// the App is read from the registry at each use, so a box without it still
+// registers them (Connect is refused before any is scheduled).
+func (p *platform) githubRegistration() worker.Registration {
+	return githubinstall.Registration(&ghacts.Activities{DB: p.db, Keyring: p.keyring, Log: p.log,
+		App: func() (*githubapp.Client, error) {
+			cfg, err := githubapp.FromRegistry(p.integrations)
+			return &githubapp.Client{Config: cfg}, err
+		}})
 }
 
 // runSecrets is a run's redaction set: the box's keys, the organisation's
