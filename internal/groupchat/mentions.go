@@ -39,8 +39,14 @@ func resolveMentions(text string, agents []Agent) []Mention {
 		byKey[strings.ReplaceAll(mentionKey(a.Name), "-", "_")] = a.ID
 	}
 	out := []Mention{}
+	seen := map[string]bool{}
 	for _, name := range parseMentions(text) {
-		out = append(out, Mention{Name: name, AgentID: byKey[strings.ToLower(name)]})
+		id := byKey[strings.ToLower(name)]
+		if id != "" && seen[id] {
+			continue // another spelling of an agent already named
+		}
+		seen[id] = true
+		out = append(out, Mention{Name: name, AgentID: id})
 	}
 	return out
 }
