@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -147,6 +148,22 @@ func TestBrowserToolsInTheSandboxImageThroughTheProxy(t *testing.T) {
 	if got := r.call(browser.ToolNavigate, map[string]any{"url": "http://169.254.169.254/latest/meta-data/"}); !strings.Contains(got, "refused by the platform's outbound address policy") {
 		t.Errorf("metadata through the whole path: %s", got)
 	}
+	// What a call costs from the orchestrator (exec into the sandbox
+	// included), logged, never asserted.
+	r.ok(browser.ToolNavigate, map[string]any{"url": srv.URL + "/catalog.html"})
+	var snaps, clicks []time.Duration
+	for range 15 {
+		start := time.Now()
+		snap := r.ok(browser.ToolSnapshot, nil)
+		snaps = append(snaps, time.Since(start))
+		start = time.Now()
+		r.ok(browser.ToolClick, map[string]any{"ref": refOf(t, snap, `button "Save Aurora 1 for later"`)})
+		clicks = append(clicks, time.Since(start))
+	}
+	p50 := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
+	t.Logf("p50 through the sandbox on catalog.html: browser_snapshot %s, browser_click %s",
+		p50(snaps).Round(time.Millisecond), p50(clicks).Round(time.Millisecond))
+
 	// The browser lives across calls; the sandbox itself has loopback only.
 	res, err := mgr.Exec(context.Background(), agent, sandbox.ExecRequest{Cmd: []string{"sh", "-c", "ls /sys/class/net; pgrep -c chromium >/dev/null && echo browser running"}})
 	if err != nil {
