@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/browserproto"
+	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/sandbox"
 )
@@ -59,6 +60,9 @@ type Deps struct {
 	// Proxy gives Chromium its way out; nil = no proxy (a sandbox with a
 	// network of its own, or development).
 	Proxy Proxy
+	// DB reads a call's turn, so its browser calls run in the order the
+	// model listed them; nil = a short wait for the turn's calls to gather.
+	DB store.DB
 	// Helper is the helper's path in the sandbox; empty = browserproto.HelperPath.
 	Helper string
 	// MaxResultBytes caps a result's text; 0 = browserproto.DefaultResultMaxBytes.
@@ -91,7 +95,7 @@ func (d Deps) handler(tool string) tools.Handler {
 		if call.AgentID == "" {
 			return "", fmt.Errorf("%s runs in an agent's workspace: this call has no agent id", tool)
 		}
-		release, err := d.order.acquire(ctx, call.AgentID, call.RunID, call.Seq)
+		release, err := d.order.acquire(ctx, call.AgentID, call.RunID, call.Seq, earlierSiblings(ctx, d.DB, call))
 		if err != nil {
 			return "", fmt.Errorf("%s waited for the agent's other browser calls: %w", tool, err)
 		}
