@@ -64,8 +64,8 @@ func (s *Server) githubApp() (*githubapp.Client, error) {
 	return &githubapp.Client{Config: cfg}, nil
 }
 
-// notSetUpReply is the 422 of a Connect the box is not set up for: the
-// error body with setup_state unsupported and the variables to set.
+// notSetUpReply is the error of a Connect the box is not set up for, with
+// setup_state unsupported and the variables to set.
 type notSetUpReply struct {
 	Code             string   `json:"code"`
 	Message          string   `json:"message"`
@@ -73,16 +73,19 @@ type notSetUpReply struct {
 	MissingVariables []string `json:"missing_variables"`
 }
 
-func notSetUpBody(err error) (notSetUpReply, bool) {
+// notSetUpBody is the 422 body of such a Connect: the error every route
+// answers, and setup_state beside it for clients that read only the top.
+func notSetUpBody(err error) (gin.H, bool) {
 	var ns *grants.ErrNotSetUp
 	if !errors.As(err, &ns) {
-		return notSetUpReply{}, false
+		return nil, false
 	}
 	missing := ns.Missing
 	if missing == nil {
 		missing = []string{}
 	}
-	return notSetUpReply{Code: "not_set_up", Message: ns.Error(), SetupState: grants.SetupUnsupported, MissingVariables: missing}, true
+	return gin.H{"error": notSetUpReply{Code: "not_set_up", Message: ns.Error(), SetupState: grants.SetupUnsupported, MissingVariables: missing},
+		"setup_state": grants.SetupUnsupported}, true
 }
 
 // beginGitHub is the connect service's GitHub strategy as the API runs it.
