@@ -106,7 +106,7 @@ func Registry(db *pgxpool.Pool, log *slog.Logger, opts ...Option) *tools.Registr
 	o.code.Log = log
 	sd := secrets.Deps{Keyring: o.keyring, Log: log}
 	if db != nil {
-		o.code.DB, sd.DB, o.scripts.DB = db, db, db
+		o.code.DB, sd.DB, o.scripts.DB, o.browser.DB = db, db, db, db
 		if o.keyring != nil {
 			o.code.Env = agentsecrets.Source{DB: db, Keyring: o.keyring}
 			o.scripts.Env = o.code.Env
