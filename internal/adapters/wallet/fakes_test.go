@@ -1,0 +1,216 @@
+package wallet_test
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gagliardetto/solana-go"
+)
+
+const (
+	alchemyKey = "alk-good-0123456789"
+	openseaKey = "osk-good-0123456789"
+	uniswapKey = "unk-good-0123456789"
+	// The wallet's EVM key (also a ganache account) and a recipient's.
+	evmKey       = "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
+	recipientKey = "8da4ef21b864d2cc526dbdb2a120bd2874c36c9d0a1fb7f8c63d7f7a8b41de8f"
+)
+
+// The wallet's Solana keypair, made from a fixed seed.
+var solKey = solana.PrivateKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32)))
+
+func goodValues() map[string]string {
+	return map[string]string{"evm_private_key": "0x" + evmKey, "solana_private_key": solKey.String(),
+		"alchemy_api_key": alchemyKey, "opensea_api_key": openseaKey, "uniswap_api_key": uniswapKey}
+}
+
+// fakeServices is every service the Wallet reaches, under one URL as a
+// non-Alchemy catalog URL lays them out (/v2/{chain}/{key}, /v2/solana/{key},
+// /v2/public/{chain}, /v2/opensea, /v2/uniswap). Ethereum's RPC is proxied to
+// a ganache node when one is given; polygon's Alchemy RPC refuses the key
+// (403), so its public RPC answers.
+type fakeServices struct {
+	*httptest.Server
+	node string // ganache URL, "" for none
+
+	mu       sync.Mutex
+	methods  []string // every JSON-RPC method asked, "chain method"
+	solSent  []*solana.Transaction
+	verified int // submitted Solana signatures that verify with the wallet's key
+}
+
+func newFakes(t *testing.T, node string) *fakeServices {
+	f := &fakeServices{node: node}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// URL is the catalog URL to give the row.
+func (f *fakeServices) URL() string { return f.Server.URL + "/v2" }
+
+func (f *fakeServices) asked(method string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, m := range f.methods {
+		if strings.HasSuffix(m, " "+method) {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fakeServices) serve(w http.ResponseWriter, r *http.Request) {
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/v2/"), "/")
+	switch {
+	case parts[0] == "opensea" && len(parts) == 2 && parts[1] == "chains":
+		if r.Header.Get("X-API-KEY") != openseaKey {
+			http.Error(w, `{"detail":"Invalid API key"}`, http.StatusUnauthorized)
+			return
+		}
+		_, _ = io.WriteString(w, `{"chains":[{"chain":"ethereum","name":"Ethereum"},{"chain":"base","name":"Base"}]}`)
+	case parts[0] == "uniswap" && len(parts) == 2 && parts[1] == "supported_chains":
+		if r.Header.Get("x-api-key") != uniswapKey {
+			http.Error(w, `{"errorCode":"Unauthorized"}`, http.StatusForbidden)
+			return
+		}
+		_, _ = io.WriteString(w, `{"chains":[1,10,56,137,8453,42161]}`)
+	case parts[0] == "public" && len(parts) == 2 && parts[1] == "polygon":
+		f.rpc(w, r, "polygon-public", polygonRPC)
+	case len(parts) == 2 && parts[1] != alchemyKey:
+		http.Error(w, `{"error":"Must be authenticated!"}`, http.StatusUnauthorized)
+	case len(parts) == 2 && parts[0] == "polygon":
+		http.Error(w, `{"error":"POLYGON_MAINNET is not enabled for this app."}`, http.StatusForbidden)
+	case len(parts) == 2 && parts[0] == "ethereum":
+		f.rpc(w, r, "ethereum", f.ethereum)
+	case len(parts) == 2 && parts[0] == "solana":
+		f.rpc(w, r, "solana", f.solana)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+type rpcReq struct {
+	ID     json.RawMessage   `json:"id"`
+	Method string            `json:"method"`
+	Params []json.RawMessage `json:"params"`
+}
+
+// rpc decodes a JSON-RPC request, records its method and answers what
+// answer returns (a result, or an error message).
+func (f *fakeServices) rpc(w http.ResponseWriter, r *http.Request, chain string, answer func(body []byte, q rpcReq) (any, string)) {
+	body, _ := io.ReadAll(r.Body)
+	var q rpcReq
+	if err := json.Unmarshal(body, &q); err != nil {
+		http.Error(w, "bad json", http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.methods = append(f.methods, chain+" "+q.Method)
+	f.mu.Unlock()
+	res, msg := answer(body, q)
+	out := map[string]any{"jsonrpc": "2.0", "id": q.ID}
+	if msg != "" {
+		out["error"] = map[string]any{"code": -32000, "message": msg}
+	} else {
+		out["result"] = res
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+func (f *fakeServices) ethereum(body []byte, q rpcReq) (any, string) {
+	if f.node == "" {
+		if q.Method == "eth_blockNumber" {
+			return "0x10", ""
+		}
+		return nil, "no node behind this fake"
+	}
+	resp, err := http.Post(f.node, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return nil, err.Error()
+	}
+	defer resp.Body.Close()
+	var ans struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil {
+		return nil, err.Error()
+	}
+	if ans.Error != nil {
+		return nil, ans.Error.Message
+	}
+	return ans.Result, ""
+}
+
+func polygonRPC(_ []byte, q rpcReq) (any, string) {
+	switch q.Method {
+	case "eth_chainId":
+		return "0x89", ""
+	case "eth_getBalance":
+		return "0x1bc16d674ec80000", "" // 2 POL
+	}
+	return nil, "method not served by this fake"
+}
+
+// solana speaks the Solana JSON-RPC methods the Wallet uses; a sent
+// transaction's signatures are verified against its signers' keys.
+func (f *fakeServices) solana(_ []byte, q rpcReq) (any, string) {
+	ctxd := map[string]any{"slot": 321}
+	switch q.Method {
+	case "getSlot":
+		return 321, ""
+	case "getBalance":
+		return map[string]any{"context": ctxd, "value": 2_500_000_000}, ""
+	case "getLatestBlockhash":
+		return map[string]any{"context": ctxd, "value": map[string]any{"blockhash": solana.HashFromBytes(bytes.Repeat([]byte{9}, 32)).String(),
+			"lastValidBlockHeight": 400}}, ""
+	case "getFeeForMessage":
+		return map[string]any{"context": ctxd, "value": 5000}, ""
+	case "getTokenSupply":
+		return map[string]any{"context": ctxd, "value": map[string]any{"amount": "1000000000", "decimals": 6, "uiAmountString": "1000"}}, ""
+	case "getTokenAccountsByOwner":
+		return map[string]any{"context": ctxd, "value": []any{}}, ""
+	case "sendTransaction":
+		var b64 string
+		if len(q.Params) == 0 || json.Unmarshal(q.Params[0], &b64) != nil {
+			return nil, "no transaction"
+		}
+		raw, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return nil, "not base64"
+		}
+		tx, err := solana.TransactionFromBytes(raw)
+		if err != nil {
+			return nil, "not a transaction: " + err.Error()
+		}
+		msg, _ := tx.Message.MarshalBinary()
+		ok := 0
+		for i, sig := range tx.Signatures {
+			if ed25519.Verify(ed25519.PublicKey(tx.Message.AccountKeys[i][:]), msg, sig[:]) {
+				ok++
+			}
+		}
+		if ok != len(tx.Signatures) {
+			return nil, "Transaction signature verification failure"
+		}
+		f.mu.Lock()
+		f.solSent = append(f.solSent, tx)
+		f.verified += ok
+		f.mu.Unlock()
+		return tx.Signatures[0].String(), ""
+	}
+	return nil, "method not served by this fake: " + q.Method
+}

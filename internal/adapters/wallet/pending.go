@@ -1,0 +1,20 @@
+package wallet
+
+import (
+	"context"
+	"errors"
+)
+
+var errNotYet = errors.New("this Wallet tool is not built into this platform yet; nothing was signed or sent")
+
+func swap(context.Context, *call, args) (string, error)        { return "", errNotYet }
+func uniswapSwap(context.Context, *call, args) (string, error) { return "", errNotYet }
+func openseaBuy(context.Context, *call, args) (string, error)  { return "", errNotYet }
+func openseaList(context.Context, *call, args) (string, error) { return "", errNotYet }
+func openseaAcceptOffer(context.Context, *call, args) (string, error) {
+	return "", errNotYet
+}
+func openseaCollectionOffer(context.Context, *call, args) (string, error) {
+	return "", errNotYet
+}
+func openseaCancelOrder(context.Context, *call, args) (string, error) { return "", errNotYet }
