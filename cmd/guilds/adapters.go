@@ -10,5 +10,6 @@ import (
 	_ "github.com/guilds/guilds/internal/adapters/pinnedprices"
 	_ "github.com/guilds/guilds/internal/adapters/qonto"
 	_ "github.com/guilds/guilds/internal/adapters/twitterapi"
+	_ "github.com/guilds/guilds/internal/adapters/wallet"
 	_ "github.com/guilds/guilds/internal/adapters/x"
 )

@@ -220,7 +220,7 @@ func TestDevServesInstanceAndTemporalUI(t *testing.T) {
 	for _, s := range servers {
 		available[s["slug"].(string)], _ = s["available"].(bool)
 	}
-	for slug, want := range map[string]bool{"coingecko": true, "dexpaprika": true, "twitterapi": true, "x": true, "qonto": true, "alchemy": true, "gmail": true, "notion": true, "pinned_prices": true, "wallet": false} {
+	for slug, want := range map[string]bool{"coingecko": true, "dexpaprika": true, "twitterapi": true, "x": true, "qonto": true, "alchemy": true, "gmail": true, "notion": true, "pinned_prices": true, "wallet": true} {
 		if available[slug] != want {
 			t.Errorf("%s available = %v, want %v", slug, available[slug], want)
 		}
