@@ -36,6 +36,9 @@ func init() { adapters.Register(&Adapter{}) }
 type Adapter struct {
 	// Now is the clock for look-back windows; nil means time.Now.
 	Now func() time.Time
+	// Wait and Poll bound upload_invoice's wait for Qonto's processing;
+	// zero means DefaultWait and DefaultPoll.
+	Wait, Poll time.Duration
 }
 
 func (*Adapter) Name() string { return Name }

@@ -237,11 +237,14 @@ func TestUploadInvoiceNeedsTheWorkspace(t *testing.T) {
 	n := f.svc.count()
 	out, err := f.call(t, "upload_invoice", `{"transaction_id":"`+txID(1, 0)+`","path":"/home/agent/invoices/adobe.pdf"}`)
 	if !errors.Is(err, qonto.ErrNoWorkspace) || out != "" || !strings.Contains(err.Error(), "agent workspace") ||
-		!strings.Contains(err.Error(), "not available") {
+		!strings.Contains(err.Error(), "nothing was sent") {
 		t.Fatalf("upload: %q %v", out, err)
 	}
-	if _, err := f.call(t, "upload_invoice", `{"transaction_id":"`+txID(1, 0)+`"}`); err == nil || !strings.Contains(err.Error(), "path is required") {
+	if _, err := f.call(t, "upload_invoice", `{"transaction_id":"`+txID(1, 0)+`"}`); err == nil || !strings.Contains(err.Error(), "path: is required") {
 		t.Fatalf("no path: %v", err)
+	}
+	if _, err := f.call(t, "upload_invoice", `{"transaction_id":"`+txID(1, 0)+`","path":"/etc/passwd"}`); err == nil || !strings.Contains(err.Error(), "outside the workspace") {
+		t.Fatalf("outside path: %v", err)
 	}
 	if f.svc.count() != n {
 		t.Fatal("upload_invoice reached the service")

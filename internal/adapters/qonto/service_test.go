@@ -35,13 +35,22 @@ var clock = time.Date(2026, 9, 28, 13, 0, 0, 0, time.UTC)
 type service struct {
 	*httptest.Server
 	txs []map[string]any
+	// attachments: processed attachments by transaction; pending: uploads
+	// still processing, each shown after a number of attachment lists;
+	// never: transactions whose uploads never finish processing.
+	attachments map[string][]map[string]any
+	pending     map[string][]pendingUpload
+	keys        map[string]bool
+	never       map[string]bool
+	uploads     []upload
 
 	mu       sync.Mutex
 	requests []*http.Request
 }
 
 func newService(t testing.TB) *service {
-	s := &service{txs: fixtureTransactions()}
+	s := &service{txs: fixtureTransactions(), attachments: map[string][]map[string]any{}, pending: map[string][]pendingUpload{},
+		keys: map[string]bool{}, never: map[string]bool{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -84,6 +93,8 @@ func (s *service) serve(w http.ResponseWriter, r *http.Request) {
 		raw(w, http.StatusOK, organizationJSON)
 	case r.URL.Path == "/v2/transactions":
 		s.list(w, r)
+	case strings.HasPrefix(r.URL.Path, "/v2/transactions/") && strings.HasSuffix(r.URL.Path, "/attachments"):
+		s.attach(w, r, strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v2/transactions/"), "/attachments"))
 	case strings.HasPrefix(r.URL.Path, "/v2/transactions/"):
 		id := strings.TrimPrefix(r.URL.Path, "/v2/transactions/")
 		if id == "ratelimited" {

@@ -184,28 +184,3 @@ func transactionID(raw string) (string, error) {
 	}
 	return s, nil
 }
-
-type uploadArgs struct {
-	TransactionID string `json:"transaction_id"`
-	Path          string `json:"path"`
-}
-
-// ErrNoWorkspace: upload_invoice reads its file from the agent's workspace,
-// which adapters cannot reach yet.
-var ErrNoWorkspace = errors.New("upload_invoice: file uploads need the agent workspace, which is not available on this platform yet; nothing was sent to Qonto (attach the invoice in the Qonto app instead)")
-
-// uploadInvoice checks its arguments, then refuses: without the workspace
-// there is no file to send.
-func uploadInvoice(_ context.Context, _ *Adapter, _ adapters.Conn, _ http.Header, raw json.RawMessage) (string, error) {
-	var in uploadArgs
-	if err := decode("upload_invoice", raw, &in); err != nil {
-		return "", err
-	}
-	if _, err := transactionID(in.TransactionID); err != nil {
-		return "", fmt.Errorf("upload_invoice: transaction_id: %w", err)
-	}
-	if strings.TrimSpace(in.Path) == "" {
-		return "", errors.New("upload_invoice: path is required")
-	}
-	return "", ErrNoWorkspace
-}

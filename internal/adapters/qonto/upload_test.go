@@ -1,0 +1,128 @@
+package qonto_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guilds/guilds/internal/adapters/qonto"
+	"github.com/guilds/guilds/internal/workspacefiles"
+	"github.com/guilds/guilds/internal/workspaces"
+	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/sandbox/dockertest"
+)
+
+// upload_invoice with the agent's workspace on the real sandbox image and
+// the fake Qonto: the file is read through the sandbox file API under the
+// workspace file rules, sent as multipart, and the call waits for the
+// background processing.
+func TestUploadInvoiceFromTheWorkspace(t *testing.T) {
+	drv, cli := dockertest.Driver(t)
+	image := dockertest.AgentImage(t, cli)
+	mgr := workspaces.New(drv, workspaces.Options{Image: image, Logger: slog.New(slog.DiscardHandler)})
+	agent := "qonto-upload-agent"
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = mgr.RemoveHome(ctx, agent)
+		_ = mgr.Close(ctx)
+	})
+	workspacefiles.Use(mgr)
+	t.Cleanup(func() { workspacefiles.Use(nil) })
+	ctx := workspacefiles.WithAgent(context.Background(), agent)
+	pdf := []byte("%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n")
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01")
+	for p, content := range map[string][]byte{
+		"/home/agent/invoices/adobe.pdf":  pdf,
+		"/home/agent/invoices/scan.jpg":   png, // named .jpg, holds a PNG
+		"/home/agent/invoices/notes.pdf":  []byte("just some text"),
+		"/home/agent/invoices/huge.pdf":   append(append([]byte{}, pdf...), bytes.Repeat([]byte{'0'}, qonto.MaxInvoice)...),
+		"/home/agent/invoices/second.pdf": append([]byte("%PDF-1.4\n"), 'x'),
+	} {
+		if err := mgr.CopyTo(ctx, agent, p, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := mgr.Exec(ctx, agent, sandbox.ExecRequest{Cmd: []string{"ln", "-s", "/etc/passwd", "/home/agent/invoices/passwd.pdf"}}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("ln: %v %s", err, res.Stderr)
+	}
+
+	f := fixture{svc: newService(t), a: &qonto.Adapter{Now: func() time.Time { return clock }, Poll: 20 * time.Millisecond, Wait: 2 * time.Second}}
+	call := func(args string) (string, error) {
+		t.Helper()
+		out, err := f.a.Call(ctx, f.conn(goodKey), "upload_invoice", json.RawMessage(args))
+		noKey(t, out, err)
+		return out, err
+	}
+	tx := txID(1, 0)
+	out, err := call(`{"transaction_id":"` + tx + `","path":"invoices/adobe.pdf"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := lines(out)
+	if len(rows) != 2 || rows[0] != "status\ttransaction_id\tattachment_id\tfile_name\tfile_size\tcontent_type\twaited_s" ||
+		!strings.HasPrefix(rows[1], "attached\t"+tx+"\taa000000-0000-4000-8000-000000000001\tadobe.pdf\t"+strconv.Itoa(len(pdf))+"\tapplication/pdf\t") {
+		t.Fatalf("upload: %q", out)
+	}
+	f.svc.mu.Lock()
+	up := f.svc.uploads[0]
+	f.svc.mu.Unlock()
+	if up.FileName != "adobe.pdf" || up.PartType != "application/pdf" || !bytes.Equal(up.Content, pdf) || len(up.Key) != 36 {
+		t.Fatalf("sent %+v", up)
+	}
+	// The same file again makes the same idempotency key: Qonto keeps one.
+	if out, err := call(`{"transaction_id":"` + tx + `","path":"/home/agent/invoices/adobe.pdf"}`); err != nil || !strings.HasPrefix(lines(out)[1], "processing\t") {
+		t.Fatalf("repeat: %q %v", out, err)
+	}
+	f.svc.mu.Lock()
+	if len(f.svc.uploads) != 2 || f.svc.uploads[1].Key != up.Key || len(f.svc.attachments[tx])+len(f.svc.pending[tx]) != 1 {
+		t.Errorf("a repeated upload made another attachment: %d uploads, keys %s %s", len(f.svc.uploads), up.Key, f.svc.uploads[1].Key)
+	}
+	f.svc.mu.Unlock()
+
+	// Type by content, not by name.
+	if out, err := call(`{"transaction_id":"` + tx + `","path":"invoices/scan.jpg"}`); err != nil || !strings.Contains(out, "\tscan.jpg\t") || !strings.Contains(out, "\timage/png\t") {
+		t.Fatalf("png named .jpg: %q %v", out, err)
+	}
+
+	// Refusals: nothing reaches Qonto.
+	n := f.svc.count()
+	for args, want := range map[string]string{
+		`{"transaction_id":"` + tx + `","path":"/etc/passwd"}`:             `upload_invoice: path: "/etc/passwd" is outside the workspace`,
+		`{"transaction_id":"` + tx + `","path":"../../etc/passwd"}`:        "is outside the workspace",
+		`{"transaction_id":"` + tx + `","path":"invoices/passwd.pdf"}`:     "leads outside the workspace (a link to /etc/passwd)",
+		`{"transaction_id":"` + tx + `","path":"invoices/notes.pdf"}`:      "holds text/plain, judged by its content; only application/pdf, image/jpeg, image/png are accepted",
+		`{"transaction_id":"` + tx + `","path":"invoices/missing.pdf"}`:    "does not exist in the workspace",
+		`{"transaction_id":"` + tx + `","path":"invoices/huge.pdf"}`:       "at most 15000000",
+		`{"transaction_id":"` + tx + `","path":"invoices"}`:                "not a regular file",
+		`{"transaction_id":"../organization","path":"invoices/adobe.pdf"}`: "transaction_id",
+	} {
+		if out, err := call(args); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %q %v, want %q", args, out, err, want)
+		}
+	}
+	if got := f.svc.count(); got != n {
+		t.Fatalf("refused uploads sent %d requests", got-n)
+	}
+	// An unknown transaction is named before the file is sent.
+	if _, err := call(`{"transaction_id":"` + txID(9, 9) + `","path":"invoices/adobe.pdf"}`); err == nil || !strings.Contains(err.Error(), "has no transaction") {
+		t.Fatalf("unknown transaction: %v", err)
+	}
+
+	// Processing that does not finish in time is reported, not failed.
+	slow := txID(1, 10)
+	f.svc.mu.Lock()
+	f.svc.never[slow] = true
+	f.svc.mu.Unlock()
+	f.a.Wait = 200 * time.Millisecond
+	out, err = call(`{"transaction_id":"` + slow + `","path":"invoices/second.pdf"}`)
+	if err != nil || !strings.HasPrefix(lines(out)[1], "processing\t"+slow+"\t\tsecond.pdf\t10\tapplication/pdf\t") ||
+		!strings.Contains(out, "had not finished processing it") || !strings.Contains(out, "Do not upload it again") {
+		t.Fatalf("slow processing: %q %v", out, err)
+	}
+}
