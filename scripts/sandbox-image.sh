@@ -60,7 +60,7 @@ base_hash="$( { echo "$packages"; echo "ast-grep $ast_grep_version"; cat "$SCRIP
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/add/usr/local/bin"
-helpers=(guilds-code guilds-browser guilds-script-run)
+helpers=(guilds-code guilds-browser guilds-script-run guilds-git-credential)
 for h in "${helpers[@]}"; do
   if go list -f '{{.Name}}' "./cmd/$h" 2>/dev/null | grep -qx main; then
     log "building $h"
@@ -69,7 +69,12 @@ for h in "${helpers[@]}"; do
     log "WARNING: ./cmd/$h is not a main package yet: the image is built without it"
   fi
 done
-helpers_hash="$(cd "$work/add" && find usr -type f | sort | xargs -r sha256sum | sha)"
+# The system git configuration: GitHub's credentials come from the
+# platform's helper (useHttpPath: the token of the repository git talks to).
+mkdir -p "$work/add/etc"
+printf '[credential "https://github.com"]\n\thelper =\n\thelper = /usr/local/bin/guilds-git-credential\n\tuseHttpPath = true\n' \
+  >"$work/add/etc/gitconfig"
+helpers_hash="$(cd "$work/add" && find usr etc -type f | sort | xargs -r sha256sum | sha)"
 inputs="$(printf '%s\n%s\n' "$base_hash" "$helpers_hash" | sha)"
 tag="$REPO_NAME:${inputs:0:16}"
 
@@ -124,6 +129,7 @@ fi
 cat >"$work/add/Containerfile" <<EOF
 FROM localhost/$base_image
 COPY usr/ /usr/
+COPY etc/gitconfig /etc/gitconfig
 USER agent
 WORKDIR /home/agent
 ENV HOME=/home/agent PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8
