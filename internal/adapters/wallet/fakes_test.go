@@ -57,6 +57,12 @@ func newFakes(t *testing.T, node string) *fakeServices {
 // URL is the catalog URL to give the row.
 func (f *fakeServices) URL() string { return f.Server.URL + "/v2" }
 
+func (f *fakeServices) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.methods)
+}
+
 func (f *fakeServices) asked(method string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
