@@ -6,7 +6,8 @@
 // the platform's outbound address policy (mcpoauth.Policy) to every address
 // it dials, after resolving the name itself, so DNS cannot steer it:
 // loopback, private, link-local and cloud metadata addresses are refused
-// unless the operator allows them (GUILDS_BROWSER_ALLOW_PRIVATE).
+// unless the operator allows them (GUILDS_BROWSER_ALLOW_PRIVATE). Only web
+// ports are dialled: 80, 443 and the unprivileged ones (no mail, no SSH).
 package browserproxy
 
 import (
@@ -22,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -235,6 +237,9 @@ func (p *Proxy) dial(ctx context.Context, hostPort string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(hostPort)
 	if err != nil {
 		return nil, &refusal{http.StatusBadRequest, fmt.Sprintf("%q is not host:port", hostPort)}
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || n < 1024 && n != 80 && n != 443 {
+		return nil, &refusal{http.StatusForbidden, fmt.Sprintf("refused by the platform's outbound address policy: port %s (web ports only: 80, 443 and 1024 and up)", port)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()

@@ -82,6 +82,8 @@ func TestStrictPolicyRefusesPrivateMetadataAndLoopback(t *testing.T) {
 		{"192.168.0.10:80", "private address"},
 		{"169.254.169.254:80", "cloud metadata address"},
 		{"metadata.google.internal:80", "cloud metadata host"},
+		{"192.0.2.10:25", "port 25 (web ports only"},
+		{"192.0.2.10:22", "port 22"},
 		{strings.TrimPrefix(fixture.URL, "http://"), "loopback address"},
 		{"localhost:" + fixture.URL[strings.LastIndex(fixture.URL, ":")+1:], "loopback address"},
 	} {
