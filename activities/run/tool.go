@@ -14,6 +14,7 @@ import (
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/internal/workspacefiles"
 )
 
 // Tool runs one tool call: it looks the tool up in the run's snapshot, runs
@@ -134,7 +135,9 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 		if why := a.remoteRefusal(ctx, r, offered); why != "" {
 			return stamp(tools.ErrorResult(why), nil), runs.OutcomeRefused, meta
 		}
-		stamped, outcome = a.callRemote(ctx, r, offered, args, in.Remaining, red)
+		// An adapter that moves files (Qonto's upload_invoice) reaches the
+		// run's agent workspace under the workspace file rules.
+		stamped, outcome = a.callRemote(workspacefiles.WithAgent(ctx, r.AgentID), r, offered, args, in.Remaining, red)
 		return stamped, outcome, meta
 	}
 	return stamp(tools.RefuseUnknown(in.Name), nil), runs.OutcomeRefused, meta
