@@ -39,6 +39,8 @@ import (
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/internal/workspacefiles"
+	"github.com/guilds/guilds/sandbox"
 	"github.com/guilds/guilds/worker"
 	"github.com/guilds/guilds/workflows/connect"
 	"github.com/guilds/guilds/workflows/githubinstall"
@@ -130,7 +132,21 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 	p.tools = native.Registry(db, log, append(append(append(p.codeOptions(), p.scheduleOptions()...), p.secretOptions()...),
 		native.WithGroupChat(p.groupChat(), lazySecrets{p}))...)
 	p.grants = grants.NewService(p.tools, p.integrations, log)
+	workspacefiles.Use(slotFiles{p.workspace})
 	return p, nil
+}
+
+// slotFiles is the workspace slot with the file API's read, for the tools
+// that move files between a workspace and a service (workspacefiles); like
+// the code tools it fails outside the worker.
+type slotFiles struct{ *workspaceSlot }
+
+func (s slotFiles) CopyFrom(ctx context.Context, agentID, path string) (sandbox.File, error) {
+	m, err := s.manager()
+	if err != nil {
+		return sandbox.File{}, err
+	}
+	return m.CopyFrom(ctx, agentID, path)
 }
 
 // secretOptions give the secret tools the keyring and tavily_search the
