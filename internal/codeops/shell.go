@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/codeproto"
+	"github.com/guilds/guilds/internal/githubapp/gittokens"
 )
 
 // Shell timeouts (timeout_seconds) and the grace between SIGTERM and SIGKILL.
@@ -91,8 +92,28 @@ func (e *Env) callName() string {
 // ids, HOME, and the helper's PATH and LANG, which a secret cannot replace.
 // Nothing else of the helper's environment reaches a command.
 func (e *Env) shellEnv() []string {
-	fixed := e.fixedEnv()
+	fixed := append(e.fixedEnv(), e.gitEnv()...)
 	return append(secretEnv(e.Req.Env, fixed), fixed...)
+}
+
+// gitEnv is GitHub's part of a command's environment when the generation
+// wrote tokens (gittokens): the credential helper through GIT_CONFIG_COUNT,
+// which git reads after every configuration file, where the helper finds
+// the tokens, and GH_TOKEN, the token of the repository holding the working
+// directory, for gh.
+func (e *Env) gitEnv() []string {
+	path := filepath.Join(e.RunDir, filepath.Base(gittokens.Path))
+	f, err := gittokens.Read(path)
+	if err != nil {
+		return nil
+	}
+	out := append([]string{gittokens.EnvPath + "=" + path}, f.GitConfigEnv()...)
+	if _, cwd := e.Cwd(); cwd != "" {
+		if t, ok := f.ForDir(cwd); ok {
+			out = append(out, "GH_TOKEN="+t.Token)
+		}
+	}
+	return out
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
