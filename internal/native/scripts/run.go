@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -110,7 +111,7 @@ func (h *handlers) exec(ctx context.Context, agentID string, req codeproto.Reque
 	if h.d.Timeout > 0 && h.d.Timeout < runproto.Timeout {
 		timeout = h.d.Timeout + execMargin
 	}
-	res, err := h.d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: []string{h.d.Helper, arg}, Timeout: timeout, MaxOutput: maxHelperOutput})
+	res, err := h.d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: []string{h.helper(), arg}, Timeout: timeout, MaxOutput: maxHelperOutput})
 	if err != nil {
 		return none, fmt.Errorf("run the script in the workspace: %w", err)
 	}
@@ -128,6 +129,18 @@ func (h *handlers) exec(ctx context.Context, agentID string, req codeproto.Reque
 		return none, fmt.Errorf("the script helper's answer: %w", err)
 	}
 	return resp, nil
+}
+
+// helperLocator is the local development driver's workspace, whose
+// sandboxes are host directories: it names the host's guilds-code, and
+// guilds-script-run is installed beside it.
+type helperLocator interface{ CodeHelper() string }
+
+func (h *handlers) helper() string {
+	if loc, ok := h.d.Workspace.(helperLocator); ok && loc.CodeHelper() != "" {
+		return filepath.Join(filepath.Dir(loc.CodeHelper()), path.Base(runproto.HelperPath))
+	}
+	return h.d.Helper
 }
 
 // writeRequest writes a request through the sandbox file API and returns
