@@ -1,10 +1,10 @@
 package wallet_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -142,7 +142,7 @@ func TestAmountsAreExact(t *testing.T) {
 		t.Fatalf("exact SOL send: %q %v", out, err)
 	}
 	ix := []byte(f.solSent[0].Message.Instructions[0].Data)
-	if got := fmt.Sprint(ix[4:12]); got != fmt.Sprint([]byte{0x15, 0xcd, 0x5b, 0x07, 0, 0, 0, 0}) { // 123456789 lamports, little-endian
+	if !bytes.Equal(ix[4:12], []byte{0x15, 0xcd, 0x5b, 0x07, 0, 0, 0, 0}) { // 123456789 lamports, little-endian
 		t.Fatalf("transfer data %v", ix)
 	}
 }
