@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/guilds/guilds/internal/native/issues"
 	"github.com/guilds/guilds/internal/native/scripts"
@@ -113,7 +114,13 @@ func (a *Activities) offerScripts(ctx context.Context, r runs.Run, snap *runs.Sn
 	if err := scripts.TakeSnapshot(ctx, a.d.DB, r.ID, r.AgentID); err != nil {
 		return fmt.Errorf("snapshot the agent's scripts: %w", err)
 	}
-	offered, warnings, err := scripts.OfferedTools(ctx, a.d.DB, r.ID, seen)
+	// A script is not offered under the name of any native tool, offered or
+	// not: the workflow times a call by its name (the code tools' own bounds).
+	taken := maps.Clone(seen)
+	for _, t := range a.d.Tools.All() {
+		taken[t.Name] = true
+	}
+	offered, warnings, err := scripts.OfferedTools(ctx, a.d.DB, r.ID, taken)
 	if err != nil {
 		return fmt.Errorf("offer the agent's scripts: %w", err)
 	}
