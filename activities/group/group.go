@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -59,9 +58,6 @@ type Deps struct {
 	Poster  Poster
 	Secrets SecretSource // nil: answers are posted unredacted
 	Log     *slog.Logger
-	// Heartbeat is how often decide heartbeats while the routing model
-	// thinks; 0 means 1 s.
-	Heartbeat time.Duration
 }
 
 // Activities are the routing activities; build them with New.
@@ -74,9 +70,6 @@ func New(d Deps) *Activities {
 	}
 	if d.Decider.Log == nil {
 		d.Decider.Log = d.Log
-	}
-	if d.Heartbeat <= 0 {
-		d.Heartbeat = time.Second
 	}
 	return &Activities{d: d}
 }
@@ -112,9 +105,7 @@ func (a *Activities) Decide(ctx context.Context, in DecideInput) (DecideOutput, 
 		out.Route = *m.Route
 		return out, nil
 	}
-	stop := a.heartbeat(ctx)
 	r, err := a.d.Decider.Decide(ctx, a.d.DB, m)
-	stop()
 	if err != nil {
 		return DecideOutput{}, err
 	}
@@ -129,28 +120,6 @@ func (a *Activities) Decide(ctx context.Context, in DecideInput) (DecideOutput, 
 // messageAttempts: after this many attempts a message still not visible is
 // taken for one whose request rolled back.
 const messageAttempts = 8
-
-func (a *Activities) heartbeat(ctx context.Context) func() {
-	if !activity.IsActivity(ctx) {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(a.d.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx)
-			}
-		}
-	}()
-	return func() { close(done) }
-}
 
 // DeliverInput is one recipient of a message.
 type DeliverInput struct {

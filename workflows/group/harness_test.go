@@ -287,7 +287,7 @@ func (e *env) startWorker(o envOptions) func() {
 	ra := runact.New(runact.Deps{DB: e.db, Tools: reg, Offerer: runact.GrantsOfferer{S: grants.NewService(reg, integ, log)},
 		Models: res, Secrets: secrets, Log: log})
 	ga := groupact.New(groupact.Deps{DB: e.db, Decider: groupchat.Decider{Router: o.router, MaxHops: o.maxHops},
-		Models: res, Poster: e.svc, Secrets: secrets, Log: log, Heartbeat: 200 * time.Millisecond})
+		Models: res, Poster: e.svc, Secrets: secrets, Log: log})
 	w := sdkworker.New(e.c, e.queue, sdkworker.Options{WorkerStopTimeout: time.Second})
 	run.Register(w, ra)
 	group.Register(w, ga)

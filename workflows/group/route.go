@@ -49,14 +49,15 @@ type RecipientDone struct {
 	MessageID string `json:"message_id,omitempty"` // the answer posted
 }
 
-// decideOptions: the routing model's own timeout (the Decider's Router)
-// bounds the call; the activity heartbeats meanwhile, so a worker that dies
-// mid-decision is noticed within seconds and another decides again.
-var decideOptions = workflow.ActivityOptions{
-	Summary: "decide who answers",
+// decideOptions: decide and deliver run as local activities, in the
+// workflow's own task: they only read and write Postgres (and ask the
+// routing model, whose own timeout bounds the call), and each saves a round
+// trip through the task queue on the way to the first model turn. A worker
+// that dies meanwhile loses the workflow task; the next worker replays it and
+// runs them again, finding what they stored.
+var decideOptions = workflow.LocalActivityOptions{
 	// A routing model call (8 s by default) plus a few statements.
 	StartToCloseTimeout: time.Minute,
-	HeartbeatTimeout:    5 * time.Second,
 	RetryPolicy: &temporal.RetryPolicy{
 		InitialInterval:    200 * time.Millisecond, // the posting request commits within ms
 		BackoffCoefficient: 2,
@@ -65,8 +66,21 @@ var decideOptions = workflow.ActivityOptions{
 	},
 }
 
-// writeOptions: deliver and answer write a few rows in one transaction,
-// keyed by what they write, so they retry freely.
+// deliverOptions: one transaction of a few statements, keyed by message and
+// agent, so retried freely.
+var deliverOptions = workflow.LocalActivityOptions{
+	// A transaction of a few statements plus resolving the model key.
+	StartToCloseTimeout: 30 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:    500 * time.Millisecond,
+		BackoffCoefficient: 2,
+		MaximumInterval:    30 * time.Second,
+		MaximumAttempts:    20,
+	},
+}
+
+// writeOptions: answer writes a few rows in one transaction, keyed by the
+// run, and starts a workflow, so it retries freely.
 var writeOptions = workflow.ActivityOptions{
 	// A transaction of a few statements plus resolving the model key.
 	StartToCloseTimeout: 30 * time.Second,
@@ -82,8 +96,8 @@ var writeOptions = workflow.ActivityOptions{
 func Route(ctx workflow.Context, p Params) (Result, error) {
 	log := workflow.GetLogger(ctx)
 	var dec groupact.DecideOutput
-	dctx := workflow.WithActivityOptions(ctx, decideOptions)
-	if err := workflow.ExecuteActivity(dctx, groupact.DecideName, groupact.DecideInput{MessageID: p.MessageID}).Get(dctx, &dec); err != nil {
+	dctx := workflow.WithLocalActivityOptions(ctx, decideOptions)
+	if err := workflow.ExecuteLocalActivity(dctx, groupact.DecideName, groupact.DecideInput{MessageID: p.MessageID}).Get(dctx, &dec); err != nil {
 		return Result{}, err
 	}
 	res := Result{Method: dec.Route.Method, Answers: make([]RecipientDone, len(dec.Route.Recipients))}
@@ -106,10 +120,10 @@ func Route(ctx workflow.Context, p Params) (Result, error) {
 // answer gives one recipient its run, waits for it and posts its answer.
 func answer(ctx workflow.Context, messageID string, dec groupact.DecideOutput, rcpt groupchat.Recipient) RecipientDone {
 	done := RecipientDone{AgentID: rcpt.AgentID}
-	wctx := workflow.WithActivityOptions(ctx, withSummary(writeOptions, "create the run of "+rcpt.Name))
+	wctx := workflow.WithLocalActivityOptions(ctx, deliverOptions)
 	var del groupact.DeliverOutput
 	in := groupact.DeliverInput{MessageID: messageID, AgentID: rcpt.AgentID, History: dec.Route.History}
-	if err := workflow.ExecuteActivity(wctx, groupact.DeliverName, in).Get(wctx, &del); err != nil {
+	if err := workflow.ExecuteLocalActivity(wctx, groupact.DeliverName, in).Get(wctx, &del); err != nil {
 		done.Skipped = "could not create the run: " + err.Error()
 		return done
 	}
