@@ -101,6 +101,7 @@ var roleNames = map[string]string{
 type tree struct {
 	nodes      map[string]*axNode
 	frames     map[int64][]*axNode // an iframe's backend id → its document's roots
+	remote     map[int64]string    // an iframe in another process (another site) → its URL
 	scrollable map[int64]bool
 	refs       []int64
 	b          strings.Builder
@@ -148,7 +149,7 @@ func (s *session) snapshotText(ctx context.Context) (string, map[string]any, err
 	if err := s.c.call(ctx, "Accessibility.getFullAXTree", nil, &main); err != nil {
 		return "", nil, err
 	}
-	t := &tree{nodes: map[string]*axNode{}, frames: map[int64][]*axNode{}, scrollable: s.scrollables(ctx)}
+	t := &tree{nodes: map[string]*axNode{}, frames: map[int64][]*axNode{}, remote: map[int64]string{}, scrollable: s.scrollables(ctx)}
 	prefix := 0
 	t.add("", main.Nodes)
 	var walk func(fs []frameTree)
@@ -163,15 +164,37 @@ func (s *session) snapshotText(ctx context.Context) (string, map[string]any, err
 			}
 			// A cross-origin frame in another process answers neither;
 			// it stays an empty iframe line.
-			if s.c.call(ctx, "DOM.getFrameOwner", params{"frameId": f.Frame.ID}, &owner) == nil &&
-				s.c.call(ctx, "Accessibility.getFullAXTree", params{"frameId": f.Frame.ID}, &sub) == nil {
+			if s.c.call(ctx, "DOM.getFrameOwner", params{"frameId": f.Frame.ID}, &owner) != nil {
+				continue
+			}
+			if s.c.call(ctx, "Accessibility.getFullAXTree", params{"frameId": f.Frame.ID}, &sub) == nil && len(sub.Nodes) > 0 {
 				roots := t.add(fmt.Sprintf("f%d:", prefix), sub.Nodes)
 				t.frames[owner.BackendNodeID] = append(t.frames[owner.BackendNodeID], roots...)
+			} else {
+				t.remote[owner.BackendNodeID] = f.Frame.URL
 			}
 			walk(f.Children)
 		}
 	}
 	walk(ft.FrameTree.Children)
+	// A frame of another site runs in another process: named by its URL.
+	for _, n := range t.nodes {
+		if n.Role.str() != "Iframe" || n.Backend == 0 || len(t.frames[n.Backend]) > 0 || t.remote[n.Backend] != "" {
+			continue
+		}
+		var r struct {
+			Object struct {
+				ObjectID string `json:"objectId"`
+			} `json:"object"`
+		}
+		if s.c.call(ctx, "DOM.resolveNode", params{"backendNodeId": n.Backend}, &r) != nil {
+			continue
+		}
+		var src string
+		if s.callOn(ctx, &element{objectID: r.Object.ObjectID}, "function() { return this.src || '' }", &src) == nil && src != "" {
+			t.remote[n.Backend] = src
+		}
+	}
 
 	var title string
 	var roots []*axNode
@@ -271,6 +294,9 @@ func (t *tree) renderIn(n *axNode, depth int, labelText bool) {
 			t.line(depth, b.String())
 			return
 		}
+	}
+	if u, ok := t.remote[n.Backend]; ok && role == "Iframe" {
+		fmt.Fprintf(&b, " src=%s (another site, not in this snapshot: browser_navigate to it to act inside)", clip(u, 200))
 	}
 	t.line(depth, b.String())
 	if role == "Iframe" {
