@@ -1,0 +1,225 @@
+package githubapp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
+	"github.com/guilds/guilds/internal/githubapp"
+	"github.com/guilds/guilds/internal/githubapp/githubtest"
+	"github.com/guilds/guilds/internal/githubapp/gittokens"
+	"github.com/guilds/guilds/internal/testdb"
+	"github.com/guilds/guilds/internal/workspaces"
+	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/sandbox/local"
+)
+
+// genEnv is a guild with a connected github login whose selection is
+// mirrored, an agent of it, a local GitHub, and the agent's workspace on
+// the local driver.
+type genEnv struct {
+	db     *pgxpool.Pool
+	gh     *githubtest.Server
+	g      *githubapp.Generations
+	agent  githubapp.Agent
+	conn   string
+	inst   int64
+	repo   int64
+	ws     *workspaces.Manager
+	driver *local.Driver
+}
+
+func buildCredentialHelper(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "guilds-git-credential")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/guilds/guilds/cmd/guilds-git-credential").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func newGenEnv(t *testing.T) *genEnv {
+	t.Helper()
+	ctx := context.Background()
+	e := &genEnv{db: testdb.New(t), gh: githubtest.New(t)}
+	ms, err := catalog.Manifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.Seed(ctx, e.db, ms); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.QueryRow(ctx, `WITH o AS (INSERT INTO organisations (name, slug) VALUES ('Acme', 'acme') RETURNING id),
+g AS (INSERT INTO guilds (organisation_id, name) SELECT id, 'Guild' FROM o RETURNING id, organisation_id)
+INSERT INTO agents (guild_id, name) SELECT id, 'Coder' FROM g RETURNING id::text, guild_id::text,
+    (SELECT organisation_id::text FROM g)`).Scan(&e.agent.ID, &e.agent.GuildID, &e.agent.OrgID); err != nil {
+		t.Fatal(err)
+	}
+	e.inst = e.gh.AddInstallation("acme-gh")
+	e.repo = e.gh.AddRepo(t, e.inst, "acme-gh", "api")
+	e.conn = connectionstest.InsertOf(t, e.db, "github", "guild", e.agent.GuildID)
+	connectionstest.SetConnected(t, e.db, e.conn, "acme-gh")
+	sel := []githubapp.Selected{{GitHubID: e.repo, Name: "api", FullName: "acme-gh/api", URL: e.gh.URL + "/acme-gh/api", DefaultBranch: "main"}}
+	for _, err := range []error{githubapp.SaveLogin(ctx, e.db, e.conn, e.inst, "acme-gh"), githubapp.SetSelected(ctx, e.db, e.conn, sel),
+		githubapp.MirrorSelection(ctx, e.db, e.agent.GuildID, e.conn, sel)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.driver, err = local.New(local.Options{AllowUnisolated: true, Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ws = workspaces.New(e.driver, workspaces.Options{})
+	t.Cleanup(func() { _ = e.ws.Close(context.Background()) })
+	cfg := e.gh.Config()
+	e.g = &githubapp.Generations{DB: e.db, Workspace: e.ws, Helper: buildCredentialHelper(t),
+		App: func() (*githubapp.Client, error) { return &githubapp.Client{Config: cfg}, nil }}
+	return e
+}
+
+func (e *genEnv) host(t *testing.T, p string) string {
+	t.Helper()
+	h, err := e.driver.HostPath(e.ws.SandboxID(e.agent.ID), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func (e *genEnv) exec(t *testing.T, dir string, env map[string]string, cmd ...string) sandbox.ExecResult {
+	t.Helper()
+	res, err := e.ws.Exec(context.Background(), e.agent.ID, sandbox.ExecRequest{Cmd: cmd, Dir: dir, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestGenerationClonesWithATokenLimitedToTheSelection(t *testing.T) {
+	e := newGenEnv(t)
+	ctx := context.Background()
+	other := e.gh.AddRepo(t, e.inst, "acme-gh", "unselected")
+	p, err := e.g.Prepare(ctx, e.agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Repositories != 1 || p.ExpiresAt.IsZero() {
+		t.Fatalf("prepared %+v", p)
+	}
+	last := e.gh.TokenRequests[len(e.gh.TokenRequests)-1].Request
+	if len(last.RepositoryIDs) != 1 || last.RepositoryIDs[0] != e.repo || last.Permissions["contents"] != "write" || last.Permissions["pull_requests"] != "write" {
+		t.Fatalf("token request %+v", last)
+	}
+	readme, err := os.ReadFile(filepath.Join(e.host(t, "/home/agent/repos/api"), "README.md"))
+	if err != nil || !strings.Contains(string(readme), "api") {
+		t.Fatalf("clone: %q %v", readme, err)
+	}
+	secrets, _ := e.g.RunSecrets(ctx, e.agent.ID)
+	if len(secrets) != 1 {
+		t.Fatalf("redaction set %v", secrets)
+	}
+	tok := secrets[0]
+	cfg, _ := os.ReadFile(filepath.Join(e.host(t, "/home/agent/repos/api"), ".git", "config"))
+	if strings.Contains(string(cfg), tok) {
+		t.Fatal(".git/config holds the token")
+	}
+	raw, err := os.ReadFile(e.host(t, gittokens.Path))
+	var f gittokens.File
+	if err != nil || json.Unmarshal(raw, &f) != nil || len(f.Tokens) != 1 || f.Tokens[0].Dir != "/home/agent/repos/api" {
+		t.Fatalf("tokens file %s %v", raw, err)
+	}
+	// The agent commits and pushes in its sandbox through the helper.
+	env := map[string]string{"GIT_TERMINAL_PROMPT": "0", "GIT_AUTHOR_NAME": "agent", "GIT_AUTHOR_EMAIL": "agent@example.com",
+		"GIT_COMMITTER_NAME": "agent", "GIT_COMMITTER_EMAIL": "agent@example.com"}
+	for _, kv := range f.GitConfigEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	if err := os.WriteFile(filepath.Join(e.host(t, "/home/agent/repos/api"), "x.txt"), []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"git", "add", "x.txt"}, {"git", "commit", "-q", "-m", "from the agent"}, {"git", "push", "-q", "origin", "HEAD:main"}} {
+		if res := e.exec(t, "/home/agent/repos/api", env, cmd...); res.ExitCode != 0 {
+			t.Fatalf("%v: %s", cmd, res.Stderr)
+		}
+	}
+	if out, _ := exec.Command("git", "--git-dir", e.gh.GitDir(e.repo), "log", "-1", "--format=%s", "main").Output(); string(out) != "from the agent\n" {
+		t.Fatalf("pushed %q", out)
+	}
+	// The token reaches only the selection.
+	if res := e.exec(t, "/home/agent", env, "git", "clone", "-q", e.gh.RepoURL(other), "repos/unselected"); res.ExitCode == 0 {
+		t.Fatal("cloned an unselected repository")
+	}
+	// A second generation updates the clone instead of cloning again.
+	if _, err := e.g.Prepare(ctx, e.agent); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGenerationFollowsARename(t *testing.T) {
+	e := newGenEnv(t)
+	ctx := context.Background()
+	e.gh.Rename(e.repo, "acme-labs", "service")
+	if _, err := e.g.Prepare(ctx, e.agent); err != nil {
+		t.Fatal(err)
+	}
+	l, err := githubapp.GetLogin(ctx, e.db, e.conn)
+	if err != nil || l.Selected[0].URL != e.gh.URL+"/acme-labs/service" || l.Selected[0].Name != "service" {
+		t.Fatalf("selection %+v %v", l.Selected, err)
+	}
+	repos, err := githubapp.GuildRepositories(ctx, e.db, e.agent.GuildID)
+	if err != nil || len(repos) != 1 || repos[0].URL != e.gh.URL+"/acme-labs/service" {
+		t.Fatalf("guild repositories %+v %v", repos, err)
+	}
+	if _, err := os.Stat(filepath.Join(e.host(t, "/home/agent/repos/service"), "README.md")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGenerationFailsAtStartWhenTheInstallationIsGone(t *testing.T) {
+	for _, how := range []string{"removed", "suspended"} {
+		t.Run(how, func(t *testing.T) {
+			e := newGenEnv(t)
+			if how == "removed" {
+				e.gh.Remove(e.inst)
+			} else {
+				e.gh.Suspend(e.inst)
+			}
+			_, err := e.g.Prepare(context.Background(), e.agent)
+			var re *githubapp.RefusedError
+			if !errors.As(err, &re) || !strings.Contains(re.Message, "acme-gh") || !strings.Contains(re.Message, "disconnected") {
+				t.Fatalf("err = %v", err)
+			}
+			if st := connectionstest.Status(t, e.db, e.conn); st != "disconnected" {
+				t.Fatalf("status %s", st)
+			}
+		})
+	}
+}
+
+func TestGenerationNamesTheRepositoryTheInstallationNoLongerReaches(t *testing.T) {
+	e := newGenEnv(t)
+	ctx := context.Background()
+	elsewhere := e.gh.AddInstallation("elsewhere")
+	moved := e.gh.AddRepo(t, elsewhere, "elsewhere", "moved")
+	sel := []githubapp.Selected{{GitHubID: e.repo, Name: "api", URL: e.gh.URL + "/acme-gh/api"},
+		{GitHubID: moved, Name: "moved", FullName: "acme-gh/moved", URL: e.gh.URL + "/acme-gh/moved"}}
+	if err := githubapp.SetSelected(ctx, e.db, e.conn, sel); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.g.Prepare(ctx, e.agent)
+	var re *githubapp.RefusedError
+	if !errors.As(err, &re) || !strings.Contains(re.Message, "acme-gh/moved") {
+		t.Fatalf("err = %v", err)
+	}
+}
