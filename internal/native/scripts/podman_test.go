@@ -30,7 +30,7 @@ import (
 // them, failed when CI is set.
 
 type env struct {
-	t                 *testing.T
+	t                 testing.TB
 	db                *pgxpool.Pool
 	mgr               *workspaces.Manager
 	reg               *tools.Registry
@@ -39,7 +39,7 @@ type env struct {
 	seq               int
 }
 
-func newEnv(t *testing.T, timeout time.Duration) *env {
+func newEnv(t testing.TB, timeout time.Duration) *env {
 	t.Helper()
 	drv, cli := dockertest.Driver(t)
 	image := dockertest.AgentImage(t, cli)
