@@ -102,6 +102,9 @@ type Deps struct {
 	HTTP        *http.Client
 	// Heartbeat is how often a running tool call heartbeats; 0 means 2 s.
 	Heartbeat time.Duration
+	// Repositories prepares a coding generation's GitHub repositories at
+	// its start (github.go); nil prepares none.
+	Repositories Repositories
 }
 
 // Activities are the run workflow's activities.

@@ -48,6 +48,9 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 	if err != nil {
 		return ModelOutput{}, err
 	}
+	if err := a.prepareRepositories(ctx, agent, snap, history); err != nil {
+		return ModelOutput{}, err
+	}
 	if a.d.Models == nil {
 		return ModelOutput{}, nonRetryable(ErrTypeNoModelKey, errors.New("this worker has no model client"))
 	}
