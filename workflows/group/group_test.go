@@ -53,6 +53,7 @@ func TestOperatorMessageToTwoAgentsAndAThird(t *testing.T) {
 		t.Fatalf("posted %+v", op)
 	}
 	msgs := e.settle()
+	e.recordRoute(op.ID, "two_recipients.json")
 	if len(msgs) != 5 {
 		t.Fatalf("chat: %v", authors(msgs))
 	}
@@ -161,6 +162,7 @@ func TestHopBoundStopsPingPong(t *testing.T) {
 		t.Fatalf("chat: %s", got)
 	}
 	last := msgs[len(msgs)-1]
+	e.recordRoute(last.ID, "hop_limit.json")
 	if last.Hop != 3 || last.Route == nil || last.Route.Method != groupchat.MethodHopLimit || len(last.Route.Recipients) != 0 {
 		t.Fatalf("last message: hop %d route %+v", last.Hop, last.Route)
 	}
@@ -225,6 +227,9 @@ func TestRouterFallback(t *testing.T) {
 			msgs := e.settle()
 			if got := strings.Join(authors(msgs), ","); got != "Dana,alice" {
 				t.Fatalf("chat: %s", got)
+			}
+			if tc.status != 0 {
+				e.recordRoute(msgs[0].ID, "fallback.json")
 			}
 			r := msgs[0].Route
 			if r == nil || r.Method != groupchat.MethodFallback || !strings.Contains(r.Note, tc.why) || strings.Contains(r.Note, "ts-router-key") {
