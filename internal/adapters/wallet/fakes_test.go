@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/programs/system"
 )
 
 const (
@@ -45,6 +47,27 @@ type fakeServices struct {
 	methods  []string // every JSON-RPC method asked, "chain method"
 	solSent  []*solana.Transaction
 	verified int // submitted Solana signatures that verify with the wallet's key
+	// swapTo is where the fake aggregators' EVM transactions go.
+	swapTo string
+	asks   []string // aggregator requests: "path query-or-body"
+}
+
+func (f *fakeServices) ask(r *http.Request, body []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asks = append(f.asks, r.URL.Path+" "+r.URL.RawQuery+string(body))
+}
+
+func (f *fakeServices) asksOf(path string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, a := range f.asks {
+		if strings.HasPrefix(a, path+" ") {
+			out = append(out, strings.TrimPrefix(a, path+" "))
+		}
+	}
+	return out
 }
 
 func newFakes(t *testing.T, node string) *fakeServices {
@@ -90,6 +113,8 @@ func (f *fakeServices) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_, _ = io.WriteString(w, `{"chains":[1,10,56,137,8453,42161]}`)
+	case parts[0] == "lifi" || parts[0] == "jupiter" || parts[0] == "uniswap":
+		f.aggregator(w, r, parts[0]+"/"+strings.Join(parts[1:], "/"))
 	case parts[0] == "public" && len(parts) == 2 && parts[1] == "polygon":
 		f.rpc(w, r, "polygon-public", polygonRPC)
 	case len(parts) == 2 && parts[1] != alchemyKey:
@@ -219,4 +244,64 @@ func (f *fakeServices) solana(_ []byte, q rpcReq) (any, string) {
 		return tx.Signatures[0].String(), ""
 	}
 	return nil, "method not served by this fake: " + q.Method
+}
+
+// aggregator speaks LiFi's /quote, Jupiter's /quote and /swap, and Uniswap's
+// Trading API /check_approval, /quote and /swap, the way their answers are
+// shaped; the EVM transactions they build pay f.swapTo.
+func (f *fakeServices) aggregator(w http.ResponseWriter, r *http.Request, route string) {
+	body, _ := io.ReadAll(r.Body)
+	f.ask(r, body)
+	w.Header().Set("Content-Type", "application/json")
+	q := r.URL.Query()
+	switch route {
+	case "lifi/quote":
+		value := "0x0"
+		if q.Get("fromToken") == "0x0000000000000000000000000000000000000000" {
+			value = "0x" + mustBig(q.Get("fromAmount")).Text(16)
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"tool": "uniswap", "estimate": map[string]any{"toAmount": "2500000", "toAmountMin": "2487500",
+			"approvalAddress": f.swapTo}, "transactionRequest": map[string]any{"to": f.swapTo, "data": "0x", "value": value, "chainId": 1}})
+	case "jupiter/quote":
+		_ = json.NewEncoder(w).Encode(map[string]any{"inputMint": q.Get("inputMint"), "outputMint": q.Get("outputMint"), "inAmount": q.Get("amount"),
+			"outAmount": "1234567", "otherAmountThreshold": "1228394", "slippageBps": 50, "routePlan": []any{}})
+	case "jupiter/swap":
+		var in struct {
+			User string `json:"userPublicKey"`
+		}
+		_ = json.Unmarshal(body, &in)
+		payer := solana.MustPublicKeyFromBase58(in.User)
+		tx, _ := solana.NewTransaction([]solana.Instruction{system.NewTransferInstruction(5000, payer, solana.SystemProgramID).Build()},
+			solana.HashFromBytes(bytes.Repeat([]byte{9}, 32)), solana.TransactionPayer(payer))
+		b64, _ := tx.ToBase64()
+		_ = json.NewEncoder(w).Encode(map[string]any{"swapTransaction": b64, "lastValidBlockHeight": 400})
+	case "uniswap/check_approval", "uniswap/quote", "uniswap/swap":
+		if r.Header.Get("x-api-key") != uniswapKey {
+			http.Error(w, `{"errorCode":"Unauthorized"}`, http.StatusForbidden)
+			return
+		}
+		var in map[string]any
+		_ = json.Unmarshal(body, &in)
+		switch route {
+		case "uniswap/check_approval":
+			token, _ := in["token"].(string)
+			_ = json.NewEncoder(w).Encode(map[string]any{"approval": map[string]any{"to": token, "from": in["walletAddress"],
+				"data": "0x095ea7b3" + strings.Repeat("0", 24) + strings.TrimPrefix(strings.ToLower(f.swapTo), "0x") + strings.Repeat("f", 64), "value": "0x00"}})
+		case "uniswap/quote":
+			_ = json.NewEncoder(w).Encode(map[string]any{"routing": "CLASSIC", "permitData": nil,
+				"quote": map[string]any{"input": map[string]any{"amount": in["amount"]}, "output": map[string]any{"amount": "420000000000000000"}}})
+		default:
+			_ = json.NewEncoder(w).Encode(map[string]any{"swap": map[string]any{"to": f.swapTo, "data": "0x", "value": "0x00"}})
+		}
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func mustBig(s string) *big.Int {
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		panic("not a number: " + s)
+	}
+	return v
 }

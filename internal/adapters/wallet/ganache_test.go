@@ -142,6 +142,8 @@ const (
 //	function decimals() returns (uint8) { return 6; }
 //	function symbol() returns (string) { return "TST"; }
 //	function balanceOf(address a) returns (uint256) { return sload(a); }
+//	function allowance(address, address) returns (uint256) { return 0; }
+//	function approve(address, uint256) returns (bool) { return true; }
 //	function transfer(address to, uint256 amt) returns (bool) {
 //	    require(sload(msg.sender) >= amt);
 //	    sstore(msg.sender, sload(msg.sender) - amt);
@@ -149,14 +151,18 @@ const (
 //	    return true;
 //	}
 //
-// (no events, no allowances: the adapter reads and transfers only).
+// (no events; allowances are always zero and approvals do nothing, which
+// is enough for the swap tools to approve before they swap).
 func tokenRuntime() []byte {
 	a := newAsm()
 	a.push1(0).op(opCALLDATALOAD).push1(0xe0).op(opSHR)
-	for sel, l := range map[uint32]string{0x313ce567: "dec", 0x95d89b41: "sym", 0x70a08231: "bal", 0xa9059cbb: "xfer"} {
+	for sel, l := range map[uint32]string{0x313ce567: "dec", 0x95d89b41: "sym", 0x70a08231: "bal", 0xa9059cbb: "xfer",
+		0xdd62ed3e: "zero", 0x095ea7b3: "true"} {
 		a.op(opDUP1).push4(sel).op(opEQ).jumpTo(l).op(opJUMPI)
 	}
 	a.label("revert").push1(0).op(opDUP1, opRV)
+	a.label("zero").push1(0).push1(0).op(opMSTORE).push1(32).push1(0).op(opRETURN)
+	a.label("true").push1(1).push1(0).op(opMSTORE).push1(32).push1(0).op(opRETURN)
 	a.label("dec").push1(6).push1(0).op(opMSTORE).push1(32).push1(0).op(opRETURN)
 	sym := make([]byte, 32)
 	copy(sym, "TST")

@@ -7,8 +7,6 @@ import (
 
 var errNotYet = errors.New("this Wallet tool is not built into this platform yet; nothing was signed or sent")
 
-func swap(context.Context, *call, args) (string, error)        { return "", errNotYet }
-func uniswapSwap(context.Context, *call, args) (string, error) { return "", errNotYet }
 func openseaBuy(context.Context, *call, args) (string, error)  { return "", errNotYet }
 func openseaList(context.Context, *call, args) (string, error) { return "", errNotYet }
 func openseaAcceptOffer(context.Context, *call, args) (string, error) {
