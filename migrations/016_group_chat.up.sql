@@ -45,7 +45,7 @@ CREATE TABLE group_responders (
 CREATE TABLE group_routes (
     message_id  uuid PRIMARY KEY REFERENCES group_messages(id) ON DELETE CASCADE,
     method      text NOT NULL CHECK (method IN ('router', 'fallback', 'rule', 'hop_limit')),
-    recipients  jsonb NOT NULL DEFAULT '[]',  -- agent ids
+    recipients  jsonb NOT NULL DEFAULT '[]',  -- [{ "agent_id", "name" }]
     history     integer NOT NULL DEFAULT 0 CHECK (history >= 0),
     note        text NOT NULL DEFAULT '',
     created_at  timestamptz NOT NULL DEFAULT now()

@@ -76,9 +76,10 @@ func (s Service) PostOperator(ctx context.Context, tx pgx.Tx, guildID, userID, c
 	return m, s.StartRoute(ctx, m)
 }
 
-// PostAgent stores an agent's message in a transaction of its own, then
-// starts its routing. With a PostKey it is idempotent end to end: a retry
-// after the commit finds the message and starts (or finds) the same Route.
+// PostAgent stores an agent's message in a transaction of its own and
+// starts its routing before the commit, as PostOperator does, so no message
+// is ever stored without its Route. With a PostKey it is idempotent: a
+// retry finds the committed message and its Route already started.
 func (s Service) PostAgent(ctx context.Context, in groupchat.NewMessage) (groupchat.Message, error) {
 	if s.DB == nil {
 		return groupchat.Message{}, errors.New("the group chat service has no database")
@@ -88,21 +89,20 @@ func (s Service) PostAgent(ctx context.Context, in groupchat.NewMessage) (groupc
 	}
 	in.Author.Kind = groupchat.AuthorAgent
 	var m groupchat.Message
-	err := store.InTx(ctx, s.DB, func(tx pgx.Tx) error {
+	post := func(tx pgx.Tx) error {
 		var err error
-		m, _, err = groupchat.Post(ctx, tx, in)
-		return err
-	})
+		if m, _, err = groupchat.Post(ctx, tx, in); err != nil {
+			return err
+		}
+		return s.StartRoute(ctx, m)
+	}
+	err := store.InTx(ctx, s.DB, post)
 	if errors.Is(err, store.ErrConflict) && in.PostKey != "" {
 		// A concurrent attempt with the same key committed first.
-		err = store.InTx(ctx, s.DB, func(tx pgx.Tx) error {
-			var err error
-			m, _, err = groupchat.Post(ctx, tx, in)
-			return err
-		})
+		err = store.InTx(ctx, s.DB, post)
 	}
 	if err != nil {
 		return groupchat.Message{}, err
 	}
-	return m, s.StartRoute(ctx, m)
+	return m, nil
 }
