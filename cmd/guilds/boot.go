@@ -7,6 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -65,6 +68,52 @@ type platform struct {
 	grants       *grants.Service
 	connectors   *connect.Runtime      // connector engine, MCP pool and connect workflow
 	reporter     *errorreport.Reporter // SENTRY_DSN; nil is off
+	github       githubSlot            // coding generations' GitHub repositories (the App's tokens)
+}
+
+// githubSlot holds the one githubapp.Generations of the process: it keeps
+// the tokens it issued for the runs' redaction set.
+type githubSlot struct {
+	once sync.Once
+	g    *githubapp.Generations
+}
+
+// gitHubGenerations is the process's githubapp.Generations; nil when the box
+// has no GitHub App (no repository gets a token then).
+func (p *platform) gitHubGenerations() *githubapp.Generations {
+	p.github.once.Do(func() {
+		if !p.integrations.On(githubapp.Integration) {
+			return
+		}
+		if p.workspace == nil {
+			p.workspace = &workspaceSlot{}
+		}
+		helper := ""
+		if p.cfg.Sandbox.Driver == config.SandboxLocal {
+			helper = hostBinary("guilds-git-credential")
+		}
+		p.github.g = &githubapp.Generations{DB: p.db, Workspace: p.workspace, Helper: helper, Log: p.log,
+			App: func() (*githubapp.Client, error) {
+				cfg, err := githubapp.FromRegistry(p.integrations)
+				return &githubapp.Client{Config: cfg}, err
+			}}
+	})
+	return p.github.g
+}
+
+// hostBinary finds one of the sandbox helpers beside this binary, else on
+// PATH, for the local driver whose commands run on this host; "" when absent.
+func hostBinary(name string) string {
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return ""
 }
 
 func newLogger(w io.Writer) *slog.Logger {
@@ -250,6 +299,9 @@ func (p *platform) registrations() []worker.Registration {
 		regs = append(regs, p.connectors.Registration(), p.githubRegistration())
 	}
 	deps.Secrets = p.runSecrets()
+	if g := p.gitHubGenerations(); g != nil {
+		deps.Repositories = g
+	}
 	deps.Vault = agentsecrets.Vault{DB: p.db, Keyring: p.keyring}
 	return append(regs, runwf.Registration(runact.New(deps)), p.scheduleRegistration(), p.groupRegistration())
 }
@@ -276,6 +328,9 @@ func (p *platform) runSecrets() runact.Secrets {
 	}
 	if p.connectors != nil {
 		secrets = append(secrets, p.connectors.Engine)
+	}
+	if g := p.gitHubGenerations(); g != nil {
+		secrets = append(secrets, g) // the installation tokens this process gave the agent's generations
 	}
 	return secrets
 }
