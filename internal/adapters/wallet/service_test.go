@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,6 +81,23 @@ func TestSpendToolsStartOffAndStayAsTheOperatorSetsThem(t *testing.T) {
 	}
 	if got := off(); got["wallet_send"] || !got["wallet_call"] {
 		t.Fatalf("after a later sync: %v", got)
+	}
+
+	// Every stored value is in the redaction set of a run of an agent under
+	// the login's owner.
+	var agent string
+	if err := e.DB.QueryRow(ctx, `WITH g AS (INSERT INTO guilds (organisation_id, name) SELECT id, 'g' FROM organisations WHERE slug = 'acme' RETURNING id)
+INSERT INTO agents (guild_id, name) SELECT id, 'a' FROM g RETURNING id::text`).Scan(&agent); err != nil {
+		t.Fatal(err)
+	}
+	redacted, err := e.Engine.RunSecrets(ctx, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for field, v := range noUni {
+		if !slices.Contains(redacted, v) {
+			t.Errorf("%s is not in the run's redaction set", field)
+		}
 	}
 
 	hint := e.Hint(t)
