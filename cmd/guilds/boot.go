@@ -37,6 +37,7 @@ import (
 	"github.com/guilds/guilds/internal/native"
 	grouptools "github.com/guilds/guilds/internal/native/group"
 	"github.com/guilds/guilds/internal/native/websearch"
+	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/payloadcodec"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/secret"
@@ -99,6 +100,25 @@ func (p *platform) gitHubGenerations() *githubapp.Generations {
 			}}
 	})
 	return p.github.g
+}
+
+// gitWorkspace is the agents' workspace whose shell calls first replace the
+// generation's GitHub tokens when they are close to their expiry.
+type gitWorkspace struct {
+	*workspaceSlot
+	g  *githubapp.Generations
+	db *pgxpool.Pool
+}
+
+func (w gitWorkspace) BeforeShell(ctx context.Context, agentID string) error {
+	if !w.g.Due(agentID) {
+		return nil
+	}
+	a, err := orgs.LoadAgent(ctx, w.db, agentID)
+	if err != nil {
+		return err
+	}
+	return w.g.Refresh(ctx, githubapp.Agent{ID: a.ID, GuildID: a.GuildID, OrgID: a.OrganisationID})
 }
 
 // hostBinary finds one of the sandbox helpers beside this binary, else on
@@ -178,7 +198,11 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 		return nil, err
 	}
 	p.models = models.FromEnv(p.integrations, p.keyring, env.Getenv)
-	p.tools = native.Registry(db, log, append(append(append(p.codeOptions(), p.scheduleOptions()...), p.secretOptions()...),
+	codeOpts := p.codeOptions()
+	if g := p.gitHubGenerations(); g != nil {
+		codeOpts = append(codeOpts, native.WithWorkspace(gitWorkspace{workspaceSlot: p.workspace, g: g, db: db}))
+	}
+	p.tools = native.Registry(db, log, append(append(append(codeOpts, p.scheduleOptions()...), p.secretOptions()...),
 		native.WithGroupChat(p.groupChat(), lazySecrets{p}))...)
 	p.grants = grants.NewService(p.tools, p.integrations, log)
 	workspacefiles.Use(slotFiles{p.workspace})

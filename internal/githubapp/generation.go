@@ -118,13 +118,19 @@ func (g *Generations) Prepare(ctx context.Context, a Agent) (Prepared, error) {
 	return out, nil
 }
 
-// Refresh replaces the agent's tokens when one is within RefreshWithin of
-// its expiry (before a shell call); it does nothing otherwise.
-func (g *Generations) Refresh(ctx context.Context, a Agent) error {
+// Due reports whether the agent's latest token is within RefreshWithin of
+// its expiry (a shell call then refreshes it first).
+func (g *Generations) Due(agentID string) bool {
 	g.mu.Lock()
-	list := g.issued[a.ID]
-	g.mu.Unlock()
-	if len(list) == 0 || time.Until(list[len(list)-1].expires) > RefreshWithin {
+	defer g.mu.Unlock()
+	list := g.issued[agentID]
+	return len(list) > 0 && time.Until(list[len(list)-1].expires) <= RefreshWithin
+}
+
+// Refresh replaces the agent's tokens when they are Due (before a shell
+// call); it does nothing otherwise.
+func (g *Generations) Refresh(ctx context.Context, a Agent) error {
+	if !g.Due(a.ID) {
 		return nil
 	}
 	_, file, err := g.tokens(ctx, a)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -221,5 +222,36 @@ func TestGenerationNamesTheRepositoryTheInstallationNoLongerReaches(t *testing.T
 	var re *githubapp.RefusedError
 	if !errors.As(err, &re) || !strings.Contains(re.Message, "acme-gh/moved") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A token within ten minutes of its expiry is replaced before a shell call;
+// a fresh one is left alone.
+func TestRefreshReplacesATokenCloseToItsExpiry(t *testing.T) {
+	e := newGenEnv(t)
+	ctx := context.Background()
+	e.gh.TokenLife = 5 * time.Minute
+	if _, err := e.g.Prepare(ctx, e.agent); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(e.host(t, gittokens.Path))
+	if !e.g.Due(e.agent.ID) {
+		t.Fatal("a token of five minutes is not due")
+	}
+	e.gh.TokenLife = time.Hour
+	if err := e.g.Refresh(ctx, e.agent); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := os.ReadFile(e.host(t, gittokens.Path))
+	if string(first) == string(second) || e.g.Due(e.agent.ID) {
+		t.Fatal("the token was not replaced")
+	}
+	n := len(e.gh.TokenRequests)
+	if err := e.g.Refresh(ctx, e.agent); err != nil || len(e.gh.TokenRequests) != n {
+		t.Fatalf("a fresh token was replaced (%v)", err)
+	}
+	// Both tokens stay in the redaction set.
+	if s, _ := e.g.RunSecrets(ctx, e.agent.ID); len(s) != 2 {
+		t.Fatalf("redaction set %d", len(s))
 	}
 }

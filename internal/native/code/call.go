@@ -39,6 +39,11 @@ func (d Deps) handler(tool string) tools.Handler {
 		if req.CallID = fileName(call.CallID); req.CallID == "" {
 			req.CallID = "seq-" + strconv.Itoa(call.Seq)
 		}
+		if sp, ok := d.Workspace.(ShellPreparer); ok && tool == ToolShell {
+			if err := sp.BeforeShell(ctx, call.AgentID); err != nil {
+				return "", fmt.Errorf("prepare the shell call: %w", err)
+			}
+		}
 		if tool == ToolShell && d.Env != nil {
 			env, err := d.Env.Env(ctx, call.AgentID)
 			if err != nil {

@@ -34,6 +34,13 @@ type HelperLocator interface {
 	CodeHelper() string
 }
 
+// ShellPreparer is implemented by a workspace with work to do before each
+// shell call of an agent (the GitHub tokens of its generation, replaced
+// when close to their expiry); an error fails the call.
+type ShellPreparer interface {
+	BeforeShell(ctx context.Context, agentID string) error
+}
+
 // ErrNoWorkspace is the failure of a call in a process that has no
 // workspace (the API server declares the tools for offers and views only).
 var ErrNoWorkspace = errors.New("this process has no agent workspace; code tools run on the worker")
