@@ -321,11 +321,14 @@ func (g *Generations) sync(ctx context.Context, agentID string, f gittokens.File
 		if r.token != nil {
 			msg = strings.ReplaceAll(msg, r.token.Token, "[redacted]")
 		}
+		// Not the generation's end: the agent can still clone itself (and sees
+		// why it cannot), and a clone with local work is left as it is.
+		what := "cloned"
 		if probe.ExitCode == 0 {
-			g.log().Warn("github: a clone could not be updated; left as it is", "repository", r.name, "exit_code", res.ExitCode)
-			return nil
+			what = "updated"
 		}
-		return &RefusedError{Message: fmt.Sprintf("the repository %s could not be cloned into %s: %s", r.name, dir, clip(msg, 300))}
+		g.log().Warn("github: a repository could not be "+what+" at generation start", "repository", r.name,
+			"dir", dir, "exit_code", res.ExitCode, "stderr", clip(msg, 300))
 	}
 	return nil
 }
