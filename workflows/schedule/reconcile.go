@@ -160,8 +160,8 @@ func (m *Manager) ensureExists(ctx context.Context, s schedules.Schedule) (bool,
 			return false, wrapTemporal("describe the Temporal schedule", err)
 		}
 	case schedules.KindWindow:
-		d, err := m.Temporal.DescribeWorkflowExecution(ctx, WindowWorkflowID(s.ID), "")
-		if err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		d, err := m.Temporal.DescribeWorkflow(ctx, WindowWorkflowID(s.ID), "")
+		if err == nil && d.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 			return false, nil
 		}
 		if err != nil && !isNotFound(err) {

@@ -79,8 +79,8 @@ func TestReconcile(t *testing.T) {
 	if _, err := h.Describe(ctx); err != nil {
 		t.Fatalf("schedule not recreated: %v", err)
 	}
-	d, err := e.c.DescribeWorkflowExecution(ctx, schedule.WindowWorkflowID(win.ID), "")
-	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+	d, err := e.c.DescribeWorkflow(ctx, schedule.WindowWorkflowID(win.ID), "")
+	if err != nil || d.Status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		t.Fatalf("window not restarted: %v", err)
 	}
 	// Idempotent: nothing more to do, whatever the list shows yet.
@@ -128,8 +128,8 @@ func TestReconcile(t *testing.T) {
 	if _, err := h.Describe(ctx); !errors.As(err, &nf) {
 		t.Fatalf("orphan schedule: %v", err)
 	}
-	d, err = e.c.DescribeWorkflowExecution(ctx, schedule.WindowWorkflowID(win.ID), "")
-	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+	d, err = e.c.DescribeWorkflow(ctx, schedule.WindowWorkflowID(win.ID), "")
+	if err != nil || d.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		t.Fatalf("orphan window still running: %v", err)
 	}
 }
