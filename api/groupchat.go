@@ -103,12 +103,13 @@ func listChatMessages(ctx context.Context, c *gin.Context, db store.DB, p access
 }
 
 func (s *Server) postChatMessage(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	var in chatPostInput
-	if err := bindJSON(c, &in); err != nil {
-		return 0, nil, err
-	}
+	// The guild first: another organisation's guild is 404 whatever the body.
 	g, err := orgs.GetGuild(ctx, db, p, c.Param("id"))
 	if err != nil {
+		return 0, nil, err
+	}
+	var in chatPostInput
+	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
 	if _, err := groupchat.CheckContent("message", in.Message); err != nil {
@@ -174,12 +175,12 @@ func listChatResponders(ctx context.Context, c *gin.Context, db store.DB, p acce
 }
 
 func putChatResponders(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	var in respondersInput
-	if err := bindJSON(c, &in); err != nil {
-		return 0, nil, err
-	}
 	g, err := orgs.GetGuild(ctx, db, p, c.Param("id"))
 	if err != nil {
+		return 0, nil, err
+	}
+	var in respondersInput
+	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
 	tx, ok := db.(pgx.Tx)
