@@ -47,8 +47,10 @@ type fakeServices struct {
 	methods  []string // every JSON-RPC method asked, "chain method"
 	solSent  []*solana.Transaction
 	verified int // submitted Solana signatures that verify with the wallet's key
-	// swapTo is where the fake aggregators' EVM transactions go.
+	// swapTo is where the fake aggregators' EVM transactions go (and the
+	// fake OpenSea's orders' protocol); nft is the NFT contract it knows.
 	swapTo string
+	nft    string
 	asks   []string // aggregator requests: "path query-or-body"
 }
 
@@ -86,6 +88,13 @@ func (f *fakeServices) count() int {
 	return len(f.methods)
 }
 
+// total counts every request: JSON-RPC and REST.
+func (f *fakeServices) total() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.methods) + len(f.asks)
+}
+
 func (f *fakeServices) asked(method string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -101,12 +110,12 @@ func (f *fakeServices) asked(method string) int {
 func (f *fakeServices) serve(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/v2/"), "/")
 	switch {
-	case parts[0] == "opensea" && len(parts) == 2 && parts[1] == "chains":
+	case parts[0] == "opensea":
 		if r.Header.Get("X-API-KEY") != openseaKey {
 			http.Error(w, `{"detail":"Invalid API key"}`, http.StatusUnauthorized)
 			return
 		}
-		_, _ = io.WriteString(w, `{"chains":[{"chain":"ethereum","name":"Ethereum"},{"chain":"base","name":"Base"}]}`)
+		f.openseaAPI(w, r, strings.Join(parts[1:], "/"))
 	case parts[0] == "uniswap" && len(parts) == 2 && parts[1] == "supported_chains":
 		if r.Header.Get("x-api-key") != uniswapKey {
 			http.Error(w, `{"errorCode":"Unauthorized"}`, http.StatusForbidden)
@@ -304,4 +313,64 @@ func mustBig(s string) *big.Int {
 		panic("not a number: " + s)
 	}
 	return v
+}
+
+const (
+	listingHash = "0x1111111111111111111111111111111111111111111111111111111111111111"
+	offerHash   = "0x2222222222222222222222222222222222222222222222222222222222222222"
+)
+
+// openseaAPI speaks the OpenSea API v2 paths the Wallet uses, shaped as
+// OpenSea answers them; orders' protocol is f.swapTo, so their Seaport
+// calls land on an account of the local node.
+func (f *fakeServices) openseaAPI(w http.ResponseWriter, r *http.Request, route string) {
+	body, _ := io.ReadAll(r.Body)
+	f.ask(r, body)
+	w.Header().Set("Content-Type", "application/json")
+	listing := map[string]any{"order_hash": listingHash, "chain": "ethereum", "protocol_address": f.swapTo, "type": "basic", "status": "ACTIVE",
+		"remaining_quantity": 1, "price": map[string]any{"current": map[string]any{"currency": "ETH", "decimals": 18, "value": "10000000000000000"}}}
+	zero32 := "0x" + strings.Repeat("0", 64)
+	switch route {
+	case "chains":
+		_, _ = io.WriteString(w, `{"chains":[{"chain":"ethereum","name":"Ethereum"},{"chain":"base","name":"Base"}]}`)
+	case "listings/collection/cool-cats/nfts/42/best":
+		_ = json.NewEncoder(w).Encode(listing)
+	case "listings/collection/cool-cats/best":
+		_ = json.NewEncoder(w).Encode(map[string]any{"listings": []any{listing}})
+	case "listings/fulfillment_data":
+		_ = json.NewEncoder(w).Encode(map[string]any{"protocol": "seaport1.6", "fulfillment_data": map[string]any{"orders": []any{},
+			"transaction": map[string]any{"function": "fulfillBasicOrder_efficient_6GL6yc((address,uint256,uint256,address,address,address,uint256,uint256,uint8,uint256,uint256,bytes32,uint256,bytes32,bytes32,uint256,(uint256,address)[],bytes))",
+				"chain": 1, "to": f.swapTo, "value": "10000000000000000",
+				"input_data": map[string]any{"parameters": map[string]any{
+					"considerationToken": "0x0000000000000000000000000000000000000000", "considerationIdentifier": "0", "considerationAmount": "9750000000000000",
+					"offerer": f.swapTo, "zone": "0x000056f7000000ece9003ca63978907a00ffd100", "offerToken": "0x1a92f7381b9f03921564a437210bb9396471050c",
+					"offerIdentifier": "42", "offerAmount": "1", "basicOrderType": 0, "startTime": "1764547200", "endTime": "1767225600",
+					"zoneHash": zero32, "salt": "0x360c6ebe", "offererConduitKey": "0x0000007b02230091a7ed01230072f7006a004d60000000000000000000000000",
+					"fulfillerConduitKey": zero32, "totalOriginalAdditionalRecipients": "1",
+					"additionalRecipients": []any{map[string]any{"amount": "250000000000000", "recipient": "0x0000a26b00c1f0df003000390027140000faa719"}},
+					"signature":            "0x" + strings.Repeat("ab", 65)}}}}})
+	case "chain/ethereum/contract/" + f.nft + "/nfts/42":
+		_ = json.NewEncoder(w).Encode(map[string]any{"nft": map[string]any{"identifier": "42", "collection": "cool-cats", "contract": f.nft}})
+	case "offers/collection/cool-cats/nfts/42/best":
+		_ = json.NewEncoder(w).Encode(map[string]any{"order_hash": offerHash, "chain": "ethereum", "protocol_address": f.swapTo,
+			"price": map[string]any{"currency": "WETH", "decimals": 18, "value": "5000000000000000"}})
+	case "offers/fulfillment_data":
+		item := map[string]any{"itemType": 1, "token": "0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2", "identifierOrCriteria": "0", "startAmount": "5000000000000000", "endAmount": "5000000000000000"}
+		_ = json.NewEncoder(w).Encode(map[string]any{"protocol": "seaport1.6", "fulfillment_data": map[string]any{"orders": []any{},
+			"transaction": map[string]any{"function": "fulfillAdvancedOrder(((address,address,(uint8,address,uint256,uint256,uint256)[],(uint8,address,uint256,uint256,uint256,address)[],uint8,uint256,uint256,bytes32,uint256,bytes32,uint256),uint120,uint120,bytes,bytes),(uint256,uint8,uint256,uint256,bytes32[])[],bytes32,address)",
+				"chain": 1, "to": f.swapTo, "value": "0",
+				"input_data": map[string]any{
+					"advancedOrder": map[string]any{"parameters": map[string]any{"offerer": f.swapTo, "zone": "0x000056f7000000ece9003ca63978907a00ffd100",
+						"offer": []any{item}, "consideration": []any{map[string]any{"itemType": 4, "token": f.nft, "identifierOrCriteria": "0", "startAmount": "1", "endAmount": "1", "recipient": f.swapTo}},
+						"orderType": 2, "startTime": "1764547200", "endTime": "1767225600", "zoneHash": zero32, "salt": "12345",
+						"conduitKey": "0x0000007b02230091a7ed01230072f7006a004d60000000000000000000000000", "totalOriginalConsiderationItems": "1"},
+						"numerator": 1, "denominator": 1, "signature": "0x" + strings.Repeat("cd", 65), "extraData": "0x"},
+					"criteriaResolvers":   []any{map[string]any{"orderIndex": "0", "side": 1, "index": "0", "identifier": "42", "criteriaProof": []any{}}},
+					"fulfillerConduitKey": "0x0000007b02230091a7ed01230072f7006a004d60000000000000000000000000",
+					"recipient":           "0x0000000000000000000000000000000000000000"}}}})
+	case "orders/chain/ethereum/protocol/0x0000000000000068F116a894984e2DB1123eB395/" + listingHash + "/cancel":
+		_, _ = io.WriteString(w, `{"last_signature_issued_valid_until":"2026-12-01T14:00:00Z"}`)
+	default:
+		http.Error(w, `{"errors":["not found"]}`, http.StatusNotFound)
+	}
 }

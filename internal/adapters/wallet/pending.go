@@ -7,12 +7,7 @@ import (
 
 var errNotYet = errors.New("this Wallet tool is not built into this platform yet; nothing was signed or sent")
 
-func openseaBuy(context.Context, *call, args) (string, error)  { return "", errNotYet }
 func openseaList(context.Context, *call, args) (string, error) { return "", errNotYet }
-func openseaAcceptOffer(context.Context, *call, args) (string, error) {
-	return "", errNotYet
-}
 func openseaCollectionOffer(context.Context, *call, args) (string, error) {
 	return "", errNotYet
 }
-func openseaCancelOrder(context.Context, *call, args) (string, error) { return "", errNotYet }
