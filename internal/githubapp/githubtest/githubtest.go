@@ -13,6 +13,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -84,9 +85,25 @@ type instToken struct {
 	expires time.Time
 }
 
+// Option changes how New serves.
+type Option func(*options)
+
+type options struct{ listen, advertise string }
+
+// Listen serves on addr (host:port, "0.0.0.0:0" for every interface) under
+// the URL http://advertise:<port>, for a client that reaches this machine by
+// another address than loopback (a sandbox with a network).
+func Listen(addr, advertise string) Option {
+	return func(o *options) { o.listen, o.advertise = addr, advertise }
+}
+
 // New starts a fake GitHub with a fresh App key; it stops with the test.
-func New(t testing.TB) *Server {
+func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +113,18 @@ func New(t testing.TB) *Server {
 		insts: map[int64]*installation{}, repos: map[int64]*repo{}, users: map[string]*user{},
 		codes: map[string]string{}, utoks: map[string]string{}, itoks: map[string]*instToken{}}
 	s.KeyPEM = string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
-	s.Server = httptest.NewServer(s.handler())
+	if o.listen == "" {
+		s.Server = httptest.NewServer(s.handler())
+	} else {
+		ln, err := net.Listen("tcp", o.listen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Server = &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}}
+		s.Start()
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		s.URL = "http://" + net.JoinHostPort(o.advertise, port)
+	}
 	t.Cleanup(s.Close)
 	return s
 }

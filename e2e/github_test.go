@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"net"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
+	"github.com/guilds/guilds/internal/githubapp"
+	"github.com/guilds/guilds/internal/githubapp/githubtest"
+	"github.com/guilds/guilds/internal/native/code"
+	"github.com/guilds/guilds/internal/testdb"
+	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/sandbox/docker"
+	"github.com/guilds/guilds/sandbox/dockertest"
+)
+
+// oneSandbox is an agent's workspace that is one sandbox of the driver.
+type oneSandbox struct {
+	d  *docker.Driver
+	id string
+}
+
+func (w oneSandbox) Exec(ctx context.Context, _ string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	return w.d.Exec(ctx, w.id, req)
+}
+
+func (w oneSandbox) CopyTo(ctx context.Context, _, path string, content []byte, mode fs.FileMode) error {
+	return w.d.CopyTo(ctx, w.id, path, content, mode)
+}
+
+// hostAddress is this machine's first non-loopback IPv4 address, which a
+// sandbox with the engine's network reaches it by.
+func hostAddress(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	t.Skip("no non-loopback address for a sandbox to reach the local GitHub by")
+	return ""
+}
+
+// TestGitHubOnTheSandboxImage: on the real sandbox image, a coding
+// generation's start clones the guild's repository through the image's
+// credential helper, and the agent's shell commits and pushes through it
+// while a credential helper the agent configured in its home never runs;
+// the token is in no tool result (after the run's redaction) and not in the
+// clone's .git/config. The sandbox gets the engine's network for this test
+// only, to reach a local GitHub on this machine (sandboxes have none).
+func TestGitHubOnTheSandboxImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a sandbox on the agent image")
+	}
+	drv, cli := dockertest.Driver(t)
+	image := dockertest.AgentImage(t, cli)
+	ctx := context.Background()
+	gh := githubtest.New(t, githubtest.Listen("0.0.0.0:0", hostAddress(t)))
+	inst := gh.AddInstallation("acme-gh")
+	repo := gh.AddRepo(t, inst, "acme-gh", "api")
+
+	db := testdb.New(t)
+	ms, err := catalog.Manifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.Seed(ctx, db, ms); err != nil {
+		t.Fatal(err)
+	}
+	var a githubapp.Agent
+	if err := db.QueryRow(ctx, `WITH o AS (INSERT INTO organisations (name, slug) VALUES ('Acme', 'acme') RETURNING id),
+g AS (INSERT INTO guilds (organisation_id, name) SELECT id, 'Dev' FROM o RETURNING id, organisation_id)
+INSERT INTO agents (guild_id, name, config) SELECT id, 'Coder', '{"coding":true}' FROM g
+RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`).Scan(&a.ID, &a.GuildID, &a.OrgID); err != nil {
+		t.Fatal(err)
+	}
+	conn := connectionstest.InsertOf(t, db, "github", "guild", a.GuildID)
+	connectionstest.SetConnected(t, db, conn, "acme-gh")
+	sel := []githubapp.Selected{{GitHubID: repo, Name: "api", FullName: "acme-gh/api", URL: gh.URL + "/acme-gh/api", DefaultBranch: "main"}}
+	for _, err := range []error{githubapp.SaveLogin(ctx, db, conn, inst, "acme-gh"), githubapp.SetSelected(ctx, db, conn, sel),
+		githubapp.MirrorSelection(ctx, db, a.GuildID, conn, sel)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	sb, err := drv.Create(ctx, sandbox.Spec{Image: image, AgentID: a.ID, Network: true, User: "agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = drv.Remove(context.Background(), sb.ID) })
+	ws := oneSandbox{d: drv, id: sb.ID}
+	// What gh auth setup-git, or the agent itself, leaves in its home.
+	agentHelper := "[credential]\n\thelper = \"!f() { touch /home/agent/agent-helper-ran; echo username=x; echo password=stolen; }; f\"\n"
+	if err := ws.CopyTo(ctx, a.ID, "/home/agent/.gitconfig", []byte(agentHelper), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := gh.Config()
+	g := &githubapp.Generations{DB: db, Workspace: ws, App: func() (*githubapp.Client, error) { return &githubapp.Client{Config: cfg}, nil }}
+	if _, err := g.Prepare(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ws.Exec(ctx, a.ID, sandbox.ExecRequest{Cmd: []string{"cat", "repos/api/README.md", "repos/api/.git/config"}})
+	if err != nil || res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "# api") {
+		t.Fatalf("the clone: %v %d %s %s", err, res.ExitCode, res.Stdout, res.Stderr)
+	}
+	secrets, _ := g.RunSecrets(ctx, a.ID)
+	if len(secrets) != 1 || strings.Contains(string(res.Stdout), secrets[0]) {
+		t.Fatalf("token in .git/config, or not remembered (%d)", len(secrets))
+	}
+
+	// The agent's shell, through the code tools and guilds-code in the image.
+	reg := tools.NewRegistry()
+	code.Register(reg, code.Deps{Workspace: ws})
+	red := tools.NewRedactor(secrets, nil)
+	shell := func(command string) string {
+		t.Helper()
+		args, _ := json.Marshal(map[string]any{"command": command, "timeout_seconds": 120})
+		out := reg.Invoke(ctx, tools.Call{Name: code.ToolShell, Args: args, RunID: "run-gh", AgentID: a.ID, Seq: 3, CallID: "call_3"})
+		return red.Redact(out)
+	}
+	shell("cd repos/api") // the working directory carries over; GH_TOKEN follows it
+	out := shell("echo change > agent.txt && git add agent.txt && " +
+		"git -c user.name=agent -c user.email=agent@example.com commit -qm 'from the sandbox' && git push -q origin HEAD:main && echo pushed; " +
+		"test -e /home/agent/agent-helper-ran && echo AGENT-HELPER-RAN; echo gh_token=${GH_TOKEN:+set}; git config --get-all credential." + gh.URL + ".helper")
+	if !strings.Contains(out, "pushed") || strings.Contains(out, "AGENT-HELPER-RAN") || !strings.Contains(out, "gh_token=set") {
+		t.Fatalf("shell:\n%s", out)
+	}
+	if strings.Contains(out, secrets[0]) {
+		t.Fatal("the token reached the result")
+	}
+	log, err := exec.Command("git", "--git-dir", gh.GitDir(repo), "log", "-1", "--format=%s", "main").Output()
+	if err != nil || string(log) != "from the sandbox\n" {
+		t.Fatalf("pushed %q %v", log, err)
+	}
+	// Printing GH_TOKEN gives the redaction marker in what the run stores.
+	if out := shell("echo $GH_TOKEN"); strings.Contains(out, secrets[0]) || !strings.Contains(out, tools.RedactionMarker) {
+		t.Fatalf("GH_TOKEN printed as: %q", out)
+	}
+}
