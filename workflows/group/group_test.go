@@ -262,3 +262,55 @@ func TestThreeRecipientsRunConcurrently(t *testing.T) {
 		t.Fatalf("chat: %v", authors(msgs))
 	}
 }
+
+// A recipient whose model no key serves gets no run: its delivery says why
+// and the others still answer.
+func TestRecipientWithoutModelKeyIsSkipped(t *testing.T) {
+	e := newEnv(t, envOptions{}, text, "alice", "bob")
+	if _, err := e.db.Exec(context.Background(), `UPDATE agents SET model = 'deepinfra/some-model' WHERE id = $1`, e.agents["bob"]); err != nil {
+		t.Fatal(err)
+	}
+	op := e.post("@alice @bob roll call")
+	msgs := e.settle()
+	if got := strings.Join(authors(msgs), ","); got != "Dana,alice" {
+		t.Fatalf("chat: %s", got)
+	}
+	res := e.waitRoute(op.ID)
+	var skipped string
+	for _, a := range res.Answers {
+		if a.AgentID == e.agents["bob"] {
+			skipped = a.Skipped
+		}
+	}
+	if !strings.Contains(skipped, "deepinfra has no key") {
+		t.Fatalf("bob's answer: %+v", res.Answers)
+	}
+	if n := e.count(`SELECT count(*) FROM group_deliveries WHERE agent_id = $1 AND run_id IS NULL AND skipped <> ''`, e.agents["bob"]); n != 1 {
+		t.Errorf("bob's delivery rows: %d", n)
+	}
+}
+
+// An agent in a direct run can post into its guild's chat too: the message
+// starts an exchange of its own (hop 1, no parent) and its mention routes.
+func TestGroupPostFromADirectRun(t *testing.T) {
+	script := func(r agentRequest) reply {
+		if r.Agent == "" && r.N == 0 { // the direct run opens with the operator's text
+			return reply{Tool: "group_post", ToolArgs: `{"message":"@bob the nightly build is red"}`}
+		}
+		return text(r)
+	}
+	e := newEnv(t, envOptions{}, script, "alice", "bob")
+	id, err := run.Start(context.Background(), e.c, e.db, run.Input{AgentID: e.agents["alice"], Message: "check the nightly build",
+		Models: e.resolver(), TaskQueue: e.queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "alice's post", func() bool { return len(e.chat()) > 0 })
+	msgs := e.settle()
+	if got := strings.Join(authors(msgs), ","); got != "alice,bob" {
+		t.Fatalf("chat: %s", got)
+	}
+	if msgs[0].RunID != id || msgs[0].Hop != 1 || msgs[0].ParentID != "" || msgs[1].ParentID != msgs[0].ID || msgs[1].Hop != 2 {
+		t.Fatalf("messages: %+v", msgs)
+	}
+}
