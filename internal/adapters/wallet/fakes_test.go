@@ -368,6 +368,22 @@ func (f *fakeServices) openseaAPI(w http.ResponseWriter, r *http.Request, route 
 					"criteriaResolvers":   []any{map[string]any{"orderIndex": "0", "side": 1, "index": "0", "identifier": "42", "criteriaProof": []any{}}},
 					"fulfillerConduitKey": "0x0000007b02230091a7ed01230072f7006a004d60000000000000000000000000",
 					"recipient":           "0x0000000000000000000000000000000000000000"}}}})
+	case "collections/cool-cats":
+		_, _ = io.WriteString(w, `{"collection":"cool-cats","fees":[{"fee":2.5,"recipient":"0x0000a26b00c1f0df003000390027140000faa719","required":true},`+
+			`{"fee":5,"recipient":"0x1111111111111111111111111111111111111111","required":false}]}`)
+	case "orders/ethereum/seaport/listings":
+		_, _ = io.WriteString(w, `{"order":{"order_hash":"0x3333333333333333333333333333333333333333333333333333333333333333"}}`)
+	case "offers/build":
+		var in struct {
+			Offerer string `json:"offerer"`
+		}
+		_ = json.Unmarshal(body, &in)
+		_ = json.NewEncoder(w).Encode(map[string]any{"partialParameters": map[string]any{
+			"consideration": []any{map[string]any{"itemType": 4, "token": f.nft, "identifierOrCriteria": "0", "startAmount": "1", "endAmount": "1", "recipient": in.Offerer}},
+			"zone":          "0x000056f7000000ece9003ca63978907a00ffd100", "zoneHash": "0x" + strings.Repeat("0", 64)},
+			"criteria": map[string]any{"collection": map[string]any{"slug": "cool-cats"}, "contract": map[string]any{"address": f.nft}}})
+	case "offers":
+		_, _ = io.WriteString(w, `{"order_hash":"0x4444444444444444444444444444444444444444444444444444444444444444","chain":"ethereum"}`)
 	case "orders/chain/ethereum/protocol/0x0000000000000068F116a894984e2DB1123eB395/" + listingHash + "/cancel":
 		_, _ = io.WriteString(w, `{"last_signature_issued_valid_until":"2026-12-01T14:00:00Z"}`)
 	default:

@@ -242,18 +242,10 @@ func openseaAcceptOffer(ctx context.Context, c *call, in args) (string, error) {
 		return "", err
 	}
 	var lines []string
-	approved, _ := e.ethCall(ctx, contract, append(append(append([]byte{}, selIsApprovedForAll...), word(c.keys.evmAddr.Bytes())...), word(openseaConduit.Bytes())...))
-	if len(approved) != 32 || new(big.Int).SetBytes(approved).Sign() == 0 {
-		data := append(append(append([]byte{}, selSetApprovalForAll...), word(openseaConduit.Bytes())...), word([]byte{1})...)
-		out, err := e.execute(ctx, plan{to: contract, value: new(big.Int), data: data,
-			what: []string{"approval: OpenSea's conduit " + openseaConduit.Hex() + " for every NFT of " + contract.Hex()}})
-		if err != nil {
-			return "", fmt.Errorf("approving OpenSea's conduit: %w", err)
-		}
+	if out, ok, err := e.approveConduitForNFTs(ctx, contract); err != nil || !ok {
+		return out, err
+	} else if out != "" {
 		lines = append(lines, out, "")
-		if !strings.Contains(out, "status: confirmed") {
-			return strings.Join(append(lines, "the approval is not confirmed yet, so the offer was not accepted: check its tx_hash and try again"), "\n"), nil
-		}
 	}
 	var f fulfilment
 	if err := c.opensea(ctx, http.MethodPost, "/offers/fulfillment_data", map[string]any{

@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"github.com/guilds/guilds/internal/adapters/wallet"
 )
@@ -74,13 +76,39 @@ func TestOpenSeaTools(t *testing.T) {
 		t.Fatalf("cancel: %q %v", out, err)
 	}
 
+	// Seaport's getCounter answers 0 on the local node; WETH is the test's token code.
+	if err := rpcCall(node, "evm_setAccountCode", new(bool), "0x0000000000000068F116a894984e2DB1123eB395", "0x600060005260206000f3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rpcCall(node, "evm_setAccountCode", new(bool), "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2", hexutil.Encode(tokenRuntime())); err != nil {
+		t.Fatal(err)
+	}
+	out, err = do("opensea_list", `{"chain":"ethereum","contract":"`+nft.Hex()+`","token_id":"42","price":"1"}`)
+	if err != nil || !strings.Contains(out, "amount: 1 ETH (proceeds 0.975)") || !strings.Contains(out, "fees: 0.025 ETH (2.5%) to 0x0000a26b00c1F0DF003000390027140000fAa719") ||
+		!strings.Contains(out, "order_hash: 0x3333") || !strings.Contains(out, "no gas") {
+		t.Fatalf("list: %q %v", out, err)
+	}
+	posted := f.asksOf("/v2/opensea/orders/ethereum/seaport/listings")
+	signedBy(t, posted[0], "parameters", "signature", wallet0)
+
+	out, err = do("opensea_collection_offer", `{"chain":"ethereum","collection":"cool-cats","price":"0.5"}`)
+	if err != nil || !strings.Contains(out, "bids on: any NFT of cool-cats") || !strings.Contains(out, "amount: 0.5 WETH") ||
+		!strings.Contains(out, "approval: 0.5 WETH for "+"0x1E0049783F008A0085193E00003D00cd54003c71") || !strings.Contains(out, "order_hash: 0x4444") {
+		t.Fatalf("collection offer: %q %v", out, err)
+	}
+	var offer struct {
+		ProtocolData json.RawMessage `json:"protocol_data"`
+	}
+	_ = json.Unmarshal([]byte(f.asksOf("/v2/opensea/offers")[0]), &offer)
+	signedBy(t, string(offer.ProtocolData), "parameters", "signature", wallet0)
+
 	asked := f.total()
 	for tool, args := range map[string]string{
 		"opensea_buy":              `{"chain":"ethereum","collection":"cool/cats"}`,
 		"opensea_accept_offer":     `{"chain":"ethereum","contract":"` + nft.Hex() + `","token_id":"forty-two"}`,
 		"opensea_cancel_order":     `{"chain":"ethereum","order_hash":"0x12"}`,
-		"opensea_list":             `{"chain":"ethereum","contract":"` + nft.Hex() + `","token_id":"42","price":"1"}`,
-		"opensea_collection_offer": `{"chain":"ethereum","collection":"cool-cats","price":"1"}`,
+		"opensea_list":             `{"chain":"ethereum","contract":"` + nft.Hex() + `","token_id":"42","price":"1.0000000000000000001"}`,
+		"opensea_collection_offer": `{"chain":"ink","collection":"cool-cats","price":"1"}`,
 	} {
 		if _, err := do(tool, args); err == nil {
 			t.Errorf("%s %s: no error", tool, args)
@@ -97,4 +125,32 @@ func mustKey(t *testing.T) *ecdsa.PrivateKey {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// signedBy recovers the signer of a posted Seaport order (EIP-712 on chain 1).
+func signedBy(t *testing.T, body, paramsKey, sigKey string, want common.Address) {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatalf("posted %q: %v", body, err)
+	}
+	td, err := wallet.SeaportTypedData(big.NewInt(1), m[paramsKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, _, err := apitypes.TypedDataAndHash(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sigHex string
+	_ = json.Unmarshal(m[sigKey], &sigHex)
+	sig := common.FromHex(sigHex)
+	if len(sig) != 65 {
+		t.Fatalf("signature %q", sigHex)
+	}
+	sig[64] -= 27
+	pub, err := crypto.SigToPub(hash, sig)
+	if err != nil || crypto.PubkeyToAddress(*pub) != want {
+		t.Fatalf("the order is signed by %v, not %s (%v)", pub, want.Hex(), err)
+	}
 }
