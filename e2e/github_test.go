@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
@@ -16,6 +17,7 @@ import (
 	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/testdb"
 	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/internal/workspaces"
 	"github.com/guilds/guilds/sandbox"
 	"github.com/guilds/guilds/sandbox/docker"
 	"github.com/guilds/guilds/sandbox/dockertest"
@@ -147,5 +149,95 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`).Scan
 	// Printing GH_TOKEN gives the redaction marker in what the run stores.
 	if out := shell("echo $GH_TOKEN"); strings.Contains(out, secrets[0]) || !strings.Contains(out, tools.RedactionMarker) {
 		t.Fatalf("GH_TOKEN printed as: %q", out)
+	}
+}
+
+// TestGitHubCodingRunDeployed is the App end to end on the deployed
+// platform: the operator connects GitHub for a guild through the browser
+// (install page, callback), selects a repository, and a coding agent's run
+// starts with an installation token in its sandbox, whose shell prints the
+// tokens file and GH_TOKEN. No token reaches the transcript, what the model
+// received, the run's Temporal history or a log line: every one is redacted.
+// (The deployed sandbox has no network, so its clone of the local GitHub
+// fails and is logged; TestGitHubOnTheSandboxImage covers git itself.)
+func TestGitHubCodingRunDeployed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the platform as separate processes and a sandbox")
+	}
+	cli := dockertest.Client(t)
+	image := dockertest.AgentImage(t, cli)
+	gh := githubtest.New(t)
+	inst := gh.AddInstallation("acme-gh")
+	gh.AddRepo(t, inst, "acme-gh", "api")
+	gh.AddUser("octo", inst)
+
+	model := newScriptedModel(t, boxModelKey,
+		[]toolCall{{"shell", map[string]any{"command": "cat /run/guilds/git-tokens.json; echo; ls -A repos || true"}}},
+		// GH_TOKEN follows the working directory a command starts in.
+		[]toolCall{{"shell", map[string]any{"command": "mkdir -p repos/api && cd repos/api && echo gh=$GH_TOKEN"}}},
+		[]toolCall{{"shell", map[string]any{"command": "echo again=$GH_TOKEN; git config --get-all credential." + gh.URL + ".helper"}}},
+		nil)
+	env := gh.Env()
+	for k, v := range map[string]string{"OPENROUTER_API_KEY": boxModelKey, "GUILDS_OPENROUTER_BASE_URL": model.URL,
+		"GUILDS_SANDBOX_DRIVER": "docker", "GUILDS_SANDBOX_IMAGE": image} {
+		env[k] = v
+	}
+	d := deploy(t, env)
+	d.secrets = append(d.secrets, gh.ClientSecret)
+	gh.BrowserUser, gh.CallbackURL, gh.Installing = "octo", d.API+"/api/mcp/oauth/callback", inst
+
+	org := d.must(201, "POST", "/api/orgs", map[string]any{"name": "Acme"})["id"].(string)
+	guild := d.must(201, "POST", "/api/orgs/"+org+"/guilds", map[string]any{"name": "Dev"})["id"].(string)
+	agent := d.must(201, "POST", "/api/guilds/"+guild+"/agents", map[string]any{"name": "Coder",
+		"config": map[string]any{"coding": true}})["id"].(string)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = cli.VolumeRemove(ctx, workspaces.HomeVolume(agent), true)
+	})
+
+	conn := d.must(200, "POST", "/api/mcp/connect", map[string]any{"slug": "github", "owner_scope": "guild", "owner_id": guild})
+	id := conn["connection"].(map[string]any)["id"].(string)
+	resp, err := d.Browser.Get(conn["authorization_url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(resp); resp.StatusCode != 200 || !strings.Contains(body, `"acme-gh"`) {
+		t.Fatalf("install and callback: %d %s\n%s", resp.StatusCode, body, d.Logs())
+	}
+	var repos []map[string]any
+	if err := json.Unmarshal(d.Call("GET", "/api/mcp/connections/"+id+"/github/repositories", nil).Body, &repos); err != nil || len(repos) != 1 {
+		t.Fatalf("repositories %v %v", repos, err)
+	}
+	d.must(200, "PUT", "/api/mcp/connections/"+id+"/github/selected", map[string]any{"repositories": []map[string]any{
+		{"name": "api", "url": repos[0]["url"]}}})
+	if gr := d.Call("GET", "/api/guilds/"+guild+"/repositories", nil); !strings.Contains(string(gr.Body), `"github_id"`) {
+		t.Fatalf("guild repositories %s", gr.Body)
+	}
+
+	runID := d.must(201, "POST", "/api/agents/"+agent+"/runs", map[string]any{"message": "Look at the repositories."})["id"].(string)
+	transcript := d.waitRun(runID)
+	tokens := gh.IssuedTokens()
+	if len(tokens) < 2 { // one to list the repositories, one for the generation
+		t.Fatalf("tokens issued: %d\n%s", len(tokens), d.Logs())
+	}
+	for _, want := range []string{`"helper":"/usr/local/bin/guilds-git-credential"`, `gh=\n\n`, "again=[REDACTED]", "/usr/local/bin/guilds-git-credential"} {
+		if !strings.Contains(transcript, strings.ReplaceAll(want, `"`, `\"`)) && !strings.Contains(transcript, want) {
+			t.Errorf("the transcript lacks %s:\n%s", want, transcript)
+		}
+	}
+	places := map[string]string{
+		"the transcript":          transcript,
+		"what the model received": model.Received(),
+		"the run's history":       withPayloads(d.history("run-" + runID)),
+		"the install's history":   withPayloads(d.history("githubinstall-" + id)),
+		"the logs":                d.Logs(),
+	}
+	for place, text := range places {
+		for _, s := range append(tokens, d.secrets...) {
+			if s != "" && strings.Contains(text, s) {
+				t.Errorf("%s holds a token or key (%.8s…)", place, s)
+			}
+		}
 	}
 }

@@ -131,6 +131,26 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, u.String(), http.StatusFound) //nolint:gosec // G710: a test fake sends the browser where the test told it, as GitHub does
 }
 
+// install is the App's install page, completed at once by BrowserUser on
+// the installation Installing.
+func (s *Server) install(w http.ResponseWriter, r *http.Request) {
+	if r.PathValue("slug") != s.Slug || s.CallbackURL == "" || s.BrowserUser == "" || s.Installing == 0 {
+		message(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	u, err := url.Parse(s.CallbackURL)
+	if err != nil {
+		message(w, http.StatusBadRequest, "callback")
+		return
+	}
+	q := url.Values{"code": {s.Code(s.BrowserUser)}, "installation_id": {strconv.FormatInt(s.Installing, 10)}, "setup_action": {"install"}}
+	if st := r.URL.Query().Get("state"); st != "" {
+		q.Set("state", st)
+	}
+	u.RawQuery = q.Encode()
+	http.Redirect(w, r, u.String(), http.StatusFound) //nolint:gosec // G710: a test fake sends the browser to the callback the test set, as GitHub does
+}
+
 type wireInstallation struct {
 	ID         int64          `json:"id"`
 	Account    wireAccount    `json:"account"`

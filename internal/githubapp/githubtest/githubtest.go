@@ -46,8 +46,14 @@ type Server struct {
 	codes   map[string]string
 	utoks   map[string]string // user token → login
 	itoks   map[string]*instToken
-	// BrowserUser is who /login/oauth/authorize answers for.
+	// BrowserUser is who /login/oauth/authorize and the install page answer for.
 	BrowserUser string
+	// CallbackURL and Installing: the install page (/apps/<slug>/installations/new)
+	// installs on the installation Installing and sends the browser to
+	// CallbackURL with a code, the installation id and the state, as an App
+	// that requests user authorization during installation does.
+	CallbackURL string
+	Installing  int64
 	// TokenRequests records every access token request's body, in order.
 	TokenRequests []TokenCall
 }
@@ -228,6 +234,7 @@ func (s *Server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /login/oauth/access_token", s.exchange)
 	mux.HandleFunc("GET /login/oauth/authorize", s.authorize)
+	mux.HandleFunc("GET /apps/{slug}/installations/new", s.install)
 	mux.HandleFunc("GET /api/app/installations", s.appInstallations)
 	mux.HandleFunc("GET /api/app/installations/{id}", s.appInstallation)
 	mux.HandleFunc("POST /api/app/installations/{id}/access_tokens", s.accessToken)
