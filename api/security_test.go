@@ -10,6 +10,7 @@ import (
 
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/agentsecrets"
 	"github.com/guilds/guilds/internal/apitest"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/models"
@@ -19,7 +20,7 @@ import (
 
 // victim is an organisation with one of everything an operator can address by id.
 type victim struct {
-	org, guild, agent, collection, record, run, issue, conn, user, schedule string
+	org, guild, agent, collection, record, run, issue, conn, user, schedule, secretRequest string
 }
 
 func seedVictim(t *testing.T, me *mcpEnv) victim {
@@ -65,6 +66,12 @@ func seedVictim(t *testing.T, me *mcpEnv) victim {
 		VALUES ($1, 'cron', '0 9 * * *', 'victim schedule', 'victim instruction') RETURNING id`, v.agent).Scan(&v.schedule); err != nil {
 		t.Fatal(err)
 	}
+	req, err := agentsecrets.OpenRequest(ctx, me.DB, agentsecrets.NewRequest{RunID: v.run, AgentID: v.agent, OrgID: v.org, Seq: 2,
+		Name: "VICTIM_TOKEN", Reason: "victim reason"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.secretRequest = req.ID
 	addServer(t, me.DB, "etherscan", keyServer(t, "Authorization", "Bearer eth-victim"), "token", `{"header":"Authorization","scheme":"Bearer"}`)
 	r = me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": v.org, "key": "eth-victim"})
 	if r.Status != 200 {
@@ -156,6 +163,9 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"POST /api/users":                    {{"/api/users", map[string]any{"name": "x", "organisation_id": v.org}, 403}},
 		"GET /api/mcp/oauth/callback":        {{"/api/mcp/oauth/callback?state=forged&code=x", nil, 400}},
 		"POST /api/mcp/oauth/callback":       {{"/api/mcp/oauth/callback", map[string]any{"state": "forged", "code": "x"}, 400}},
+		// The GitHub installation picker answers only a pending login's own state.
+		"GET /api/mcp/oauth/github-installation":  {{"/api/mcp/oauth/github-installation?state=forged", nil, 400}},
+		"POST /api/mcp/oauth/github-installation": {{"/api/mcp/oauth/github-installation?state=forged", map[string]any{"account": "victim"}, 400}},
 		// An operator's own tokens only: another user's are refused.
 		"GET /api/tokens":  {{"/api/tokens?user_id=" + v.user, nil, 403}},
 		"POST /api/tokens": {{"/api/tokens", map[string]any{"name": "x", "user_id": v.user}, 403}},
@@ -209,6 +219,17 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"POST /api/mcp/connections/{id}/call":             map[string]any{"tool": "echo", "arguments": map[string]any{"text": "x"}},
 		"PUT /api/mcp/connections/{id}/pinned-prices":     map[string]any{"coins": []map[string]any{{"id": "bitcoin"}}},
 		"PATCH /api/admin/mcp/servers/{id}":               map[string]any{"name": "x"},
+		"PUT /api/orgs/{id}/secrets/{name}":               map[string]any{"value": "attacker-value-123"},
+		"PUT /api/guilds/{id}/secrets/{name}":             map[string]any{"value": "attacker-value-123"},
+		"PUT /api/agents/{id}/secrets/{name}":             map[string]any{"value": "attacker-value-123"},
+		"PUT /api/orgs/{id}/secrets/{name}/grants":        map[string]any{"scope": "agent", "scope_id": attackerAgent, "enabled": true},
+		"PUT /api/guilds/{id}/secrets/{name}/grants":      map[string]any{"scope": "agent", "scope_id": attackerAgent, "enabled": true},
+		"PUT /api/agents/{id}/secrets/{name}/grants":      map[string]any{"scope": "agent", "scope_id": attackerAgent, "enabled": true},
+		"DELETE /api/orgs/{id}/secrets/{name}/grants":     map[string]any{"scope": "agent", "scope_id": attackerAgent},
+		"DELETE /api/guilds/{id}/secrets/{name}/grants":   map[string]any{"scope": "agent", "scope_id": attackerAgent},
+		"DELETE /api/agents/{id}/secrets/{name}/grants":   map[string]any{"scope": "agent", "scope_id": attackerAgent},
+		"POST /api/secret-requests/{id}":                  map[string]any{"decline": true},
+		"PUT /api/mcp/connections/{id}/github/selected":   map[string]any{"repositories": []map[string]any{{"name": "x", "url": "https://github.com/victim/x"}}},
 	}
 	victimToken, _, err := access.MintExpiring(context.Background(), me.DB, v.user, "victim", 0)
 	if err != nil {
@@ -232,6 +253,8 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 			return v.issue
 		case strings.HasPrefix(path, "/api/schedules/"):
 			return v.schedule
+		case strings.HasPrefix(path, "/api/secret-requests/"):
+			return v.secretRequest
 		case strings.HasPrefix(path, "/api/mcp/connections/"):
 			return v.conn
 		}
@@ -271,7 +294,7 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 				}
 			}
 			concrete := strings.NewReplacer("{id}", id, "{record_id}", v.record, "{subject_id}", v.guild,
-				"{key}", "plan.md", "{provider}", "openrouter", "{user_id}", v.user).Replace(path)
+				"{key}", "plan.md", "{provider}", "openrouter", "{user_id}", v.user, "{name}", "VICTIM_TOKEN").Replace(path)
 			want := http.StatusNotFound
 			if admin {
 				want = http.StatusForbidden
@@ -289,7 +312,7 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 			if r.Status != pr.status {
 				t.Errorf("%s %s: %d %s, want %d", method, pr.path, r.Status, r.Body, pr.status)
 			}
-			for _, leak := range []string{"victim plan", "victim memory", "victim issue", "Ada", "eth-victim", "sk-or-victim"} {
+			for _, leak := range []string{"victim plan", "victim memory", "victim issue", "victim reason", "Ada", "eth-victim", "sk-or-victim"} {
 				if strings.Contains(string(r.Body), leak) {
 					t.Errorf("%s %s: reply carries %q", method, pr.path, leak)
 				}
