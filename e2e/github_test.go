@@ -176,7 +176,8 @@ func TestGitHubCodingRunDeployed(t *testing.T) {
 		// GH_TOKEN follows the working directory a command starts in.
 		[]toolCall{{"shell", map[string]any{"command": "mkdir -p repos/api && cd repos/api && echo gh=$GH_TOKEN"}}},
 		[]toolCall{{"shell", map[string]any{"command": "echo again=$GH_TOKEN; git config --get-all credential." + gh.URL + ".helper"}}},
-		nil)
+		nil,
+		nil) // the second run fails at start: no turn is taken
 	env := gh.Env()
 	for k, v := range map[string]string{"OPENROUTER_API_KEY": boxModelKey, "GUILDS_OPENROUTER_BASE_URL": model.URL,
 		"GUILDS_SANDBOX_DRIVER": "docker", "GUILDS_SANDBOX_IMAGE": image} {
@@ -239,5 +240,27 @@ func TestGitHubCodingRunDeployed(t *testing.T) {
 				t.Errorf("%s holds a token or key (%.8s…)", place, s)
 			}
 		}
+	}
+
+	// The App is uninstalled: the next coding run fails at start, saying so,
+	// and the login is disconnected.
+	gh.Remove(inst)
+	runID = d.must(201, "POST", "/api/agents/"+agent+"/runs", map[string]any{"message": "Again."})["id"].(string)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		run, _ := d.Call("GET", "/api/runs/"+runID, nil).Map()["run"].(map[string]any)
+		if run["status"] == "failed" {
+			if msg, _ := run["error"].(string); !strings.Contains(msg, "acme-gh") || !strings.Contains(msg, "disconnected") {
+				t.Fatalf("the failed run says %q", msg)
+			}
+			break
+		}
+		if run["status"] == "completed" || time.Now().After(deadline) {
+			t.Fatalf("the run after the removal: %v\n%s", run, d.Logs())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if c := d.must(200, "GET", "/api/mcp/connections/"+id, nil); c["status"] != "disconnected" {
+		t.Fatalf("the login after the removal: %v", c)
 	}
 }
