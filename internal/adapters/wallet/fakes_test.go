@@ -139,6 +139,9 @@ func (f *fakeServices) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// lostAnswer makes rpc drop the connection instead of answering.
+const lostAnswer = "\x00lost"
+
 type rpcReq struct {
 	ID     json.RawMessage   `json:"id"`
 	Method string            `json:"method"`
@@ -158,6 +161,13 @@ func (f *fakeServices) rpc(w http.ResponseWriter, r *http.Request, chain string,
 	f.methods = append(f.methods, chain+" "+q.Method)
 	f.mu.Unlock()
 	res, msg := answer(body, q)
+	if msg == lostAnswer {
+		// The request arrived; its answer never does.
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+		return
+	}
 	out := map[string]any{"jsonrpc": "2.0", "id": q.ID}
 	if msg != "" {
 		out["error"] = map[string]any{"code": -32000, "message": msg}
@@ -170,8 +180,22 @@ func (f *fakeServices) rpc(w http.ResponseWriter, r *http.Request, chain string,
 
 func (f *fakeServices) ethereum(body []byte, q rpcReq) (any, string) {
 	if f.node == "" {
-		if q.Method == "eth_blockNumber" {
+		// A node that takes a transaction and loses the answer.
+		switch q.Method {
+		case "eth_blockNumber":
 			return "0x10", ""
+		case "eth_chainId":
+			return "0x1", ""
+		case "eth_getTransactionCount":
+			return "0x0", ""
+		case "eth_estimateGas":
+			return "0x5208", ""
+		case "eth_getBlockByNumber":
+			return map[string]any{"number": "0x10", "baseFeePerGas": "0x3b9aca00"}, ""
+		case "eth_maxPriorityFeePerGas":
+			return "0x3b9aca00", ""
+		case "eth_sendRawTransaction":
+			return nil, lostAnswer
 		}
 		return nil, "no node behind this fake"
 	}
