@@ -39,7 +39,7 @@ type genEnv struct {
 	driver *local.Driver
 }
 
-func buildCredentialHelper(t *testing.T) string {
+func buildCredentialHelper(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "guilds-git-credential")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/guilds/guilds/cmd/guilds-git-credential").CombinedOutput(); err != nil {
@@ -48,7 +48,7 @@ func buildCredentialHelper(t *testing.T) string {
 	return bin
 }
 
-func newGenEnv(t *testing.T) *genEnv {
+func newGenEnv(t testing.TB) *genEnv {
 	t.Helper()
 	ctx := context.Background()
 	e := &genEnv{db: testdb.New(t), gh: githubtest.New(t)}
