@@ -32,6 +32,8 @@ type env struct {
 	c     client.Client
 	queue string
 	org   string
+	acts  *acts.Activities
+	w     worker.Worker
 }
 
 func newEnv(t *testing.T) *env {
@@ -57,13 +59,19 @@ func newEnv(t *testing.T) *env {
 		cfg, err := githubapp.FromRegistry(reg)
 		return &githubapp.Client{Config: cfg}, err
 	}}
-	w := worker.New(e.c, e.queue, worker.Options{})
-	gi.Register(w, a)
-	if err := w.Start(); err != nil {
+	e.acts = a
+	e.startWorker(t)
+	return e
+}
+
+func (e *env) startWorker(t *testing.T) {
+	t.Helper()
+	e.w = worker.New(e.c, e.queue, worker.Options{})
+	gi.Register(e.w, e.acts)
+	if err := e.w.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(w.Stop)
-	return e
+	t.Cleanup(e.w.Stop)
 }
 
 const redirect = "http://127.0.0.1:9/api/mcp/oauth/callback"
@@ -205,5 +213,19 @@ func TestForgedCodeIsRefused(t *testing.T) {
 	}
 	if connectionstest.Exists(t, e.db, id) {
 		t.Fatal("kept")
+	}
+}
+
+// An install waiting for GitHub outlives the worker: a new worker takes the
+// callback and connects the login.
+func TestInstallSurvivesAWorkerRestart(t *testing.T) {
+	e := newEnv(t)
+	inst := e.gh.AddInstallation("acme-gh")
+	e.gh.AddUser("octo", inst)
+	id, state := e.begin(t)
+	e.w.Stop()
+	e.startWorker(t)
+	if s := e.send(t, id, gi.UpdateCallback, acts.CallbackParams{State: state, Code: e.gh.Code("octo")}); s.Status != gi.StatusConnected {
+		t.Fatalf("step %+v", s)
 	}
 }
