@@ -72,7 +72,7 @@ func (f *fakeServices) asksOf(path string) []string {
 	return out
 }
 
-func newFakes(t *testing.T, node string) *fakeServices {
+func newFakes(t testing.TB, node string) *fakeServices {
 	f := &fakeServices{node: node}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)

@@ -23,7 +23,7 @@ import (
 
 // ganacheBin finds the npm ganache CLI: GUILDS_GANACHE, else the prefix
 // .ci/run installs it under. Without it the test skips, except on CI.
-func ganacheBin(t *testing.T) string {
+func ganacheBin(t testing.TB) string {
 	t.Helper()
 	for _, p := range []string{os.Getenv("GUILDS_GANACHE"), "/opt/ganache/node_modules/.bin/ganache"} {
 		if p == "" {
@@ -42,7 +42,7 @@ func ganacheBin(t *testing.T) string {
 
 // startGanache runs a local Ethereum node (chain id 1, instant mining) on
 // loopback with the given keys funded with 100 ETH each, and answers its URL.
-func startGanache(t *testing.T, funded ...string) string {
+func startGanache(t testing.TB, funded ...string) string {
 	t.Helper()
 	bin := ganacheBin(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
