@@ -182,6 +182,10 @@ func (s *Server) githubPending(ctx context.Context, c *gin.Context, db store.DB,
 func (s *Server) githubCallback(ctx context.Context, c *gin.Context, db store.DB) (handled bool, status int, body any, err error) {
 	q := c.Request.URL.Query()
 	githubShaped := q.Has("installation_id") || q.Has("setup_action")
+	if !q.Has("state") && !q.Has("code") && !githubShaped {
+		// Nothing of GitHub's: another login's callback that lost its state.
+		return false, 0, nil, nil
+	}
 	pend, state, ok, err := s.githubPending(ctx, c, db, q.Get("state"))
 	switch {
 	case err != nil:

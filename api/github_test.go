@@ -297,6 +297,10 @@ func TestGitHubForgedInstallationAndUnknownState(t *testing.T) {
 		t.Fatalf("unknown state: %d %s", r.Status, r.Body)
 	}
 	id, u := e.connect(t, e.browser, "organisation", org)
+	// Another login's refusal without a state does not end this one.
+	if r := e.callback(t, callbackPath(url.Values{"error": {"access_denied"}})); r.Status != 400 || e.status(t, id) != "pending" {
+		t.Fatalf("a stateless refusal: %d %s, %s", r.Status, r.Body, e.status(t, id))
+	}
 	q := url.Values{"code": {e.gh.Code("octo")}, "installation_id": {strconv.FormatInt(victim, 10)}, "state": {u.Query().Get("state")}}
 	r = e.callback(t, callbackPath(q))
 	if r.Status != 422 || r.ErrorCode() != "github_refused" {
