@@ -90,7 +90,7 @@ func TestThroughThePoolOnALocalNode(t *testing.T) {
 				Want: []string{"selector 0xa9059cbb", "amount: 0 ETH"}, Check: hashOf},
 			{Tool: "get_balance", Args: `{"chain":"ethereum","token":"` + token.Hex() + `"}`, Want: []string{"balance: 999987.654321 TST"}},
 			{Tool: "get_balance", Args: `{"chain":"solana"}`, Want: []string{"balance: 2.5 SOL"}},
-			{Tool: "submit", Args: `{"transaction":"` + unsigned + `"}`, Want: []string{"chain: solana", "fee: 0.000005 SOL", "status: sent"},
+			{Tool: "submit", Args: `{"transaction":"` + unsigned + `"}`, Want: []string{"chain: solana", "to: the programs 11111111111111111111111111111111 ", "fee: 0.000005 SOL", "status: sent"},
 				Check: func(t *testing.T, _ string, _ error) { rawBefore = f.asked("eth_sendRawTransaction") }},
 			// Bad input: a clear error, and nothing signed or sent.
 			{Tool: "send", Args: `{"chain":"dogechain","to":"` + recipient.Hex() + `","amount":"1"}`, WantErr: true, Want: []string{`unknown chain "dogechain"`}},

@@ -187,5 +187,25 @@ func submit(ctx context.Context, c *call, in args) (string, error) {
 	}
 	s := c.sol()
 	return s.execute(ctx, tx, []string{"chain: solana", "from: " + c.keys.solAddr.String(),
+		"to: the programs " + strings.Join(programs(tx), ", ") + " (a prebuilt transaction: its amounts are its instructions')",
 		fmt.Sprintf("instructions: %d, accounts: %d, signers: %d", len(tx.Message.Instructions), len(tx.Message.AccountKeys), tx.Message.Header.NumRequiredSignatures)})
+}
+
+// programs are the distinct programs a transaction's instructions call (a
+// versioned transaction's lookup-table accounts are not resolved).
+func programs(tx *solana.Transaction) []string {
+	var out []string
+	seen := map[uint16]bool{}
+	for _, ix := range tx.Message.Instructions {
+		if seen[ix.ProgramIDIndex] {
+			continue
+		}
+		seen[ix.ProgramIDIndex] = true
+		if int(ix.ProgramIDIndex) < len(tx.Message.AccountKeys) {
+			out = append(out, tx.Message.AccountKeys[ix.ProgramIDIndex].String())
+		} else {
+			out = append(out, fmt.Sprintf("#%d (from a lookup table)", ix.ProgramIDIndex))
+		}
+	}
+	return out
 }
