@@ -39,6 +39,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "guilds-browser relay: %v\n", browserops.Relay(listen, upstream))
 		return 1
 	}
+	if len(args) == 3 && args[0] == browserops.WatchArg {
+		signal.Ignore(syscall.SIGHUP)
+		if err := browserops.WatchDialogs(args[1], args[2]); err != nil { //nolint:gosec // G602: len(args) == 3 above
+			_, _ = fmt.Fprintf(stderr, "guilds-browser dialog watcher: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	if len(args) != 1 {
 		_, _ = fmt.Fprintln(stderr, "usage: guilds-browser <base64 request> | @/run/guilds/requests/<file>")
 		return 2

@@ -25,6 +25,7 @@ func click(ctx context.Context, s *session, raw json.RawMessage) browserproto.Re
 	if bad != nil {
 		return *bad
 	}
+	before := s.cfg.pageIDs(ctx)
 	w := s.watch(ctx)
 	done := make(chan error, 1)
 	go func() {
@@ -43,7 +44,15 @@ func click(ctx context.Context, s *session, raw json.RawMessage) browserproto.Re
 	if err := w.wait(ctx, done); err != nil {
 		return browserproto.Errorf("click %s: %v", el.ref, err)
 	}
-	return browserproto.Response{Text: fmt.Sprintf("clicked %s (%s)", el.desc, el.ref) + w.report(ctx, s), Meta: w.meta()}
+	text := fmt.Sprintf("clicked %s (%s)", el.desc, el.ref) + w.report(ctx, s)
+	meta := w.meta()
+	if t, ok := s.cfg.newPage(ctx, before); ok {
+		// A link that opens a new tab: the tools follow it, as a person would.
+		s.state.Target, s.state.Loader, s.state.Refs = t.ID, "", nil
+		text += fmt.Sprintf("; it opened a new tab, %s, which the browser tools now drive (take a browser_snapshot of it)", t.URL)
+		meta["new_tab"] = true
+	}
+	return browserproto.Response{Text: text, Meta: meta}
 }
 
 // clickPoint scrolls the element into view and returns the middle of its
@@ -311,21 +320,18 @@ const scrollJS = `function(dir) {
   return {what: 'the window', before, after, max: Math.max(max, 0), note};
 }`
 
-// watcher notices what an action set off: a JavaScript dialog (accepted,
-// so the page does not hang) and a navigation of the main frame.
+// watcher notices a navigation of the main frame that an action set off
+// (the session answers dialogs).
 type watcher struct {
 	c         *conn
 	main      string // the main frame's id
-	dialogs   <-chan json.RawMessage
 	started   <-chan json.RawMessage
 	loaded    <-chan json.RawMessage
-	seen      []string
 	navigated bool
 }
 
 func (s *session) watch(ctx context.Context) *watcher {
 	w := &watcher{
-		dialogs: s.c.subscribe("Page.javascriptDialogOpening"),
 		started: s.c.subscribe("Page.frameStartedNavigating"),
 		loaded:  s.c.subscribe("Page.loadEventFired"),
 	}
@@ -349,8 +355,8 @@ func (w *watcher) mainNavigation(raw json.RawMessage) bool {
 	return e.FrameID == w.main && e.Type != "sameDocument" && e.Type != "historySameDocument"
 }
 
-// wait lets the action finish, answering dialogs as they open, then
-// waits a moment for a navigation it started.
+// wait lets the action finish, then waits a moment for a navigation it
+// started.
 func (w *watcher) wait(ctx context.Context, done <-chan error) error {
 	var err error
 	finished := false
@@ -358,8 +364,6 @@ func (w *watcher) wait(ctx context.Context, done <-chan error) error {
 		select {
 		case err = <-done:
 			finished = true
-		case d := <-w.dialogs:
-			w.answer(ctx, d)
 		case e := <-w.started:
 			w.navigated = w.navigated || w.mainNavigation(e)
 		case <-ctx.Done():
@@ -373,8 +377,6 @@ func (w *watcher) wait(ctx context.Context, done <-chan error) error {
 	defer t.Stop()
 	for {
 		select {
-		case d := <-w.dialogs:
-			w.answer(ctx, d)
 		case e := <-w.started:
 			w.navigated = w.navigated || w.mainNavigation(e)
 		case <-w.loaded:
@@ -389,8 +391,6 @@ func (w *watcher) wait(ctx context.Context, done <-chan error) error {
 			select {
 			case <-w.loaded:
 				return nil
-			case d := <-w.dialogs:
-				w.answer(ctx, d)
 			case <-t.C:
 				return nil
 			case <-ctx.Done():
@@ -402,26 +402,8 @@ func (w *watcher) wait(ctx context.Context, done <-chan error) error {
 	}
 }
 
-func (w *watcher) answer(ctx context.Context, raw json.RawMessage) {
-	var d struct {
-		Type          string `json:"type"`
-		Message       string `json:"message"`
-		DefaultPrompt string `json:"defaultPrompt"`
-	}
-	_ = json.Unmarshal(raw, &d)
-	p := params{"accept": true}
-	if d.Type == "prompt" {
-		p["promptText"] = d.DefaultPrompt
-	}
-	_ = w.c.call(ctx, "Page.handleJavaScriptDialog", p, nil)
-	w.seen = append(w.seen, fmt.Sprintf("%s %q (accepted)", d.Type, clip(d.Message, 200)))
-}
-
 func (w *watcher) report(ctx context.Context, s *session) string {
 	var b strings.Builder
-	for _, d := range w.seen {
-		b.WriteString("; the page showed a dialog: " + d)
-	}
 	if w.navigated {
 		var r evalResult
 		_ = s.c.call(ctx, "Runtime.evaluate", params{"expression": "[location.href, document.title]", "returnByValue": true}, &r)
@@ -437,9 +419,6 @@ func (w *watcher) meta() map[string]any {
 	m := map[string]any{}
 	if w.navigated {
 		m["navigated"] = true
-	}
-	if len(w.seen) > 0 {
-		m["dialogs"] = len(w.seen)
 	}
 	return m
 }

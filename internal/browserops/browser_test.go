@@ -119,7 +119,7 @@ func TestPanelScrollDialogFrameAndChange(t *testing.T) {
 	ok(t, call(t, cfg, ToolNavigate, map[string]any{"url": srv.URL + "/dialog.html"}))
 	snap = ok(t, call(t, cfg, ToolSnapshot, nil))
 	got = ok(t, call(t, cfg, ToolClick, map[string]any{"ref": refOf(t, snap, `button "Delete"`)}))
-	if !strings.Contains(got, `the page showed a dialog: confirm "Really delete?" (accepted)`) {
+	if !strings.Contains(got, `(the page showed a dialog: confirm "Really delete?", accepted)`) {
 		t.Errorf("click that opens a confirm: %s", got)
 	}
 	if res := ok(t, call(t, cfg, ToolEval, map[string]any{"script": "return document.getElementById('res').textContent"})); res != `"deleted"` {
@@ -149,6 +149,16 @@ func TestPanelScrollDialogFrameAndChange(t *testing.T) {
 	if got := call(t, cfg, ToolClick, map[string]any{"ref": more}); !strings.Contains(got, "is stale: that element is no longer on the page; take a fresh browser_snapshot") {
 		t.Errorf("a removed element's ref: %s", got)
 	}
+	snap = ok(t, call(t, cfg, ToolSnapshot, nil))
+	got = ok(t, call(t, cfg, ToolClick, map[string]any{"ref": refOf(t, snap, `link "Open the inner page in a new tab"`)}))
+	if !strings.Contains(got, "it opened a new tab, "+srv.URL+"/inner.html, which the browser tools now drive") {
+		t.Errorf("a link to a new tab: %s", got)
+	}
+	if got := ok(t, call(t, cfg, ToolEval, map[string]any{"script": "return location.pathname"})); got != `"/inner.html"` {
+		t.Errorf("after the new tab the tools drive %s", got)
+	}
+	ok(t, call(t, cfg, ToolNavigate, map[string]any{"url": srv.URL + "/change.html"}))
+	ok(t, call(t, cfg, ToolClick, map[string]any{"ref": refOf(t, ok(t, call(t, cfg, ToolSnapshot, nil)), `button "Load more"`)}))
 	snap = ok(t, call(t, cfg, ToolSnapshot, nil))
 	link := refOf(t, snap, `link "Go to the form"`)
 	got = ok(t, call(t, cfg, ToolClick, map[string]any{"ref": link}))

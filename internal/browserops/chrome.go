@@ -30,6 +30,16 @@ type Config struct {
 	RelayAddr string
 	// ExtraFlags are added to Chromium's command line (tests).
 	ExtraFlags []string
+	// Self is guilds-browser, started again as the relay and the dialog
+	// watcher; empty = this executable.
+	Self string
+}
+
+func (c Config) self() (string, error) {
+	if c.Self != "" {
+		return c.Self, nil
+	}
+	return os.Executable()
 }
 
 // Viewport is the browser window's size; screenshots have this size.
@@ -329,4 +339,33 @@ func (c Config) fitPage(ctx context.Context, p target) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// pageIDs are the pages open now.
+func (c Config) pageIDs(ctx context.Context) map[string]bool {
+	var list []target
+	ids := map[string]bool{}
+	if c.getJSON(ctx, http.MethodGet, "/json/list", &list) == nil {
+		for _, t := range list {
+			if t.Type == "page" {
+				ids[t.ID] = true
+			}
+		}
+	}
+	return ids
+}
+
+// newPage returns a page opened since before was taken (a click on a link
+// to a new tab; the click's settle has given it time to be listed).
+func (c Config) newPage(ctx context.Context, before map[string]bool) (target, bool) {
+	var list []target
+	if c.getJSON(ctx, http.MethodGet, "/json/list", &list) != nil {
+		return target{}, false
+	}
+	for _, t := range list {
+		if t.Type == "page" && t.WS != "" && !before[t.ID] {
+			return t, true
+		}
+	}
+	return target{}, false
 }

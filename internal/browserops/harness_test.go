@@ -3,6 +3,7 @@ package browserops
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,7 +39,7 @@ func hostBrowser(t *testing.T) Config {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	cfg := Config{Home: t.TempDir(), CDPAddr: addr, Chromium: bin}.withDefaults()
+	cfg := Config{Home: t.TempDir(), CDPAddr: addr, Chromium: bin, Self: helperBinary(t)}.withDefaults()
 	t.Cleanup(func() { stopBrowser(cfg) })
 	return cfg
 }
@@ -114,4 +116,32 @@ func refOf(t *testing.T, snap string, parts ...string) string {
 	}
 	t.Fatalf("no line with a ref holds %q in:\n%s", parts, snap)
 	return ""
+}
+
+var (
+	helperOnce sync.Once
+	helperPath string
+	helperErr  error
+)
+
+// helperBinary builds guilds-browser once: the tests' browser gets its
+// dialog watcher from it, as in a sandbox.
+func helperBinary(t *testing.T) string {
+	t.Helper()
+	helperOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "guilds-browser-test")
+		if err != nil {
+			helperErr = err
+			return
+		}
+		helperPath = filepath.Join(dir, "guilds-browser")
+		out, err := exec.Command("go", "build", "-o", helperPath, "github.com/guilds/guilds/cmd/guilds-browser").CombinedOutput()
+		if err != nil {
+			helperErr = fmt.Errorf("build guilds-browser: %v\n%s", err, out)
+		}
+	})
+	if helperErr != nil {
+		t.Fatal(helperErr)
+	}
+	return helperPath
 }

@@ -32,7 +32,7 @@ func (c Config) ensureRelay(ctx context.Context, socket string) error {
 	if c.relayUp() {
 		return nil
 	}
-	exe, err := os.Executable()
+	exe, err := c.self()
 	if err != nil {
 		return err
 	}

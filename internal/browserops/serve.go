@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -100,6 +102,7 @@ func Serve(ctx context.Context, cfg Config, req browserproto.Request) (resp brow
 	if err := cfg.ensureBrowser(ctx, req.ProxySocket != ""); err != nil {
 		return browserproto.Errorf("%v", err)
 	}
+	_ = cfg.ensureWatcher() // best effort: dialogs between calls
 	st := cfg.loadState()
 	page, err := cfg.page(ctx, st.Target)
 	if err != nil {
@@ -114,7 +117,32 @@ func Serve(ctx context.Context, cfg Config, req browserproto.Request) (resp brow
 		st = &state{Target: page.ID}
 	}
 	s := &session{cfg: cfg, req: req, c: c, page: page, state: st}
+	// A JavaScript dialog blocks the page until it is answered: every one
+	// that opens during the call (or was open when it began) is accepted,
+	// and the result says what it said.
+	between, offset := cfg.dialogsSince(st.DialogLog)
+	dialogs := s.answerDialogs(ctx)
 	resp = h(ctx, s, args)
+	during, offset := cfg.dialogsSince(offset)
+	s.state.DialogLog = offset
+	for _, d := range between {
+		resp.Text += "\n(since the last call the page showed a dialog: " + d + ")"
+	}
+	shown := dialogs.seen()
+	for _, d := range during { // the watcher may have answered one the call saw too
+		if !slices.Contains(shown, d) {
+			shown = append(shown, d)
+		}
+	}
+	for _, d := range shown {
+		resp.Text += "\n(the page showed a dialog: " + d + ")"
+	}
+	if n := len(between) + len(shown); n > 0 {
+		if resp.Meta == nil {
+			resp.Meta = map[string]any{}
+		}
+		resp.Meta["dialogs"] = n
+	}
 	if err := cfg.saveState(s.state); err != nil {
 		resp.Text += "\n(note: the browser's state could not be saved: " + err.Error() + ")"
 	}
@@ -152,6 +180,8 @@ type state struct {
 	Loader string `json:"loader,omitempty"`
 	// Refs are the backend node ids the last snapshot named.
 	Refs []int64 `json:"refs,omitempty"`
+	// DialogLog is how much of the watcher's dialog log was reported.
+	DialogLog int64 `json:"dialog_log,omitempty"`
 }
 
 func (c Config) statePath() string { return filepath.Join(c.stateDir(), "state.json") }
@@ -202,4 +232,51 @@ func clip(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n]) + "…"
+}
+
+// dialogLog is what the dialogs of a call said.
+type dialogLog struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (d *dialogLog) seen() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.list...)
+}
+
+// answerDialogs accepts every JavaScript dialog of the page for the rest of
+// the call (a prompt with its default text). Enabling the Page domain
+// reports a dialog already open.
+func (s *session) answerDialogs(ctx context.Context) *dialogLog {
+	log := &dialogLog{}
+	opened := s.c.subscribe("Page.javascriptDialogOpening")
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.c.done:
+				return
+			case raw := <-opened:
+				var d struct {
+					Type          string `json:"type"`
+					Message       string `json:"message"`
+					DefaultPrompt string `json:"defaultPrompt"`
+				}
+				_ = json.Unmarshal(raw, &d)
+				p := params{"accept": true}
+				if d.Type == "prompt" {
+					p["promptText"] = d.DefaultPrompt
+				}
+				_ = s.c.call(ctx, "Page.handleJavaScriptDialog", p, nil)
+				log.mu.Lock()
+				log.list = append(log.list, fmt.Sprintf("%s %q, accepted", d.Type, clip(d.Message, 200)))
+				log.mu.Unlock()
+			}
+		}
+	}()
+	_ = s.c.call(ctx, "Page.enable", nil, nil)
+	return log
 }
