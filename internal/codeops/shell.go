@@ -99,7 +99,7 @@ func (e *Env) shellEnv() []string {
 // gitEnv is GitHub's part of a command's environment when the generation
 // wrote tokens (gittokens): the credential helper through GIT_CONFIG_COUNT,
 // which git reads after every configuration file, where the helper finds
-// the tokens, and GH_TOKEN, the token of the repository holding the working
+// the tokens when not at their usual place, and GH_TOKEN, the token of the repository holding the working
 // directory, for gh.
 func (e *Env) gitEnv() []string {
 	path := filepath.Join(e.RunDir, filepath.Base(gittokens.Path))
@@ -107,7 +107,11 @@ func (e *Env) gitEnv() []string {
 	if err != nil {
 		return nil
 	}
-	out := append([]string{gittokens.EnvPath + "=" + path}, f.GitConfigEnv()...)
+	out := f.GitConfigEnv()
+	if path != gittokens.Path {
+		// Only the local development driver keeps it elsewhere.
+		out = append(out, gittokens.EnvPath+"="+path)
+	}
 	if _, cwd := e.Cwd(); cwd != "" {
 		if t, ok := f.ForDir(cwd); ok {
 			out = append(out, "GH_TOKEN="+t.Token)
