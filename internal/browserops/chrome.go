@@ -63,6 +63,8 @@ func (c Config) flags(proxy bool) []string {
 		"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-dev-shm-usage", "--disable-breakpad", "--disable-crash-reporter", "--mute-audio",
+		// The profile lives on the agent's home volume: keep its cache small.
+		"--disk-cache-size=52428800",
 		"--disable-features=Translate,MediaRouter,OptimizationHints",
 		"--remote-debugging-address=" + host, "--remote-debugging-port=" + port,
 		"--user-data-dir=" + c.profileDir(),
