@@ -175,7 +175,8 @@ func TestGitHubCodingRunDeployed(t *testing.T) {
 		[]toolCall{{"shell", map[string]any{"command": "cat /run/guilds/git-tokens.json; echo; ls -A repos || true"}}},
 		// GH_TOKEN follows the working directory a command starts in.
 		[]toolCall{{"shell", map[string]any{"command": "mkdir -p repos/api && cd repos/api && echo gh=$GH_TOKEN"}}},
-		[]toolCall{{"shell", map[string]any{"command": "echo again=$GH_TOKEN; git config --get-all credential." + gh.URL + ".helper"}}},
+		[]toolCall{{"shell", map[string]any{"command": "echo again=$GH_TOKEN; git config --get-all credential." + gh.URL + ".helper; " +
+			"echo guilds_vars=$(env | grep -c '^GUILDS_')"}}},
 		nil,
 		nil) // the second run fails at start: no turn is taken
 	env := gh.Env()
@@ -222,7 +223,7 @@ func TestGitHubCodingRunDeployed(t *testing.T) {
 	if len(tokens) < 2 { // one to list the repositories, one for the generation
 		t.Fatalf("tokens issued: %d\n%s", len(tokens), d.Logs())
 	}
-	for _, want := range []string{`"helper":"/usr/local/bin/guilds-git-credential"`, `gh=\n\n`, "again=[REDACTED]", "/usr/local/bin/guilds-git-credential"} {
+	for _, want := range []string{`"helper":"/usr/local/bin/guilds-git-credential"`, `gh=\n\n`, "again=[REDACTED]", "/usr/local/bin/guilds-git-credential", "guilds_vars=0"} {
 		if !strings.Contains(transcript, strings.ReplaceAll(want, `"`, `\"`)) && !strings.Contains(transcript, want) {
 			t.Errorf("the transcript lacks %s:\n%s", want, transcript)
 		}
