@@ -263,3 +263,22 @@ func TestConfigRowErrors(t *testing.T) {
 		t.Fatalf("CheckConfig on an OAuth row: %v", err)
 	}
 }
+
+// A token row that declares several keys asks for each of them, every one a
+// secret, so the terminal's connect prompts for them all without echo.
+func TestKeyFieldsOfAMultiKeyRow(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	if _, err := e.pool.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, url, auth, config)
+VALUES ('twokey', 'Two keys', 'http', 'https://api.twokey.test', 'token',
+ '{"key_fields":[{"name":"login","label":"Login"},{"name":"secret_key","label":"Secret key"},{"name":"extra","optional":true}]}')`); err != nil {
+		t.Fatal(err)
+	}
+	id := e.addConnection(t, "twokey")
+	fields, err := e.engine(t, engineOpts{}).KeyFields(ctx, id)
+	want := []connectors.KeyField{{Name: "login", Label: "Login", Secret: true}, {Name: "secret_key", Label: "Secret key", Secret: true},
+		{Name: "extra", Secret: true, Optional: true}}
+	if err != nil || !reflect.DeepEqual(fields, want) {
+		t.Fatalf("KeyFields = %+v, %v", fields, err)
+	}
+}

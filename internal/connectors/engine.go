@@ -544,6 +544,15 @@ func (e *Engine) KeyFields(ctx context.Context, id uuid.UUID) ([]KeyField, error
 	if b.err != nil {
 		return nil, catalogRefused(rec.conn.ServerSlug, b.err)
 	}
+	// A token row that declares several keys (Wallet, Qonto) takes them as
+	// its fields, every one a secret.
+	if cfg, err := catalog.ParseConfig(rec.serverCfg); err == nil && len(cfg.KeyFields) > 0 {
+		out := make([]KeyField, 0, len(cfg.KeyFields))
+		for _, f := range cfg.KeyFields {
+			out = append(out, KeyField{Name: f.Name, Label: f.Label, Secret: true, Optional: f.Optional})
+		}
+		return out, nil
+	}
 	switch p := b.provider.(type) {
 	case KeyProvider:
 		return p.Fields(), nil
