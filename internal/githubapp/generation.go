@@ -178,6 +178,10 @@ func (g *Generations) tokens(ctx context.Context, a Agent) ([]repo, gittokens.Fi
 	if err != nil || len(eff.Selected) == 0 {
 		return nil, file, err
 	}
+	if eff.Status != string(connstore.StatusConnected) {
+		return nil, file, &RefusedError{Message: fmt.Sprintf("the GitHub login %s that this agent's repositories come through is %s: "+
+			"connect GitHub again to work on them", eff.AccountHint, eff.Status)}
+	}
 	id, err := connstore.ParseID(eff.ConnectionID)
 	if err != nil {
 		return nil, file, err

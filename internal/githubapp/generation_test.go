@@ -204,6 +204,13 @@ func TestGenerationFailsAtStartWhenTheInstallationIsGone(t *testing.T) {
 			if st := connectionstest.Status(t, e.db, e.conn); st != "disconnected" {
 				t.Fatalf("status %s", st)
 			}
+			// The next generation fails at once, without asking GitHub, and
+			// does not fall back to a wider login.
+			n := len(e.gh.TokenRequests)
+			_, err = e.g.Prepare(context.Background(), e.agent)
+			if !errors.As(err, &re) || !strings.Contains(re.Message, "disconnected") || len(e.gh.TokenRequests) != n {
+				t.Fatalf("after the removal: %v", err)
+			}
 		})
 	}
 }

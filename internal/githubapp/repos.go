@@ -119,17 +119,21 @@ func LoginsOfChain(ctx context.Context, db store.DB, orgID, guildID, agentID str
 	return out, nil
 }
 
-// Effective is the selection a place uses: its own connected login's, else
-// the nearest wider one's (a narrower scope inherits until it connects its
-// own login and picks a different set). Login is "" when none has selected.
+// Effective is the selection a place uses: its own login's, else the
+// nearest wider one's (a narrower scope inherits until its login selects a
+// set). ConnectionID is "" when no login on the chain has selected.
 type Effective struct {
 	ConnectionID string
 	OwnerScope   string
+	Status       string // a login that is not connected fails the generation that needs it
+	AccountHint  string
 	Selected     []Selected
 }
 
 // EffectiveSelection walks an agent's (or a guild's, agentID "") chain from
-// the narrowest scope up and answers the first connected login with a selection.
+// the narrowest scope up and answers the first login with a selection,
+// whatever its status: a disconnected one is not skipped for a wider one,
+// so the generation that needs it fails instead of working elsewhere.
 func EffectiveSelection(ctx context.Context, db store.DB, orgID, guildID, agentID string) (Effective, error) {
 	chain, err := LoginsOfChain(ctx, db, orgID, guildID, agentID)
 	if err != nil {
@@ -137,15 +141,13 @@ func EffectiveSelection(ctx context.Context, db store.DB, orgID, guildID, agentI
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
 		l := chain[i]
-		if l.Status != "connected" {
-			continue
-		}
 		gl, err := GetLogin(ctx, db, l.ConnectionID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return Effective{}, err
 		}
 		if gl.Selected != nil {
-			return Effective{ConnectionID: l.ConnectionID, OwnerScope: l.OwnerScope, Selected: gl.Selected}, nil
+			return Effective{ConnectionID: l.ConnectionID, OwnerScope: l.OwnerScope, Status: l.Status, AccountHint: l.AccountHint,
+				Selected: gl.Selected}, nil
 		}
 	}
 	return Effective{}, nil

@@ -31,6 +31,13 @@ func TestSelectionInheritsUntilANarrowerLoginSelects(t *testing.T) {
 	if eff, _ := githubapp.EffectiveSelection(ctx, e.db, e.agent.OrgID, e.agent.GuildID, e.agent.ID); eff.ConnectionID != e.conn {
 		t.Fatalf("a pending agent login took over: %+v", eff)
 	}
+	// A disconnected guild login with a selection is not skipped for the
+	// organisation's: the generation that needs it fails instead.
+	connectionstest.SetDisconnected(t, e.db, e.conn)
+	if eff, _ := githubapp.EffectiveSelection(ctx, e.db, e.agent.OrgID, e.agent.GuildID, e.agent.ID); eff.ConnectionID != e.conn || eff.Status != "disconnected" {
+		t.Fatalf("a disconnected login was skipped: %+v", eff)
+	}
+	connectionstest.SetConnected(t, e.db, e.conn, "acme-gh")
 	// Connected without a selection: still inherits.
 	connectionstest.SetConnected(t, e.db, agentLogin, "acme-gh")
 	if err := githubapp.SaveLogin(ctx, e.db, agentLogin, e.inst, "acme-gh"); err != nil {
