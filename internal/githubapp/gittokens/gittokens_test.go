@@ -1,0 +1,32 @@
+package gittokens
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestLookups(t *testing.T) {
+	f := File{Hosts: []string{"https://github.com/"}, Tokens: []Token{
+		{Origin: "https://github.com", Path: "Acme/API", Dir: "/home/agent/repos/api", Token: "a"},
+		{Origin: "https://github.com", Path: "acme/api-docs", Dir: "/home/agent/repos/api/docs", Token: "d"}}}
+	for _, tc := range []struct{ protocol, host, path, want string }{
+		{"https", "github.com", "acme/api.git", "a"}, {"https", "GitHub.com", "/acme/api", "a"},
+		{"http", "github.com", "acme/api", ""}, {"https", "github.com", "acme/other", ""}} {
+		if got, _ := f.For(tc.protocol, tc.host, tc.path); got.Token != tc.want {
+			t.Errorf("For(%s, %s, %s) = %q, want %q", tc.protocol, tc.host, tc.path, got.Token, tc.want)
+		}
+	}
+	for dir, want := range map[string]string{"/home/agent/repos/api/src": "a", "/home/agent/repos/api/docs/x": "d",
+		"/home/agent/repos/apix": "", "/home/agent": ""} {
+		if got, _ := f.ForDir(dir); got.Token != want {
+			t.Errorf("ForDir(%s) = %q, want %q", dir, got.Token, want)
+		}
+	}
+	env := f.GitConfigEnv()
+	want := []string{"GIT_CONFIG_COUNT=3", "GIT_CONFIG_KEY_0=credential.https://github.com.helper", "GIT_CONFIG_VALUE_0=",
+		"GIT_CONFIG_KEY_1=credential.https://github.com.helper", "GIT_CONFIG_VALUE_1=" + HelperPath,
+		"GIT_CONFIG_KEY_2=credential.https://github.com.useHttpPath", "GIT_CONFIG_VALUE_2=true"}
+	if !slices.Equal(env, want) {
+		t.Errorf("GitConfigEnv = %q", env)
+	}
+}
