@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -42,8 +43,13 @@ func TestSnapshotSizeAgainstPlaywrightMCP(t *testing.T) {
 	for _, p := range benchPages {
 		urls = append(urls, srv.URL+"/"+p)
 	}
-	cmd := exec.Command("node", append([]string{"testdata/bench/pwmcp-snapshot.mjs", cliPath, "http://" + cfg.CDPAddr}, urls...)...)
+	script, err := filepath.Abs("testdata/bench/pwmcp-snapshot.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", append([]string{script, cliPath, "http://" + cfg.CDPAddr}, urls...)...)
 	cmd.Stderr = os.Stderr
+	cmd.Dir = t.TempDir() // Playwright MCP writes its logs where it runs
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("playwright mcp: %v", err)
