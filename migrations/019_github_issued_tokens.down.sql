@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS github_issued_tokens;
