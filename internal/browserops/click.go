@@ -1,0 +1,126 @@
+package browserops
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/guilds/guilds/internal/browserproto"
+)
+
+// settle is how long an action waits for what it set off (a navigation, a
+// dialog) to show before it answers.
+const settle = 100 * time.Millisecond
+
+func click(ctx context.Context, s *session, raw json.RawMessage) browserproto.Response {
+	var a refArgs
+	_ = json.Unmarshal(raw, &a)
+	el, bad := s.resolve(ctx, a.Ref)
+	if bad != nil {
+		return *bad
+	}
+	x, y, bad := s.clickPoint(ctx, el)
+	if bad != nil {
+		return *bad
+	}
+	before := s.cfg.pageIDs(ctx)
+	w := s.watch(ctx)
+	done := make(chan error, 1)
+	go func() {
+		for _, ev := range []string{"mouseMoved", "mousePressed", "mouseReleased"} {
+			p := params{"type": ev, "x": x, "y": y, "button": "left", "clickCount": 1}
+			if ev == "mouseMoved" {
+				p["button"] = "none"
+			}
+			if err := s.c.call(ctx, "Input.dispatchMouseEvent", p, nil); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	if err := w.wait(ctx, done); err != nil {
+		return browserproto.Errorf("click %s: %v", el.ref, err)
+	}
+	text := fmt.Sprintf("clicked %s (%s)", el.desc, el.ref) + w.report(ctx, s)
+	meta := w.meta()
+	if t, ok := s.cfg.newPage(ctx, before); ok {
+		// A link that opens a new tab: the tools follow it, as a person would.
+		s.state.Target, s.state.Loader, s.state.Refs = t.ID, "", nil
+		text += fmt.Sprintf("; it opened a new tab, %s, which the browser tools now drive (take a browser_snapshot of it)", t.URL)
+		meta["new_tab"] = true
+	}
+	return browserproto.Response{Text: text, Meta: meta}
+}
+
+// clickPoint scrolls the element into view and returns the middle of its
+// box, refusing when something else would take the click there.
+func (s *session) clickPoint(ctx context.Context, el *element) (x, y float64, bad *browserproto.Response) {
+	fail := func(format string, a ...any) (float64, float64, *browserproto.Response) {
+		r := browserproto.Errorf(format, a...)
+		return 0, 0, &r
+	}
+	// Scrolled where it is needed only, then one frame for the scroll to
+	// reach hit testing.
+	_ = s.callOn(ctx, el, `function() {
+  const r = this.getBoundingClientRect();
+  if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) this.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+  return new Promise((ok) => requestAnimationFrame(() => ok()));
+}`, nil)
+	var q struct {
+		Quads [][]float64 `json:"quads"`
+	}
+	if err := s.c.call(ctx, "DOM.getContentQuads", params{"backendNodeId": el.backend}, &q); err != nil || len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
+		return fail("%s (%s) has no visible box to click (hidden, or of zero size)", el.desc, el.ref)
+	}
+	p := q.Quads[0]
+	x = (p[0] + p[2] + p[4] + p[6]) / 4
+	y = (p[1] + p[3] + p[5] + p[7]) / 4
+	var hit struct {
+		BackendNodeID int64 `json:"backendNodeId"`
+	}
+	if s.c.call(ctx, "DOM.getNodeForLocation", params{"x": int(x), "y": int(y), "includeUserAgentShadowDOM": true, "ignorePointerEventsNone": false}, &hit) != nil || hit.BackendNodeID == 0 || hit.BackendNodeID == el.backend {
+		return x, y, nil
+	}
+	var r struct {
+		Object struct {
+			ObjectID string `json:"objectId"`
+		} `json:"object"`
+	}
+	if s.c.call(ctx, "DOM.resolveNode", params{"backendNodeId": hit.BackendNodeID}, &r) != nil {
+		return x, y, nil
+	}
+	var cover string
+	err := s.c.call(ctx, "Runtime.callFunctionOn", params{"objectId": el.objectID, "returnByValue": true,
+		"functionDeclaration": coverJS, "arguments": []map[string]any{{"objectId": r.Object.ObjectID}}}, &evalResultInto{&cover})
+	if err != nil || cover == "" {
+		return x, y, nil
+	}
+	return fail("%s (%s) is covered by %s where it would be clicked; close or scroll that away (take a fresh browser_snapshot to see it)", el.desc, el.ref, cover)
+}
+
+// coverJS returns "" when the hit element is the target or inside it (or
+// in another document: no judgement then), else a short description of it.
+const coverJS = `function(hit) {
+  if (!hit || hit === this || this.contains(hit) || hit.contains(this) && hit.tagName === 'LABEL' || hit.ownerDocument !== this.ownerDocument) return '';
+  if (hit.tagName === 'LABEL' && hit.control === this) return '';
+  let d = hit.tagName.toLowerCase();
+  if (hit.id) d += '#' + hit.id; else if (typeof hit.className === 'string' && hit.className.trim()) d += '.' + hit.className.trim().split(/\s+/)[0];
+  const t = (hit.innerText || '').trim().replace(/\s+/g, ' ').slice(0, 40);
+  return t ? d + ' "' + t + '"' : d;
+}`
+
+// evalResultInto decodes a Runtime result's value into a Go value.
+type evalResultInto struct{ out any }
+
+func (e *evalResultInto) UnmarshalJSON(b []byte) error {
+	var r evalResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		return err
+	}
+	if r.Exception != nil {
+		return fmt.Errorf("%s", r.Exception.message())
+	}
+	return r.decode(e.out)
+}
