@@ -15,6 +15,7 @@ import (
 	"github.com/guilds/guilds/internal/githubapp"
 	"github.com/guilds/guilds/internal/githubapp/githubtest"
 	"github.com/guilds/guilds/internal/native/code"
+	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/internal/workspaces"
@@ -109,7 +110,7 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`).Scan
 		t.Fatal(err)
 	}
 	cfg := gh.Config()
-	g := &githubapp.Generations{DB: db, Workspace: ws, App: func() (*githubapp.Client, error) { return &githubapp.Client{Config: cfg}, nil }}
+	g := &githubapp.Generations{DB: db, Workspace: ws, Keyring: e2eKeyring(t), App: func() (*githubapp.Client, error) { return &githubapp.Client{Config: cfg}, nil }}
 	if _, err := g.Prepare(ctx, a); err != nil {
 		t.Fatal(err)
 	}
@@ -264,4 +265,19 @@ func TestGitHubCodingRunDeployed(t *testing.T) {
 	if c := d.must(200, "GET", "/api/mcp/connections/"+id, nil); c["status"] != "disconnected" {
 		t.Fatalf("the login after the removal: %v", c)
 	}
+}
+
+// e2eKeyring is a fresh credential key for a test that builds platform parts
+// in-process.
+func e2eKeyring(t *testing.T) *secret.Keyring {
+	t.Helper()
+	entry, err := secret.GenerateKey("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr, err := secret.ParseKeyring(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kr
 }

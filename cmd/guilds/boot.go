@@ -93,7 +93,7 @@ func (p *platform) gitHubGenerations() *githubapp.Generations {
 		if p.cfg.Sandbox.Driver == config.SandboxLocal {
 			helper = hostBinary("guilds-git-credential")
 		}
-		p.github.g = &githubapp.Generations{DB: p.db, Workspace: p.workspace, Helper: helper, Log: p.log,
+		p.github.g = &githubapp.Generations{DB: p.db, Workspace: p.workspace, Helper: helper, Keyring: p.keyring, Log: p.log,
 			App: func() (*githubapp.Client, error) {
 				cfg, err := githubapp.FromRegistry(p.integrations)
 				return &githubapp.Client{Config: cfg}, err

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/agentsecrets"
+	"github.com/guilds/guilds/internal/githubapp"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/secret"
 )
@@ -74,6 +75,11 @@ var sealedTables = []sealedTable{
 			seq, err := strconv.Atoi(pk[1])
 			return agentsecrets.CallAAD(pk[0], seq), err
 		},
+	},
+	{
+		name: "github_issued_tokens", pk: []string{"id::text", "agent_id::text"}, match: "id = $1::bigint AND agent_id = $2::uuid",
+		cols: []string{"ciphertext"},
+		aad:  func(pk []string, _ string) ([]byte, error) { return githubapp.TokenAAD(pk[1]), nil },
 	},
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/githubapp/gittokens"
+	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/sandbox"
 )
@@ -44,7 +45,9 @@ type Generations struct {
 	// Helper is the credential helper's path in the sandbox ("":
 	// gittokens.HelperPath; the local driver runs the host's build).
 	Helper string
-	Log    *slog.Logger
+	// Keyring seals the issued tokens kept for every worker's redaction set.
+	Keyring *secret.Keyring
+	Log     *slog.Logger
 
 	mu     sync.Mutex
 	issued map[string][]issued // by agent
@@ -140,32 +143,6 @@ func (g *Generations) Refresh(ctx context.Context, a Agent) error {
 	return g.write(ctx, a.ID, file)
 }
 
-// RunSecrets is every token issued to the agent that has not expired yet,
-// for the run's redaction set.
-func (g *Generations) RunSecrets(_ context.Context, agentID string) ([]string, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var out []string
-	live := g.issued[agentID][:0]
-	for _, t := range g.issued[agentID] {
-		if time.Now().Before(t.expires.Add(time.Hour)) {
-			live = append(live, t)
-			out = append(out, t.token)
-		}
-	}
-	g.issued[agentID] = live
-	return out, nil
-}
-
-func (g *Generations) remember(agentID string, tok AccessToken) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.issued == nil {
-		g.issued = map[string][]issued{}
-	}
-	g.issued[agentID] = append(g.issued[agentID], issued{token: tok.Token, expires: tok.ExpiresAt})
-}
-
 // tokens requests the token of the agent's selection and answers its
 // repositories and the file for the sandbox.
 func (g *Generations) tokens(ctx context.Context, a Agent) ([]repo, gittokens.File, error) {
@@ -214,7 +191,9 @@ func (g *Generations) tokens(ctx context.Context, a Agent) ([]repo, gittokens.Fi
 	case err != nil:
 		return nil, file, g.unreachable(ctx, app, login, err)
 	}
-	g.remember(a.ID, tok)
+	if err := g.remember(ctx, a.ID, tok); err != nil {
+		return nil, file, err
+	}
 	var repos []repo
 	for _, r := range tok.Repositories {
 		if err := g.track(ctx, eff.ConnectionID, login, r); err != nil {

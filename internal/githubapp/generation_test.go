@@ -18,6 +18,7 @@ import (
 	"github.com/guilds/guilds/internal/githubapp"
 	"github.com/guilds/guilds/internal/githubapp/githubtest"
 	"github.com/guilds/guilds/internal/githubapp/gittokens"
+	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
 	"github.com/guilds/guilds/internal/workspaces"
 	"github.com/guilds/guilds/sandbox"
@@ -28,15 +29,29 @@ import (
 // mirrored, an agent of it, a local GitHub, and the agent's workspace on
 // the local driver.
 type genEnv struct {
-	db     *pgxpool.Pool
-	gh     *githubtest.Server
-	g      *githubapp.Generations
-	agent  githubapp.Agent
-	conn   string
-	inst   int64
-	repo   int64
-	ws     *workspaces.Manager
-	driver *local.Driver
+	db      *pgxpool.Pool
+	gh      *githubtest.Server
+	g       *githubapp.Generations
+	agent   githubapp.Agent
+	conn    string
+	inst    int64
+	repo    int64
+	ws      *workspaces.Manager
+	driver  *local.Driver
+	keyring *secret.Keyring
+}
+
+func testKeyring(t testing.TB) *secret.Keyring {
+	t.Helper()
+	entry, err := secret.GenerateKey("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr, err := secret.ParseKeyring(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kr
 }
 
 func buildCredentialHelper(t testing.TB) string {
@@ -83,7 +98,8 @@ INSERT INTO agents (guild_id, name) SELECT id, 'Coder' FROM g RETURNING id::text
 	e.ws = workspaces.New(e.driver, workspaces.Options{})
 	t.Cleanup(func() { _ = e.ws.Close(context.Background()) })
 	cfg := e.gh.Config()
-	e.g = &githubapp.Generations{DB: e.db, Workspace: e.ws, Helper: buildCredentialHelper(t),
+	e.keyring = testKeyring(t)
+	e.g = &githubapp.Generations{DB: e.db, Workspace: e.ws, Helper: buildCredentialHelper(t), Keyring: e.keyring,
 		App: func() (*githubapp.Client, error) { return &githubapp.Client{Config: cfg}, nil }}
 	return e
 }
@@ -130,6 +146,16 @@ func TestGenerationClonesWithATokenLimitedToTheSelection(t *testing.T) {
 		t.Fatalf("redaction set %v", secrets)
 	}
 	tok := secrets[0]
+	// Another worker, which issued nothing, redacts it too: a later tool
+	// call of the run may run there.
+	elsewhere := &githubapp.Generations{DB: e.db, Keyring: e.keyring}
+	if s, err := elsewhere.RunSecrets(ctx, e.agent.ID); err != nil || len(s) != 1 || s[0] != tok {
+		t.Fatalf("another worker's redaction set: %d tokens, %v", len(s), err)
+	}
+	var stored string
+	if err := e.db.QueryRow(ctx, `SELECT encode(ciphertext, 'escape') FROM github_issued_tokens`).Scan(&stored); err != nil || strings.Contains(stored, tok) {
+		t.Fatalf("the token is stored in clear (%v)", err)
+	}
 	cfg, _ := os.ReadFile(filepath.Join(e.host(t, "/home/agent/repos/api"), ".git", "config"))
 	if strings.Contains(string(cfg), tok) {
 		t.Fatal(".git/config holds the token")
