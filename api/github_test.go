@@ -115,7 +115,7 @@ func TestGitHubConnectWithoutTheAppIsUnsupported(t *testing.T) {
 // the same installation through user authorization, without installing.
 func TestGitHubInstallSelectAndSecondGuildReuses(t *testing.T) {
 	e := newGitHubEnv(t, true)
-	org, guild, _ := e.Hierarchy()
+	org, guild, agent := e.Hierarchy()
 	inst := e.gh.AddInstallation("acme-gh")
 	api1 := e.gh.AddRepo(t, inst, "acme-gh", "api")
 	e.gh.AddRepo(t, inst, "acme-gh", "web")
@@ -172,6 +172,26 @@ func TestGitHubInstallSelectAndSecondGuildReuses(t *testing.T) {
 	if r.Status != 200 || len(gr.Repositories) != 1 || gr.Repositories[0].GitHubID != api1 || gr.Repositories[0].ConnectionID != id ||
 		len(gr.GitHubLogins) != 1 {
 		t.Fatalf("guild repositories: %d %s", r.Status, r.Body)
+	}
+	// The Tools view's GitHub row carries the selection, at the guild and,
+	// inherited, at its agents.
+	for _, path := range []string{"/api/guilds/" + guild + "/tools", "/api/agents/" + agent + "/tools"} {
+		var tv struct {
+			Servers []struct {
+				Slug  string               `json:"slug"`
+				Repos []githubapp.Selected `json:"github_repositories"`
+			} `json:"servers"`
+		}
+		e.Admin("GET", path, nil).JSON(&tv)
+		found := false
+		for _, sv := range tv.Servers {
+			if sv.Slug == "github" {
+				found = len(sv.Repos) == 1 && sv.Repos[0].GitHubID == api1
+			}
+		}
+		if !found {
+			t.Fatalf("%s: no github_repositories in the GitHub row: %+v", path, tv.Servers)
+		}
 	}
 
 	// A second guild: the organisation has a connected login, so Connect

@@ -2,10 +2,12 @@ package grants
 
 import (
 	"context"
+	"errors"
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/githubapp"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -79,6 +81,9 @@ type ServerView struct {
 	// from Login when a binding names another login.
 	OwnLogin *LoginView       `json:"own_login,omitempty"`
 	Tools    []ServerToolView `json:"tools"`
+	// GitHubRepositories is the GitHub login's repository selection, when it
+	// has one (a narrower scope shows the wider login's until it picks its own).
+	GitHubRepositories []githubapp.Selected `json:"github_repositories,omitempty"`
 }
 
 // ToolsView is the per-scope Tools view.
@@ -171,6 +176,13 @@ func (s *Service) View(ctx context.Context, db store.DB, p access.Principal, sco
 			lv := l.view
 			lv.DecidedBy = d.ConnectionFrom
 			sv.Login = &lv
+			if srv.Kind == catalog.KindGitHub {
+				gl, err := githubapp.GetLogin(ctx, db, lv.ID)
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					return ToolsView{}, err
+				}
+				sv.GitHubRepositories = gl.Selected
+			}
 			for _, t := range l.tools {
 				sv.Tools = append(sv.Tools, s.toolView(chain, res, scope, srv.ID, t, true))
 			}
