@@ -20,6 +20,7 @@ import (
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/telemetry"
 	"github.com/guilds/guilds/internal/tools"
 )
 
@@ -188,26 +189,32 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 	req := mcp.CallToolRequest{}
 	req.Params.Name = remoteName
 	req.Params.Arguments = arguments
+	ctx, span := telemetry.StartMCPRequest(ctx, "tools/call", remoteName)
 	var out *mcp.CallToolResult
 	err := p.do(ctx, connectionID, "tools/call", p.o.CallTimeout, func(ctx context.Context, s *session) error {
+		traced(span, s)
+		req.Params.Meta = withTrace(ctx, nil)
 		if s.info.Transport == "stdio" {
 			meta, err := p.stdioMeta(ctx, s)
 			if err != nil {
 				return err
 			}
-			req.Params.Meta = meta
+			req.Params.Meta = withTrace(ctx, meta)
 		}
 		r, err := s.c.CallTool(ctx, req)
 		out = r
 		return err
 	})
 	if err != nil {
+		span.End(errorType(err))
 		return "", err
 	}
 	text := resultText(out)
 	if out.IsError {
+		span.End(telemetry.ErrorToolError)
 		return "ERROR: " + text, nil
 	}
+	span.End("")
 	return text, nil
 }
 
@@ -220,11 +227,14 @@ func (p *Pool) List(ctx context.Context, connectionID string) ([]Tool, error) {
 		return p.adapterListing(ctx, connectionID, info)
 	}
 	var tools []Tool
+	ctx, span := telemetry.StartMCPRequest(ctx, "tools/list", "")
 	err := p.do(ctx, connectionID, "tools/list", p.o.ListTimeout, func(ctx context.Context, s *session) error {
+		traced(span, s)
 		t, err := listAll(ctx, s.c, s.info.Slug)
 		tools = t
 		return err
 	})
+	span.End(errorType(err))
 	return tools, err
 }
 
@@ -303,8 +313,10 @@ func (p *Pool) do(ctx context.Context, connectionID, op string, timeout time.Dur
 			}
 			id, _ := uuid.Parse(connectionID)
 			if _, rerr := p.o.Credentials.Refresh(ctx, id); rerr != nil {
+				telemetry.TokenRefresh("error")
 				return rerr
 			}
+			telemetry.TokenRefresh("ok")
 			s.resetHeaders()
 			p.log.Info("mcppool: token refreshed after a 401", "connection", connectionID)
 		case isUnauthorized(err):
