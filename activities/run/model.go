@@ -11,6 +11,7 @@ import (
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/telemetry"
 	"github.com/guilds/guilds/internal/tools"
 )
 
@@ -83,7 +84,9 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 	}
 	req := models.Request{Messages: conversation(systemPrompt(agent.Prompt, memory.PromptSection(mem, memoryOffered), snap.StatePrices), history),
 		Tools: tools}
-	resp, err := a.d.Models.Complete(ctx, target, req)
+	mctx, turn := telemetry.StartModelTurn(ctx, r.ID, target.Provider, target.Model)
+	resp, err := a.d.Models.Complete(mctx, target, req)
+	turn.End(resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.FinishReason, modelErrorType(err))
 	if err != nil {
 		a.d.Log.WarnContext(ctx, "model call failed", "run_id", r.ID, "target", target, "err", err)
 		return ModelOutput{}, modelError(err)
@@ -158,6 +161,19 @@ func (a *Activities) recordExploration(ctx context.Context, snap runs.Snapshot) 
 		return fmt.Errorf("record exploration: %w", err)
 	}
 	return nil
+}
+
+// modelErrorType is a failed model call's error.type: the provider's HTTP
+// status when it answered, never the message.
+func modelErrorType(err error) string {
+	if err == nil {
+		return ""
+	}
+	var me *models.Error
+	if errors.As(err, &me) && me.Status != 0 {
+		return fmt.Sprintf("http_%d", me.Status)
+	}
+	return "_OTHER"
 }
 
 func modelOutput(m runs.Message) ModelOutput {

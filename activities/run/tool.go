@@ -13,6 +13,7 @@ import (
 	"github.com/guilds/guilds/internal/native/scripts"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/telemetry"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/internal/workspacefiles"
 )
@@ -47,7 +48,10 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	}
 	ctx = tools.WithLogRedactor(ctx, red) // failure detail the registry logs is redacted too
 	started := time.Now()
-	stamped, outcome, meta := a.invoke(ctx, r, snap, call, red)
+	tctx, span := telemetry.StartToolCall(ctx, in.RunID, in.Name, in.CallID)
+	stamped, outcome, meta := a.invoke(tctx, r, snap, call, red)
+	span.Content(red.Redact(in.Arguments), stamped) // recorded only with GUILDS_OTEL_CAPTURE_CONTENT=1
+	span.End(metaString(meta, "kind"), metaString(meta, "class"), outcome)
 	finished := time.Now()
 	metaJSON := redactedJSON(red, meta)
 	tc, _, err := runs.SaveToolCall(ctx, a.d.DB, runs.ToolCall{
@@ -157,6 +161,11 @@ func redactedJSON(red *tools.Redactor, meta map[string]any) json.RawMessage {
 	return out
 }
 
+func metaString(meta map[string]any, key string) string {
+	s, _ := meta[key].(string)
+	return s
+}
+
 func outcomeOf(raw string) string {
 	if strings.HasPrefix(raw, "ERROR: ") {
 		return runs.OutcomeError
@@ -247,6 +256,7 @@ func (a *Activities) ToolRecord(ctx context.Context, in RecordInput) (ToolOutput
 // Finish records how the run ended.
 func (a *Activities) Finish(ctx context.Context, in FinishInput) error {
 	a.d.Log.InfoContext(ctx, "run finished", "run_id", in.RunID, "status", in.Status)
+	telemetry.RunFinished(in.Status)
 	if a.d.Vault != nil {
 		// Sealed arguments of calls that never ran (over budget, interrupted).
 		if err := a.d.Vault.Forget(ctx, in.RunID, 0); err != nil {
