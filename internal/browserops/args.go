@@ -28,7 +28,9 @@ type evalArgs struct {
 	Script string `json:"script"`
 }
 
-var refPattern = regexp.MustCompile(`^e[0-9]{1,12}$`)
+// refPattern is a reference: e12 in the page, f1e12 in its first frame of
+// another site.
+var refPattern = regexp.MustCompile(`^(f[0-9]{1,3})?e[0-9]{1,12}$`)
 
 // validators check a tool's arguments before anything runs; "" = fine.
 var validators = map[string]func(json.RawMessage) string{
@@ -122,8 +124,14 @@ func checkURL(raw string) (*url.URL, string) {
 	return u, ""
 }
 
-// refID reads the backend node id of a reference already validated.
-func refID(ref string) int64 {
-	n, _ := strconv.ParseInt(strings.TrimPrefix(ref, "e"), 10, 64)
-	return n
+// refID reads a reference already validated: the frame (0 = the page,
+// k = the k-th frame of another site of the last snapshot) and the
+// backend node id.
+func refID(ref string) (frame int, id int64) {
+	if f, rest, ok := strings.Cut(strings.TrimPrefix(ref, "f"), "e"); ok && strings.HasPrefix(ref, "f") {
+		frame, _ = strconv.Atoi(f)
+		ref = "e" + rest
+	}
+	id, _ = strconv.ParseInt(strings.TrimPrefix(ref, "e"), 10, 64)
+	return frame, id
 }

@@ -371,3 +371,17 @@ func (c Config) newPage(ctx context.Context, before map[string]bool) (target, bo
 	}
 	return target{}, false
 }
+
+// targetByID finds a target (a page or a frame) by its id.
+func (c Config) targetByID(ctx context.Context, id string) (target, bool) {
+	var list []target
+	if c.getJSON(ctx, http.MethodGet, "/json/list", &list) != nil {
+		return target{}, false
+	}
+	for _, t := range list {
+		if t.ID == id && t.WS != "" {
+			return t, true
+		}
+	}
+	return target{}, false
+}

@@ -63,15 +63,14 @@ func (s *session) clickPoint(ctx context.Context, el *element) (x, y float64, ba
 	}
 	// Scrolled where it is needed only, then one frame for the scroll to
 	// reach hit testing.
-	_ = s.callOn(ctx, el, `function() {
-  const r = this.getBoundingClientRect();
-  if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) this.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
-  return new Promise((ok) => requestAnimationFrame(() => ok()));
-}`, nil)
+	_ = s.callOn(ctx, el, scrollIntoViewJS, nil)
+	if el.owner != 0 {
+		return s.framePoint(ctx, el)
+	}
 	var q struct {
 		Quads [][]float64 `json:"quads"`
 	}
-	if err := s.c.call(ctx, "DOM.getContentQuads", params{"backendNodeId": el.backend}, &q); err != nil || len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
+	if err := el.c.call(ctx, "DOM.getContentQuads", params{"backendNodeId": el.backend}, &q); err != nil || len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
 		return fail("%s (%s) has no visible box to click (hidden, or of zero size)", el.desc, el.ref)
 	}
 	p := q.Quads[0]
@@ -80,7 +79,7 @@ func (s *session) clickPoint(ctx context.Context, el *element) (x, y float64, ba
 	var hit struct {
 		BackendNodeID int64 `json:"backendNodeId"`
 	}
-	if s.c.call(ctx, "DOM.getNodeForLocation", params{"x": int(x), "y": int(y), "includeUserAgentShadowDOM": true, "ignorePointerEventsNone": false}, &hit) != nil || hit.BackendNodeID == 0 || hit.BackendNodeID == el.backend {
+	if el.c.call(ctx, "DOM.getNodeForLocation", params{"x": int(x), "y": int(y), "includeUserAgentShadowDOM": true, "ignorePointerEventsNone": false}, &hit) != nil || hit.BackendNodeID == 0 || hit.BackendNodeID == el.backend {
 		return x, y, nil
 	}
 	var r struct {
@@ -88,11 +87,11 @@ func (s *session) clickPoint(ctx context.Context, el *element) (x, y float64, ba
 			ObjectID string `json:"objectId"`
 		} `json:"object"`
 	}
-	if s.c.call(ctx, "DOM.resolveNode", params{"backendNodeId": hit.BackendNodeID}, &r) != nil {
+	if el.c.call(ctx, "DOM.resolveNode", params{"backendNodeId": hit.BackendNodeID}, &r) != nil {
 		return x, y, nil
 	}
 	var cover string
-	err := s.c.call(ctx, "Runtime.callFunctionOn", params{"objectId": el.objectID, "returnByValue": true,
+	err := el.c.call(ctx, "Runtime.callFunctionOn", params{"objectId": el.objectID, "returnByValue": true,
 		"functionDeclaration": coverJS, "arguments": []map[string]any{{"objectId": r.Object.ObjectID}}}, &evalResultInto{&cover})
 	if err != nil || cover == "" {
 		return x, y, nil
@@ -124,3 +123,66 @@ func (e *evalResultInto) UnmarshalJSON(b []byte) error {
 	}
 	return r.decode(e.out)
 }
+
+// framePoint is clickPoint for an element in a frame of another site: its
+// middle in the frame's own coordinates (where its document hit-tests it)
+// plus where the frame's content box sits in the page.
+func (s *session) framePoint(ctx context.Context, el *element) (x, y float64, bad *browserproto.Response) {
+	fail := func(format string, a ...any) (float64, float64, *browserproto.Response) {
+		r := browserproto.Errorf(format, a...)
+		return 0, 0, &r
+	}
+	// The frame itself may be out of the page's view: bring it in first.
+	var r struct {
+		Object struct {
+			ObjectID string `json:"objectId"`
+		} `json:"object"`
+	}
+	if err := s.c.call(ctx, "DOM.resolveNode", params{"backendNodeId": el.owner}, &r); err != nil {
+		return fail("%s (%s) is in a frame that is no longer on the page; take a fresh browser_snapshot", el.desc, el.ref)
+	}
+	_ = s.callOn(ctx, &element{objectID: r.Object.ObjectID, c: s.c}, scrollIntoViewJS, nil)
+	var p struct {
+		X, Y  float64
+		Cover string
+		None  bool
+	}
+	if err := s.callOn(ctx, el, framePointJS, &p); err != nil {
+		return fail("click %s: %v", el.ref, err)
+	}
+	if p.None {
+		return fail("%s (%s) has no visible box to click (hidden, or of zero size)", el.desc, el.ref)
+	}
+	if p.Cover != "" {
+		return fail("%s (%s) is covered by %s where it would be clicked; close or scroll that away (take a fresh browser_snapshot to see it)", el.desc, el.ref, p.Cover)
+	}
+	var oq struct {
+		Quads [][]float64 `json:"quads"`
+	}
+	if err := s.c.call(ctx, "DOM.getContentQuads", params{"backendNodeId": el.owner}, &oq); err != nil || len(oq.Quads) == 0 || len(oq.Quads[0]) < 8 {
+		return fail("%s (%s) is in a frame that has no visible box", el.desc, el.ref)
+	}
+	return oq.Quads[0][0] + p.X, oq.Quads[0][1] + p.Y, nil
+}
+
+// framePointJS returns the element's middle in its frame and what covers
+// it there, if anything.
+const framePointJS = `function() {
+  const r = this.getBoundingClientRect();
+  if (r.width < 1 || r.height < 1) return {none: true};
+  const x = r.left + r.width / 2, y = r.top + r.height / 2;
+  const hit = document.elementFromPoint(x, y);
+  let cover = '';
+  if (hit && hit !== this && !this.contains(hit) && !(hit.tagName === 'LABEL' && hit.control === this)) {
+    cover = hit.tagName.toLowerCase() + (hit.id ? '#' + hit.id : '');
+  }
+  return {x, y, cover};
+}`
+
+// scrollIntoViewJS scrolls an element to the middle of the view when it is
+// not in it, then waits a frame (at most 100 ms: a hidden frame draws none).
+const scrollIntoViewJS = `function() {
+  const r = this.getBoundingClientRect();
+  if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) this.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+  return new Promise((ok) => { requestAnimationFrame(() => ok()); setTimeout(ok, 100); });
+}`

@@ -15,7 +15,7 @@ func typeText(ctx context.Context, s *session, raw json.RawMessage) browserproto
 	if bad != nil {
 		return *bad
 	}
-	if err := s.c.call(ctx, "DOM.focus", params{"backendNodeId": el.backend}, nil); err != nil {
+	if err := el.c.call(ctx, "DOM.focus", params{"backendNodeId": el.backend}, nil); err != nil {
 		return browserproto.Errorf("%s (%s) cannot take the keyboard focus: %v", el.desc, el.ref, err)
 	}
 	w := s.watch(ctx)

@@ -99,7 +99,7 @@ func ok(t *testing.T, text string) string {
 	return text
 }
 
-var refRe = regexp.MustCompile(`\[ref=(e[0-9]+)\]`)
+var refRe = regexp.MustCompile(`\[ref=((?:f[0-9]+)?e[0-9]+)\]`)
 
 // refOf returns the ref on the first snapshot line that contains all of
 // the parts.

@@ -14,6 +14,10 @@ type element struct {
 	backend  int64
 	objectID string
 	desc     string // role "name", for result lines
+	// c is the session the element lives in: the page's, or a frame's of
+	// another site, whose iframe element in the page is owner.
+	c     *conn
+	owner int64
 }
 
 // resolve finds a reference of the last snapshot in the page. The answer
@@ -23,7 +27,7 @@ func (s *session) resolve(ctx context.Context, ref string) (*element, *browserpr
 		r := browserproto.Errorf(format, a...)
 		return nil, &r
 	}
-	id := refID(ref)
+	frame, id := refID(ref)
 	if s.state.Loader == "" {
 		return fail("ref %s: there is no snapshot of this page yet; call browser_snapshot and use a ref from it", ref)
 	}
@@ -34,7 +38,23 @@ func (s *session) resolve(ctx context.Context, ref string) (*element, *browserpr
 	if loader != s.state.Loader {
 		return fail("ref %s is stale: the page has changed (a new document loaded) since the snapshot that named it; take a fresh browser_snapshot", ref)
 	}
-	if !slices.Contains(s.state.Refs, id) {
+	el := &element{ref: ref, backend: id, c: s.c}
+	refs := s.state.Refs
+	if frame > 0 {
+		if frame > len(s.state.Frames) {
+			return fail("ref %s is not in the last snapshot; take a fresh browser_snapshot and use a ref from it", ref)
+		}
+		f := s.state.Frames[frame-1]
+		refs, el.owner = f.Refs, f.Owner
+		t, ok := s.cfg.targetByID(ctx, f.Target)
+		if !ok {
+			return fail("ref %s is stale: its frame has gone from the page; take a fresh browser_snapshot", ref)
+		}
+		if el.c, err = s.frameConn(ctx, t); err != nil {
+			return fail("ref %s: %v", ref, err)
+		}
+	}
+	if !slices.Contains(refs, id) {
 		return fail("ref %s is not in the last snapshot; take a fresh browser_snapshot and use a ref from it", ref)
 	}
 	var r struct {
@@ -42,18 +62,18 @@ func (s *session) resolve(ctx context.Context, ref string) (*element, *browserpr
 			ObjectID string `json:"objectId"`
 		} `json:"object"`
 	}
-	if err := s.c.call(ctx, "DOM.resolveNode", params{"backendNodeId": id}, &r); err != nil || r.Object.ObjectID == "" {
+	if err := el.c.call(ctx, "DOM.resolveNode", params{"backendNodeId": id}, &r); err != nil || r.Object.ObjectID == "" {
 		if err != nil && !isCDPError(err) {
 			return fail("ref %s: %v", ref, err)
 		}
 		return fail("ref %s is stale: that element is no longer on the page; take a fresh browser_snapshot", ref)
 	}
-	el := &element{ref: ref, backend: id, objectID: r.Object.ObjectID}
+	el.objectID = r.Object.ObjectID
 	var connected bool
 	if err := s.callOn(ctx, el, "function() { return this.isConnected }", &connected); err != nil || !connected {
 		return fail("ref %s is stale: that element is no longer on the page; take a fresh browser_snapshot", ref)
 	}
-	el.desc = s.describe(ctx, id)
+	el.desc = describe(ctx, el.c, id)
 	return el, nil
 }
 
@@ -69,11 +89,11 @@ func (s *session) loader(ctx context.Context) (string, error) {
 }
 
 // describe is an element's role and name, as the snapshot wrote them.
-func (s *session) describe(ctx context.Context, backend int64) string {
+func describe(ctx context.Context, c *conn, backend int64) string {
 	var r struct {
 		Nodes []*axNode `json:"nodes"`
 	}
-	if s.c.call(ctx, "Accessibility.getPartialAXTree", params{"backendNodeId": backend, "fetchRelatives": false}, &r) != nil || len(r.Nodes) == 0 {
+	if c.call(ctx, "Accessibility.getPartialAXTree", params{"backendNodeId": backend, "fetchRelatives": false}, &r) != nil || len(r.Nodes) == 0 {
 		return "element"
 	}
 	n := r.Nodes[0]
@@ -95,7 +115,7 @@ func (s *session) callOn(ctx context.Context, el *element, fn string, out any, a
 	if len(callArgs) > 0 {
 		p["arguments"] = callArgs
 	}
-	if err := s.c.call(ctx, "Runtime.callFunctionOn", p, &r); err != nil {
+	if err := el.c.call(ctx, "Runtime.callFunctionOn", p, &r); err != nil {
 		return err
 	}
 	if r.Exception != nil {

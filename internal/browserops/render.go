@@ -46,6 +46,8 @@ type tree struct {
 	nodes      map[string]*axNode
 	frames     map[int64][]*axNode // an iframe's backend id → its document's roots
 	remote     map[int64]string    // an iframe in another process (another site) → its URL
+	frameOf    map[string]int      // a node of the k-th frame of another site → k
+	frameRefs  map[int][]int64     // that frame's references
 	scrollable map[int64]bool
 	refs       []int64
 	b          strings.Builder
@@ -137,8 +139,13 @@ func (t *tree) renderIn(n *axNode, depth int, labelText bool) {
 		fmt.Fprintf(&b, " %q", clip(name, 100))
 	}
 	if ref {
-		fmt.Fprintf(&b, " [ref=e%d]", n.Backend)
-		t.refs = append(t.refs, n.Backend)
+		if k := t.frameOf[n.NodeID]; k > 0 {
+			fmt.Fprintf(&b, " [ref=f%de%d]", k, n.Backend)
+			t.frameRefs[k] = append(t.frameRefs[k], n.Backend)
+		} else {
+			fmt.Fprintf(&b, " [ref=e%d]", n.Backend)
+			t.refs = append(t.refs, n.Backend)
+		}
 	}
 	b.WriteString(attrs(n, role, scroll))
 	if role == "row" && t.flatRow(n, &b) {
@@ -164,6 +171,9 @@ func (t *tree) renderIn(n *axNode, depth int, labelText bool) {
 	}
 	if name != "" && nameFromContent[role] && t.textOnly(n) {
 		return // the name already says what its text would
+	}
+	if role == "textbox" || role == "searchbox" || role == "spinbutton" {
+		return // its text is its value, written above
 	}
 	t.children(n, depth+1)
 }

@@ -45,6 +45,19 @@ type session struct {
 	c     *conn
 	page  target
 	state *state
+	// frames are the sessions opened with frames of another site,
+	// closed with the call.
+	frames []*conn
+}
+
+// frameConn opens a session with a frame target (another site's process).
+func (s *session) frameConn(ctx context.Context, t target) (*conn, error) {
+	fc, err := dial(ctx, t.WS)
+	if err != nil {
+		return nil, err
+	}
+	s.frames = append(s.frames, fc)
+	return fc, nil
 }
 
 type handler func(ctx context.Context, s *session, args json.RawMessage) browserproto.Response
@@ -122,6 +135,11 @@ func Serve(ctx context.Context, cfg Config, req browserproto.Request) (resp brow
 	// and the result says what it said.
 	between, offset := cfg.dialogsSince(st.DialogLog)
 	dialogs := s.answerDialogs(ctx)
+	defer func() {
+		for _, fc := range s.frames {
+			fc.close()
+		}
+	}()
 	resp = h(ctx, s, args)
 	during, offset := cfg.dialogsSince(offset)
 	s.state.DialogLog = offset
@@ -180,8 +198,18 @@ type state struct {
 	Loader string `json:"loader,omitempty"`
 	// Refs are the backend node ids the last snapshot named.
 	Refs []int64 `json:"refs,omitempty"`
+	// Frames are the last snapshot's frames of another site (their own
+	// process, their own target): a ref f<k>e<n> names node n of Frames[k-1].
+	Frames []frameRefs `json:"frames,omitempty"`
 	// DialogLog is how much of the watcher's dialog log was reported.
 	DialogLog int64 `json:"dialog_log,omitempty"`
+}
+
+// frameRefs is one frame of another site in the last snapshot.
+type frameRefs struct {
+	Target string  `json:"target"` // its CDP target
+	Owner  int64   `json:"owner"`  // the iframe element in the page (backend node id)
+	Refs   []int64 `json:"refs"`
 }
 
 func (c Config) statePath() string { return filepath.Join(c.stateDir(), "state.json") }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/guilds/guilds/internal/browserproto"
@@ -79,10 +80,14 @@ func (s *session) snapshotText(ctx context.Context) (string, map[string]any, err
 	var main struct {
 		Nodes []*axNode `json:"nodes"`
 	}
+	// Enabled, the renderer brings its tree up to date before answering
+	// (a frame of another site otherwise answers with a stale one).
+	_ = s.c.call(ctx, "Accessibility.enable", nil, nil)
 	if err := s.c.call(ctx, "Accessibility.getFullAXTree", nil, &main); err != nil {
 		return "", nil, err
 	}
-	t := &tree{nodes: map[string]*axNode{}, frames: map[int64][]*axNode{}, remote: map[int64]string{}, scrollable: s.scrollables(ctx)}
+	t := &tree{nodes: map[string]*axNode{}, frames: map[int64][]*axNode{}, remote: map[int64]string{},
+		frameOf: map[string]int{}, frameRefs: map[int][]int64{}, scrollable: s.scrollables(ctx)}
 	prefix := 0
 	t.add("", main.Nodes)
 	var walk func(fs []frameTree)
@@ -124,10 +129,12 @@ func (s *session) snapshotText(ctx context.Context) (string, map[string]any, err
 			continue
 		}
 		var src string
-		if s.callOn(ctx, &element{objectID: r.Object.ObjectID}, "function() { return this.src || '' }", &src) == nil && src != "" {
+		if s.callOn(ctx, &element{objectID: r.Object.ObjectID, c: s.c}, "function() { return this.src || '' }", &src) == nil && src != "" {
 			t.remote[n.Backend] = src
 		}
 	}
+
+	frames := s.remoteFrames(ctx, t)
 
 	var title string
 	var roots []*axNode
@@ -145,6 +152,10 @@ func (s *session) snapshotText(ctx context.Context) (string, map[string]any, err
 	}
 	s.state.Loader = ft.FrameTree.Frame.LoaderID
 	s.state.Refs = t.refs
+	for i := range frames {
+		frames[i].Refs = t.frameRefs[i+1]
+	}
+	s.state.Frames = frames
 	return strings.TrimRight(t.b.String(), "\n"), map[string]any{"url": ft.FrameTree.Frame.URL, "refs": len(t.refs)}, nil
 }
 
@@ -205,3 +216,52 @@ const findPanelsJS = `function() {
   out.sort((a, b) => b[0] - a[0]);
   return out.slice(0, 20).map(p => p[1]);
 }`
+
+// remoteFrames brings the frames of another site into the tree: each runs
+// in a process of its own, so its tree is read over its own target and its
+// references are f<k>e<n>. One level deep: a frame of another site inside
+// one stays a line with its URL.
+func (s *session) remoteFrames(ctx context.Context, t *tree) []frameRefs {
+	if len(t.remote) == 0 {
+		return nil
+	}
+	var list []target
+	if s.cfg.getJSON(ctx, http.MethodGet, "/json/list", &list) != nil {
+		return nil
+	}
+	var out []frameRefs
+	for _, ft := range list {
+		if ft.Type != "iframe" || ft.WS == "" {
+			continue
+		}
+		var owner struct {
+			BackendNodeID int64 `json:"backendNodeId"`
+		}
+		if s.c.call(ctx, "DOM.getFrameOwner", params{"frameId": ft.ID}, &owner) != nil {
+			continue
+		}
+		if _, ok := t.remote[owner.BackendNodeID]; !ok {
+			continue
+		}
+		fc, err := s.frameConn(ctx, ft)
+		if err != nil {
+			continue
+		}
+		var sub struct {
+			Nodes []*axNode `json:"nodes"`
+		}
+		_ = fc.call(ctx, "Accessibility.enable", nil, nil)
+		if fc.call(ctx, "Accessibility.getFullAXTree", nil, &sub) != nil || len(sub.Nodes) == 0 {
+			continue
+		}
+		k := len(out) + 1
+		roots := t.add(fmt.Sprintf("r%d:", k), sub.Nodes)
+		for _, n := range sub.Nodes {
+			t.frameOf[n.NodeID] = k
+		}
+		t.frames[owner.BackendNodeID] = roots
+		delete(t.remote, owner.BackendNodeID)
+		out = append(out, frameRefs{Target: ft.ID, Owner: owner.BackendNodeID})
+	}
+	return out
+}

@@ -20,7 +20,7 @@ type decl struct {
 	idempotent                bool
 }
 
-const refSchema = `"ref":{"type":"string","pattern":"^e[0-9]+$","description":"the element's reference from the last browser_snapshot, such as e12"}`
+const refSchema = `"ref":{"type":"string","pattern":"^(f[0-9]+)?e[0-9]+$","description":"the element's reference from the last browser_snapshot, such as e12 (or f1e12 inside a frame of another site)"}`
 
 var decls = []decl{
 	{name: ToolNavigate, description: "Open a URL in the browser (http or https). Says the final URL, the HTTP status and the " +
