@@ -14,6 +14,10 @@ const (
 	ProtocolGRPC = "grpc"
 )
 
+// HeaderVariables may hold a collector's key: the platform drops them from
+// its live environment once read, so that no child process inherits them.
+var HeaderVariables = []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"}
+
 // Config is what the OTEL_* variables (and GUILDS_OTEL_CAPTURE_CONTENT) ask for.
 type Config struct {
 	// Endpoint is the traces endpoint: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as
