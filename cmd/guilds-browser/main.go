@@ -33,10 +33,10 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 3 && args[0] == browserops.RelayArg {
-		listen, upstream := args[1], args[2] //nolint:gosec // G602: len(args) == 3 is checked just above
+		socket, addr := args[1], args[2] //nolint:gosec // G602: len(args) == 3 is checked just above
 		signal.Ignore(syscall.SIGHUP)
 		// The relay serves until the sandbox ends; it returns only on failure.
-		_, _ = fmt.Fprintf(stderr, "guilds-browser relay: %v\n", browserops.Relay(listen, upstream))
+		_, _ = fmt.Fprintf(stderr, "guilds-browser relay: %v\n", browserops.Relay(socket, addr))
 		return 1
 	}
 	if len(args) == 3 && args[0] == browserops.WatchArg {
