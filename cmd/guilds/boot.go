@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 
 	ghacts "github.com/guilds/guilds/activities/githubinstall"
@@ -42,6 +43,7 @@ import (
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/telemetry"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/internal/workspacefiles"
 	"github.com/guilds/guilds/sandbox"
@@ -69,6 +71,7 @@ type platform struct {
 	grants       *grants.Service
 	connectors   *connect.Runtime      // connector engine, MCP pool and connect workflow
 	reporter     *errorreport.Reporter // SENTRY_DSN; nil is off
+	telemetry    *telemetry.Telemetry  // OTEL_*: traces off unless an endpoint is named
 	github       githubSlot            // coding generations' GitHub repositories (the App's tokens)
 }
 
@@ -170,19 +173,31 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 		p.close()
 		return nil, err
 	}
+	if p.telemetry, err = startTelemetry(ctx, env); err != nil {
+		p.close()
+		return nil, err
+	}
 	// Read everything it needs: from here on, children never inherit them.
 	forgetCredentials(env)
 	warnUnknownKeys(ctx, db, p.keyring, log)
 	p.codec = payloadcodec.New(p.keyring, cfg.SealPayloads)
 	if cfg.TemporalAddress != "" {
 		dc, fc := p.codec.Converters()
-		c, err := client.DialContext(ctx, client.Options{
+		opts := client.Options{
 			HostPort:         cfg.TemporalAddress,
 			Namespace:        cfg.TemporalNS,
 			Logger:           sdklog.NewStructuredLogger(log.With("component", "temporal")),
 			DataConverter:    dc,
 			FailureConverter: fc,
-		})
+		}
+		// Temporal's workflow and activity spans; workers made from this client trace too.
+		if ic, err := p.telemetry.TemporalInterceptor(); err != nil {
+			p.close()
+			return nil, err
+		} else if ic != nil {
+			opts.Interceptors = []interceptor.ClientInterceptor{ic}
+		}
+		c, err := client.DialContext(ctx, opts)
 		if err != nil {
 			p.close()
 			return nil, fmt.Errorf("cannot reach Temporal at %s (set TEMPORAL_ADDRESS): %w", cfg.TemporalAddress, err)
@@ -272,8 +287,27 @@ func (p *platform) startConnectors(ctx context.Context) error {
 	return nil
 }
 
+// startTelemetry reads the OTEL_* variables and starts exporting traces when
+// they name an endpoint; the exporter's headers (a collector's key) then
+// leave the live environment, as the other credentials do.
+func startTelemetry(ctx context.Context, env environment) (*telemetry.Telemetry, error) {
+	cfg, err := telemetry.ConfigFromEnv(env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range telemetry.HeaderVariables {
+		_ = os.Unsetenv(name)
+	}
+	return telemetry.Setup(ctx, cfg, version)
+}
+
 func (p *platform) close() {
 	p.reporter.Flush(2 * time.Second)
+	if p.telemetry != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = p.telemetry.Shutdown(ctx) // the spans still buffered; a collector that is gone loses them
+		cancel()
+	}
 	if p.connectors != nil {
 		p.connectors.Close()
 	}
