@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/guilds/guilds/internal/connectors"
 )
@@ -41,6 +42,33 @@ type Adapter interface {
 	// through the result pipeline like any tool result.
 	Call(ctx context.Context, c Conn, tool string, args json.RawMessage) (string, error)
 }
+
+// ToolTimeouts is an adapter some of whose tools take longer than the pool's
+// default bound on one call (Qonto's upload_invoice waits up to a minute for
+// the service's processing). Timeout answers 0 for a tool that takes the
+// default; the pool caps an answer at its own ceiling (mcppool.AdapterMaxTimeout).
+type ToolTimeouts interface {
+	Timeout(tool string) time.Duration
+}
+
+// CallTimeout is how long one call of a tool may take: the adapter's own
+// timeout for it, at most ceiling; def when it names none.
+func CallTimeout(a Adapter, tool string, def, ceiling time.Duration) time.Duration {
+	tt, ok := a.(ToolTimeouts)
+	if !ok {
+		return def
+	}
+	d := tt.Timeout(tool)
+	if d <= 0 {
+		return def
+	}
+	return min(d, ceiling)
+}
+
+// ErrChoiceNeeded: the login's credential works but the operator has still
+// to choose what it may reach (Drive's folder); the login stays pending and
+// is connected once the choice is stored.
+var ErrChoiceNeeded = errors.New("the login needs the operator's choice before it is connected")
 
 // ErrRejected: the service refused the login's key.
 var ErrRejected = errors.New("the service refused the key")

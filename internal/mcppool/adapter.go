@@ -20,6 +20,11 @@ import (
 // AdapterTimeout bounds one adapter call's HTTP work (the design card's 30 s).
 const AdapterTimeout = 30 * time.Second
 
+// AdapterMaxTimeout is the longest one adapter call may take when its tool
+// asks for more than AdapterTimeout (adapters.ToolTimeouts); the run
+// workflow's adapter class is sized on it.
+const AdapterMaxTimeout = 90 * time.Second
+
 // adapterInfo reports whether the connection is served by a local adapter.
 // A connection with an open MCP session is not, and costs no query.
 func (p *Pool) adapterInfo(ctx context.Context, connectionID string) (ServerInfo, bool, error) {
@@ -57,8 +62,9 @@ func (p *Pool) callAdapter(ctx context.Context, connectionID string, info Server
 	if err != nil {
 		return "", err
 	}
-	reached := &TimeoutError{Server: info.Slug, Op: "HTTP request", After: p.o.AdapterTimeout}
-	ctx, cancel := context.WithTimeoutCause(ctx, p.o.AdapterTimeout, reached)
+	limit := adapters.CallTimeout(a, tool, p.o.AdapterTimeout, AdapterMaxTimeout)
+	reached := &TimeoutError{Server: info.Slug, Op: "HTTP request", After: limit}
+	ctx, cancel := context.WithTimeoutCause(ctx, limit, reached)
 	defer cancel()
 	conn := adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred}
 	out, err := a.Call(ctx, conn, tool, args)

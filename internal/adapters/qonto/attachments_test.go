@@ -101,6 +101,9 @@ func (s *service) attach(w http.ResponseWriter, r *http.Request, id string) {
 				"file_size": fmt.Sprint(len(up.Content)), "file_content_type": up.PartType, "created_at": clock.Format("2006-01-02T15:04:05.000Z"),
 				"url": "https://bucket.example/" + strings.ToLower(up.FileName) + "?X-Amz-Signature=abc", "probative_attachment": map[string]any{"status": "pending"}}
 			lists := 2
+			if n := s.slow[id]; n > 0 {
+				lists = n
+			}
 			if s.never[id] {
 				lists = 1 << 30
 			}

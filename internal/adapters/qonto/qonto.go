@@ -39,9 +39,27 @@ type Adapter struct {
 	// Wait and Poll bound upload_invoice's wait for Qonto's processing;
 	// zero means DefaultWait and DefaultPoll.
 	Wait, Poll time.Duration
+	// Clock times that wait; nil means the wall clock.
+	Clock WaitClock
+}
+
+// WaitClock is what upload_invoice's wait reads and sleeps on.
+type WaitClock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
 }
 
 func (*Adapter) Name() string { return Name }
+
+// Timeout is upload_invoice's bound on one call: the upload, then
+// DefaultWait for Qonto's processing (adapters.ToolTimeouts). The other
+// tools take the pool's default.
+func (*Adapter) Timeout(tool string) time.Duration {
+	if tool == "upload_invoice" {
+		return UploadTimeout
+	}
+	return 0
+}
 
 // Fields of the two-field key (the catalog row's key_fields).
 const (

@@ -37,11 +37,13 @@ type service struct {
 	txs []map[string]any
 	// attachments: processed attachments by transaction; pending: uploads
 	// still processing, each shown after a number of attachment lists;
-	// never: transactions whose uploads never finish processing.
+	// never: transactions whose uploads never finish processing; slow:
+	// transactions whose uploads show after that many lists.
 	attachments map[string][]map[string]any
 	pending     map[string][]pendingUpload
 	keys        map[string]bool
 	never       map[string]bool
+	slow        map[string]int
 	uploads     []upload
 
 	mu       sync.Mutex
@@ -50,7 +52,7 @@ type service struct {
 
 func newService(t testing.TB) *service {
 	s := &service{txs: fixtureTransactions(), attachments: map[string][]map[string]any{}, pending: map[string][]pendingUpload{},
-		keys: map[string]bool{}, never: map[string]bool{}}
+		keys: map[string]bool{}, never: map[string]bool{}, slow: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s

@@ -31,6 +31,9 @@ const (
 	DefaultPoll = 2 * time.Second
 	// deadlineMargin is kept of the call's own deadline to answer in.
 	deadlineMargin = 2 * time.Second
+	// UploadTimeout bounds one upload_invoice call: sending up to
+	// MaxInvoice bytes, then DefaultWait, then the answer.
+	UploadTimeout = DefaultWait + 20*time.Second
 )
 
 // invoiceTypes are the types Qonto accepts, judged by content.
@@ -107,7 +110,9 @@ func uploadInvoice(ctx context.Context, a *Adapter, c adapters.Conn, h http.Head
 		return "", fmt.Errorf("upload_invoice: Qonto refused the file: %w", err)
 	}
 
-	started := time.Now()
+	clock := a.clock()
+	started := clock.Now()
+	since := func() time.Duration { return clock.Now().Sub(started) }
 	wait := a.wait()
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl)-deadlineMargin < wait {
 		wait = max(time.Until(dl)-deadlineMargin, 0)
@@ -118,22 +123,23 @@ func uploadInvoice(ctx context.Context, a *Adapter, c adapters.Conn, h http.Head
 		if err == nil {
 			for _, att := range got {
 				if !before[att.ID] {
-					t.Add("attached", id, att.ID, att.FileName, fmt.Sprint(att.FileSize), att.FileContentType, seconds(time.Since(started)))
+					t.Add("attached", id, att.ID, att.FileName, fmt.Sprint(att.FileSize), att.FileContentType, seconds(since()))
 					return t.String(), nil
 				}
 			}
 		}
-		if time.Since(started)+a.poll() > wait || ctx.Err() != nil {
+		if since()+a.poll() > wait || ctx.Err() != nil {
 			break
 		}
 		select {
-		case <-time.After(a.poll()):
+		case <-clock.After(a.poll()):
 		case <-ctx.Done():
 		}
 	}
-	t.Add("processing", id, "", f.Name, len(f.Content), f.Type, seconds(time.Since(started)))
+	waited := seconds(since())
+	t.Add("processing", id, "", f.Name, len(f.Content), f.Type, waited)
 	return t.String() + fmt.Sprintf("Qonto accepted %s but had not finished processing it after %s; get_transaction shows the attachment once it is done. Do not upload it again.\n",
-		f.Path, seconds(time.Since(started))+" s"), nil
+		f.Path, waited+" s"), nil
 }
 
 func (a *Adapter) wait() time.Duration {
@@ -149,6 +155,18 @@ func (a *Adapter) poll() time.Duration {
 	}
 	return DefaultPoll
 }
+
+func (a *Adapter) clock() WaitClock {
+	if a.Clock != nil {
+		return a.Clock
+	}
+	return wallClock{}
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time                         { return time.Now() }
+func (wallClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.0f", d.Seconds()) }
 

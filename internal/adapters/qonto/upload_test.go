@@ -7,10 +7,13 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/qonto"
+	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/workspacefiles"
 	"github.com/guilds/guilds/internal/workspaces"
 	"github.com/guilds/guilds/sandbox"
@@ -114,6 +117,23 @@ func TestUploadInvoiceFromTheWorkspace(t *testing.T) {
 		t.Fatalf("unknown transaction: %v", err)
 	}
 
+	// Processing that takes longer than the pool's default 30 s is waited
+	// for (up to a minute): the call's bound is the tool's own, as the pool
+	// gives it; the fake clock moves one poll per look.
+	long := txID(1, 11)
+	f.svc.mu.Lock()
+	f.svc.slow[long] = 21 // 20 polls of 2 s: 40 s
+	f.svc.mu.Unlock()
+	slowClock := &stepClock{now: clock}
+	patient := &qonto.Adapter{Clock: slowClock}
+	limit := adapters.CallTimeout(patient, "upload_invoice", mcppool.AdapterTimeout, mcppool.AdapterMaxTimeout)
+	pctx, cancel := context.WithTimeout(ctx, limit)
+	out, err = patient.Call(pctx, f.conn(goodKey), "upload_invoice", json.RawMessage(`{"transaction_id":"`+long+`","path":"invoices/scan.jpg"}`))
+	cancel()
+	if err != nil || !strings.HasPrefix(lines(out)[1], "attached\t"+long+"\t") || !strings.HasSuffix(lines(out)[1], "\t40") {
+		t.Fatalf("processing for 40 s: %q %v (bound %s)", out, err, limit)
+	}
+
 	// Processing that does not finish in time is reported, not failed.
 	slow := txID(1, 10)
 	f.svc.mu.Lock()
@@ -125,4 +145,27 @@ func TestUploadInvoiceFromTheWorkspace(t *testing.T) {
 		!strings.Contains(out, "had not finished processing it") || !strings.Contains(out, "Do not upload it again") {
 		t.Fatalf("slow processing: %q %v", out, err)
 	}
+}
+
+// stepClock is upload_invoice's clock in a test: every wait returns at once
+// and moves the clock by its length.
+type stepClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *stepClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	t := c.now
+	c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	ch <- t
+	return ch
 }
