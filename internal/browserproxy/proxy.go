@@ -8,6 +8,8 @@
 // loopback, private, link-local and cloud metadata addresses are refused
 // unless the operator allows them (GUILDS_BROWSER_ALLOW_PRIVATE). Only web
 // ports are dialled: 80, 443 and the unprivileged ones (no mail, no SSH).
+// A proxy with Options.Only dials nothing but the destinations it lists:
+// the coding agents' way to GitHub (a second socket in the same folder).
 package browserproxy
 
 import (
@@ -23,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,6 +69,15 @@ type Options struct {
 	// Resolver resolves names; nil = net.DefaultResolver.
 	Resolver *net.Resolver
 	Logger   *slog.Logger
+	// Socket is the socket's file name in each agent's folder; "" = the
+	// browsers' (browserproto.ProxySocket). A second proxy over the same Dir
+	// with another name gives the agents a second, separately policed way out.
+	Socket string
+	// Only, when set, are the sole destinations ("host:port", the host a
+	// name or an address) any agent's socket dials; everything else is
+	// refused before a name is resolved. Each address dialled still passes
+	// Policy. nil = any destination Policy allows (the browsers').
+	Only []string
 }
 
 // Proxy serves one unix socket per browser agent.
@@ -105,6 +117,17 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Socket == "" {
+		opts.Socket = filepath.Base(browserproto.ProxySocket)
+	}
+	if opts.Socket != filepath.Base(opts.Socket) || strings.HasPrefix(opts.Socket, ".") {
+		return nil, fmt.Errorf("browserproxy: Socket %q must be a plain file name", opts.Socket)
+	}
+	only, err := destinations(opts.Only)
+	if err != nil {
+		return nil, err
+	}
+	opts.Only = only
 	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: the sandboxes' user must reach the sockets
 		return nil, fmt.Errorf("browserproxy: %w", err)
 	}
@@ -148,13 +171,13 @@ func (p *Proxy) Open(agentID string) (string, error) {
 	}
 	if a := p.agents[agentID]; a != nil {
 		a.lastUsed = time.Now()
-		return browserproto.ProxySocket, nil
+		return p.sandboxPath(), nil
 	}
 	d, err := p.AgentDir(agentID)
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(d, filepath.Base(browserproto.ProxySocket))
+	path := filepath.Join(d, p.opts.Socket)
 	_ = os.Remove(path) // a socket left by an earlier worker
 	ln, err := net.Listen("unix", path)
 	if err != nil {
@@ -169,9 +192,12 @@ func (p *Proxy) Open(agentID string) (string, error) {
 	a.srv = &http.Server{Handler: p.handler(agentID, a), ReadHeaderTimeout: 30 * time.Second}
 	p.agents[agentID] = a
 	go func() { _ = a.srv.Serve(ln) }()
-	p.log.Info("browser proxy opened for an agent", "agent", agentID)
-	return browserproto.ProxySocket, nil
+	p.log.Info("agent proxy opened", "agent", agentID, "socket", p.opts.Socket, "limited", len(p.opts.Only) > 0)
+	return p.sandboxPath(), nil
 }
+
+// sandboxPath is the agent's socket as its sandbox sees it.
+func (p *Proxy) sandboxPath() string { return browserproto.ProxyDir + "/" + p.opts.Socket }
 
 // Close stops every socket.
 func (p *Proxy) Close() error {
@@ -241,9 +267,13 @@ func (p *Proxy) dial(ctx context.Context, hostPort string) (net.Conn, error) {
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || n < 1024 && n != 80 && n != 443 {
 		return nil, &refusal{http.StatusForbidden, fmt.Sprintf("refused by the platform's outbound address policy: port %s (web ports only: 80, 443 and 1024 and up)", port)}
 	}
+	lower := strings.ToLower(strings.TrimSuffix(host, "."))
+	if len(p.opts.Only) > 0 && !slices.Contains(p.opts.Only, net.JoinHostPort(lower, port)) {
+		return nil, &refusal{http.StatusForbidden, fmt.Sprintf("refused: this proxy reaches only %s, not %s",
+			strings.Join(p.opts.Only, ", "), net.JoinHostPort(host, port))}
+	}
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	lower := strings.ToLower(strings.TrimSuffix(host, "."))
 	if lower == "metadata" || lower == "metadata.google.internal" {
 		return nil, &refusal{http.StatusForbidden, fmt.Sprintf("refused by the platform's outbound address policy: %s is a cloud metadata host", host)}
 	}
@@ -397,4 +427,18 @@ func refuse(w http.ResponseWriter, err error) {
 	w.Header().Set("Connection", "close")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, text+"\n") //nolint:gosec // G705: a text/plain answer
+}
+
+// destinations checks and normalises Options.Only: host:port, lower case,
+// no trailing dot, a port in range.
+func destinations(in []string) ([]string, error) {
+	var out []string
+	for _, d := range in {
+		host, port, err := net.SplitHostPort(strings.TrimSpace(d))
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("browserproxy: Only: %q is not host:port", d)
+		}
+		out = append(out, net.JoinHostPort(strings.ToLower(strings.TrimSuffix(host, ".")), port))
+	}
+	return out, nil
 }

@@ -173,3 +173,75 @@ func TestIdleSocketIsClosedAndOpenedAgain(t *testing.T) {
 	}
 	_ = c.Close()
 }
+
+func TestOnlyDialsTheListedDestinations(t *testing.T) {
+	listed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "listed "+r.URL.Path)
+	}))
+	defer listed.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "other") }))
+	defer other.Close()
+	dir := t.TempDir()
+	loose := mcpoauth.Policy{AllowLoopback: true, AllowPrivate: true}
+	host := strings.TrimPrefix(listed.URL, "http://")
+	git, err := New(Options{Dir: dir, Socket: "git.sock", Policy: loose, Only: []string{strings.ToUpper("LOCALHOST.:" + host[strings.LastIndex(host, ":")+1:]), host}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = git.Close() }()
+	browsers, err := New(Options{Dir: dir, Policy: loose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = browsers.Close() }()
+	if got, err := git.Open("agent-1"); err != nil || got != browserproto.ProxyDir+"/git.sock" {
+		t.Fatalf("Open = %q, %v", got, err)
+	}
+	if _, err := browsers.Open("agent-1"); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := git.AgentDir("agent-1")
+	sock := filepath.Join(d, "git.sock")
+
+	resp, err := client(sock).Get(listed.URL + "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(b) != "listed /x" {
+		t.Errorf("GET of the listed destination: %d %q", resp.StatusCode, b)
+	}
+	if status, body := connect(t, sock, host); status != http.StatusOK {
+		t.Errorf("CONNECT to the listed destination: %d %q", status, body)
+	}
+	if status, _ := connect(t, sock, "localhost"+host[strings.LastIndex(host, ":"):]); status != http.StatusOK {
+		t.Errorf("CONNECT to the listed name (listed in capitals with a trailing dot): %d", status)
+	}
+	for _, dest := range []string{strings.TrimPrefix(other.URL, "http://"), "169.254.169.254:80", "example.com:443"} {
+		if status, body := connect(t, sock, dest); status != http.StatusForbidden || !strings.Contains(body, "this proxy reaches only "+strings.ToLower("localhost")) {
+			t.Errorf("CONNECT %s through the limited socket: %d %q", dest, status, body)
+		}
+	}
+	resp, err = client(sock).Get(other.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("plain GET of an unlisted destination: %d", resp.StatusCode)
+	}
+	// The browsers' socket of the same agent keeps the general policy.
+	if status, body := connect(t, filepath.Join(d, "proxy.sock"), strings.TrimPrefix(other.URL, "http://")); status != http.StatusOK {
+		t.Errorf("the browsers' socket: %d %q", status, body)
+	}
+}
+
+func TestBadOptionsNameTheField(t *testing.T) {
+	for _, o := range []Options{{Only: []string{"github.com"}}, {Only: []string{"github.com:0"}}, {Only: []string{":443"}}, {Socket: "../x.sock"}} {
+		o.Dir = t.TempDir()
+		if _, err := New(o); err == nil || !strings.Contains(err.Error(), "Only") && !strings.Contains(err.Error(), "Socket") {
+			t.Errorf("New(%+v) = %v", o, err)
+		}
+	}
+}
