@@ -8,7 +8,8 @@ import (
 	"github.com/guilds/guilds/internal/access"
 )
 
-// authenticate resolves the caller: the local user in local mode, else the Bearer token's owner.
+// authenticate resolves the caller: the local user in local mode, else the
+// Bearer token's owner, else the operator app's session cookie (api/session.go).
 func (s *Server) authenticate(c *gin.Context) (access.Principal, error) {
 	ctx := c.Request.Context()
 	if s.AuthMode == "local" {
@@ -16,6 +17,11 @@ func (s *Server) authenticate(c *gin.Context) (access.Principal, error) {
 	}
 	h := c.GetHeader("Authorization")
 	token, ok := strings.CutPrefix(h, "Bearer ")
+	if h == "" {
+		if id, err := c.Cookie(sessionCookie); err == nil && id != "" {
+			return s.sessionPrincipal(c, id)
+		}
+	}
 	if !ok || token == "" {
 		return access.Principal{}, access.ErrUnauthenticated
 	}

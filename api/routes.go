@@ -75,6 +75,7 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.scheduleRoutes()...)
 	all = append(all, s.groupChatRoutes()...)
 	all = append(all, s.scriptRoutes()...)
+	all = append(all, s.sessionRoutes()...)
 	return all
 }
 

@@ -153,6 +153,10 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"GET /readyz":           nil,
 		"GET /metrics":          nil,
 		"GET /api/openapi.json": nil,
+		// The caller's own session only (api/app_session_test.go).
+		"GET /api/session":    {{"/api/session", nil, 200}},
+		"POST /api/session":   {{"/api/session", map[string]any{"token": "gld_forged"}, 401}},
+		"DELETE /api/session": {{"/api/session", nil, 204}},
 		// The codec holds no organisation's data; its admin-only rule is in temporal_codec_test.go.
 		"POST /api/temporal/codec/decode":    nil,
 		"POST /api/temporal/codec/encode":    nil,

@@ -59,6 +59,9 @@ type Deps struct {
 	MCP MCPDeps
 	// Reporter receives internal errors and panics (SENTRY_DSN); nil is off.
 	Reporter *errorreport.Reporter
+	// TemporalUI is the Temporal UI's address of the namespace's workflows
+	// (…/namespaces/default/workflows/), for the app's run links; "" hides them.
+	TemporalUI string
 	// HandlerTimeout, when set, replaces every route's handler deadline
 	// (DefaultTimeout, RemoteTimeout); tests shorten it.
 	HandlerTimeout time.Duration
@@ -92,8 +95,8 @@ func (s *Server) Handler() http.Handler {
 	// A *gin.Context used as a context.Context then follows the request's
 	// (with the route's deadline) instead of never ending.
 	r.ContextWithFallback = true
-	r.Use(s.recoverer(), s.accessLog(), metricsMiddleware())
-	r.NoRoute(func(c *gin.Context) { writeError(c, errNotFoundRoute) })
+	r.Use(s.recoverer(), s.accessLog(), metricsMiddleware(), oauthLanding())
+	r.NoRoute(s.serveApp) // the operator app (api/webapp.go); /api paths get the JSON 404
 	r.NoMethod(func(c *gin.Context) {
 		writeError(c, &Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: "method not allowed on this path"})
 	})

@@ -119,6 +119,9 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "guilds:", err)
 		return 1
 	}
+	if temporal != nil {
+		srv.TemporalUI = temporal.UIURL + "/namespaces/" + cfg.TemporalNS + "/workflows/"
+	}
 	// Bound before the banner: once it is printed, the API answers.
 	ln, err := api.Listen(cfg.HTTPAddr)
 	if err != nil {

@@ -1,0 +1,123 @@
+// The operator app: a router over plain ES modules. Every page is a
+// function of the URL; the API client (api.gen.js) is generated from the
+// route table, so a page can only call what the API has.
+import * as api from "./api.gen.js";
+import { onUnauthenticated } from "./http.js";
+import { h, clear } from "./ui.js";
+import { signInPage } from "./pages/signin.js";
+import { homePage } from "./pages/home.js";
+import { orgPage } from "./pages/org.js";
+import { guildPage } from "./pages/guild.js";
+import { agentPage } from "./pages/agent.js";
+import { runPage } from "./pages/run.js";
+import { adminPage } from "./pages/admin.js";
+import { landingPage } from "./pages/landing.js";
+
+export const app = { me: null, instance: null };
+
+const routes = [
+  [/^\/$/, homePage],
+  [/^\/signin$/, signInPage],
+  [/^\/connected$/, landingPage],
+  [/^\/orgs\/([^/]+)$/, orgPage],
+  [/^\/guilds\/([^/]+)$/, guildPage],
+  [/^\/agents\/([^/]+)$/, agentPage],
+  [/^\/runs\/([^/]+)$/, runPage],
+  [/^\/admin$/, adminPage],
+];
+
+export function navigate(path, replace = false) {
+  if (replace) history.replaceState(null, "", path);
+  else history.pushState(null, "", path);
+  render();
+}
+
+// setTab records the selected tab in the URL without reloading the page.
+export function setTab(tab) {
+  const u = new URL(location.href);
+  if (u.searchParams.get("tab") === tab) return;
+  u.searchParams.set("tab", tab);
+  history.replaceState(null, "", u.pathname + u.search);
+}
+
+async function whoAmI() {
+  try {
+    app.me = await api.get_session({ quiet: true });
+  } catch {
+    app.me = null;
+  }
+  if (app.me) {
+    try { app.instance = await api.get_instance(); } catch { app.instance = null; }
+  }
+}
+
+function renderNav() {
+  const nav = document.getElementById("nav");
+  if (!app.me) return clear(nav);
+  clear(nav,
+    h("a", { href: "/" }, "Organisations"),
+    app.me.admin ? h("a", { href: "/admin" }, "Admin") : null,
+    h("span", { class: "who" }, app.me.name),
+    app.me.auth_mode === "token" ? h("button", { type: "button", class: "link", id: "signout", onclick: signOut }, "Sign out") : null);
+  for (const a of nav.querySelectorAll("a")) {
+    const here = a.getAttribute("href") === location.pathname;
+    if (here) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+}
+
+function renderBanner() {
+  const b = document.getElementById("banner");
+  clear(b);
+  if (app.me && app.instance?.no_model_key) {
+    b.append(h("p", { class: "banner", id: "no-model-key" },
+      "No model key is set on this box or any organisation: runs cannot start. Set one on an organisation's Model keys tab, or set a provider's variable (Admin → Platform keys)."));
+  }
+}
+
+async function signOut() {
+  try { await api.delete_session(); } catch { /* the session is gone either way */ }
+  app.me = null;
+  navigate("/signin");
+}
+
+export async function render() {
+  const main = document.getElementById("main");
+  const path = location.pathname;
+  if (!app.me && path !== "/signin") await whoAmI();
+  if (!app.me && path !== "/signin" && path !== "/connected") {
+    return navigate("/signin?next=" + encodeURIComponent(path + location.search), true);
+  }
+  renderNav();
+  renderBanner();
+  for (const [re, page] of routes) {
+    const m = path.match(re);
+    if (!m) continue;
+    clear(main);
+    try {
+      await page(main, ...m.slice(1));
+    } catch (err) {
+      clear(main, h("h1", {}, "Something went wrong"), h("p", { class: "form-error", role: "alert" }, err.message));
+    }
+    document.title = (main.querySelector("h1")?.textContent || "guilds") + " · guilds";
+    return;
+  }
+  clear(main, h("h1", {}, "Not found"), h("p", {}, "No page here. ", h("a", { href: "/" }, "Back to the organisations")));
+}
+
+export async function refreshMe() { await whoAmI(); renderNav(); renderBanner(); }
+
+onUnauthenticated.add(() => {
+  if (location.pathname !== "/signin") { app.me = null; navigate("/signin?next=" + encodeURIComponent(location.pathname), true); }
+});
+
+// Same-origin links route in the page.
+document.addEventListener("click", (ev) => {
+  const a = ev.target.closest("a");
+  if (!a || a.target || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.button !== 0) return;
+  const u = new URL(a.href, location.href);
+  if (u.origin !== location.origin || u.pathname.startsWith("/api/")) return;
+  ev.preventDefault();
+  navigate(u.pathname + u.search);
+});
+window.addEventListener("popstate", render);
+render();

@@ -1,0 +1,75 @@
+// Admin: the Connector catalog (list, edit copy and URLs, add, delete) and
+// Platform keys (every integration, its state and variables, never values).
+import * as api from "../api.gen.js";
+import { h, clear, form, tabs, status, errorBox } from "../ui.js";
+import { setTab, app } from "../app.js";
+
+export async function adminPage(main) {
+  main.append(h("h1", {}, "Admin"));
+  if (!app.me?.admin) { main.append(h("p", {}, "Only an instance admin sees this page.")); return; }
+  const tab = new URLSearchParams(location.search).get("tab");
+  main.append(tabs([
+    { id: "catalog", label: "Connector catalog", render: catalogPanel },
+    { id: "keys", label: "Platform keys", render: keysPanel },
+    { id: "users", label: "Users", coming: "listing users (the API can create, disable and enable them; use guilds users)" },
+  ], tab, setTab));
+}
+
+async function catalogPanel(panel) {
+  const rows = await api.get_admin_mcp_servers();
+  const list = h("ul", { class: "servers", id: "catalog" });
+  for (const r of rows) {
+    const edit = h("details", {}, h("summary", {}, "Edit"), form({
+      label: `Edit ${r.name}`, submit: "Save",
+      fields: [{ name: "name", label: "Name", value: r.name }, { name: "url", label: "URL", value: r.url },
+        { name: "description", label: "Description", type: "textarea", value: r.description },
+        { name: "limitations", label: "Limitations", type: "textarea", value: r.limitations },
+        { name: "setup_hint", label: "Setup hint", type: "textarea", value: r.setup_hint },
+        { name: "published", label: "Published", type: "checkbox", value: r.published }],
+      onSubmit: async (v) => { await api.patch_admin_mcp_servers_by_id(r.id, v); status(`${v.name} saved`); clear(panel); catalogPanel(panel); },
+    }), h("button", { type: "button", class: "danger", onclick: async () => {
+      if (!confirm(`Delete ${r.name} with its connections and bindings?`)) return;
+      await api.delete_admin_mcp_servers_by_id(r.id); status(`${r.name} deleted`); clear(panel); catalogPanel(panel);
+    } }, "Delete"));
+    list.append(h("li", { class: "server", "data-slug": r.slug }, h("div", { class: "server-head" }, h("h3", {}, r.name),
+      h("span", { class: "muted" }, `${r.slug} · ${r.kind} · ${r.transport} / ${r.auth}`),
+      r.published ? h("span", { class: "badge" }, "published") : h("span", { class: "badge warn" }, "unpublished"),
+      r.copy_source === "admin" ? h("span", { class: "badge" }, "edited") : null,
+      !r.available ? h("span", { class: "badge warn" }, "Not set up: " + (r.missing_variables || []).join(", ")) : null),
+    h("p", { class: "muted" }, r.url), edit));
+  }
+  panel.append(h("h2", {}, "Connector catalog"), list, h("h2", {}, "Add a server"), form({
+    label: "Add a catalog server", submit: "Add server",
+    fields: [{ name: "slug", label: "Slug", required: true }, { name: "name", label: "Name", required: true },
+      { name: "url", label: "URL", type: "url", placeholder: "https://…" },
+      { name: "auth", label: "Auth", type: "select", options: ["none", "token", "oauth"] },
+      { name: "transport", label: "Transport", type: "select", options: ["http", "sse", "stdio"] },
+      { name: "description", label: "Description", type: "textarea" }, { name: "published", label: "Published", type: "checkbox" }],
+    onSubmit: async (v) => { await api.post_admin_mcp_servers(v); status(`${v.name} added`); clear(panel); catalogPanel(panel); },
+  }));
+}
+
+async function keysPanel(panel) {
+  try {
+    const inst = await api.get_instance();
+    panel.append(h("h2", {}, "Platform keys"), h("p", { class: "muted" }, "What the box's environment holds: which variables are set, never their values. Set them where guilds runs and restart it."),
+      h("table", { id: "integrations" }, h("thead", {}, h("tr", {}, h("th", {}, "Integration"), h("th", {}, "State"), h("th", {}, "Variables"), h("th", {}, "Switches on"))),
+        h("tbody", {}, inst.integrations.map((i) => h("tr", {},
+          h("td", {}, h("strong", {}, i.name), i.summary ? h("p", { class: "muted" }, i.summary) : null),
+          h("td", {}, h("span", { class: "badge " + (i.state === "configured" || i.state === "on" ? "connected" : "warn") }, i.state)),
+          h("td", {}, (i.variables || []).map((v) => {
+            const name = typeof v === "string" ? v : v.name;
+            const missing = (i.missing || []).includes(name) || (typeof v === "object" && v.set === false);
+            return h("div", {}, h("code", {}, name), " ", missing ? h("span", { class: "muted" }, "not set") : "set");
+          })),
+          h("td", {}, switchesOn(i.switches_on)))))));
+  } catch (e) { panel.append(errorBox(e)); }
+}
+
+function switchesOn(s = {}) {
+  const parts = [];
+  for (const [k, label] of [["model_providers", "models"], ["native_tools", "tools"], ["connectors", "connectors"], ["features", "features"]]) {
+    if (s[k]?.length) parts.push(`${label}: ${s[k].join(", ")}`);
+  }
+  return parts.join("; ");
+}

@@ -1,0 +1,24 @@
+// Where an OAuth login lands (the callback redirects a browser here): it
+// says what happened. The URL holds only the outcome, never a code or token.
+import { h } from "../ui.js";
+
+const reasons = {
+  oauth_other_browser: "This login was started in another browser: finish it in the browser that clicked Connect, or connect again from this one.",
+  invalid_state: "The login is unknown or has expired: connect again.",
+  oauth_issuer_mismatch: "The answer came from another authorization server than the one the login started with.",
+  access_denied: "The provider says access was refused.",
+  oauth_failed: "The provider did not complete the login.",
+};
+
+export async function landingPage(main) {
+  const q = new URLSearchParams(location.search);
+  // Nothing of the query stays in the address bar or history.
+  history.replaceState(null, "", "/connected");
+  const ok = q.get("result") === "connected";
+  const code = q.get("reason") || "";
+  main.append(h("h1", {}, ok ? "Connected" : "The login did not complete"),
+    h("p", { id: "landing-result", role: "status" }, ok
+      ? `The login is connected${q.get("account") ? " as " + q.get("account") : ""}. You can close this tab and go back to the Tools view.`
+      : (reasons[code] || reasons[code.replace(/^oauth_/, "")] || "The login was refused or failed") + (code ? ` (${code})` : "")),
+    h("p", {}, h("a", { href: "/" }, "Back to the organisations")));
+}

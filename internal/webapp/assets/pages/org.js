@@ -1,0 +1,64 @@
+import * as api from "../api.gen.js";
+import { h, clear, form, tabs, status, errorBox } from "../ui.js";
+import { navigate, setTab } from "../app.js";
+import { toolsView } from "./tools.js";
+import { renameForm, notesPanel, secretsPanel } from "./parts.js";
+
+export async function orgPage(main, id) {
+  const org = await api.get_orgs_by_id(id);
+  const title = h("h1", {}, org.name);
+  main.append(h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, h("a", { href: "/" }, "Organisations"), " / ", org.name), title);
+  const tab = new URLSearchParams(location.search).get("tab");
+  main.append(tabs([
+    { id: "guilds", label: "Guilds", render: (p) => guildsPanel(p, org) },
+    { id: "tools", label: "Tools", render: (p) => toolsView(p, "organisation", id) },
+    { id: "models", label: "Model keys", render: (p) => modelKeysPanel(p, org) },
+    { id: "members", label: "Members", render: (p) => membersPanel(p, org) },
+    { id: "notes", label: "Notes", render: (p) => notesPanel(p, "organisation", id) },
+    { id: "secrets", label: "Secrets", render: (p) => secretsPanel(p, "organisation", id) },
+    { id: "settings", label: "Settings", render: (p) => p.append(
+      renameForm(org.name, async (name) => { const o = await api.patch_orgs_by_id(id, { name }); title.textContent = o.name; }),
+      h("button", { type: "button", class: "danger", onclick: async () => {
+        if (!confirm(`Delete ${org.name} with every guild and agent?`)) return;
+        await api.delete_orgs_by_id(id); status("Organisation deleted"); navigate("/");
+      } }, "Delete organisation")) },
+  ], tab, setTab));
+}
+
+async function guildsPanel(panel, org) {
+  const guilds = await api.get_orgs_by_id_guilds(org.id);
+  panel.append(h("h2", {}, "Guilds"), h("ul", { class: "rows", id: "guilds" }, guilds.length ? guilds.map((g) =>
+    h("li", {}, h("a", { href: `/guilds/${g.id}` }, g.name), g.description ? h("span", { class: "muted" }, " — " + g.description) : null)) :
+    h("li", { class: "muted" }, "No guild yet.")),
+  h("h3", {}, "New guild"), form({
+    label: "New guild", submit: "Create guild",
+    fields: [{ name: "name", label: "Name", required: true }, { name: "description", label: "Description" }],
+    onSubmit: async (v) => { const g = await api.post_orgs_by_id_guilds(org.id, v); status(`Created ${g.name}`); navigate(`/guilds/${g.id}`); },
+  }));
+}
+
+async function modelKeysPanel(panel, org) {
+  const [providers, keys] = await Promise.all([api.get_orgs_by_id_model_providers(org.id), api.get_orgs_by_id_model_keys(org.id)]);
+  const set = new Set(keys.filter((k) => k.set).map((k) => k.provider));
+  panel.append(h("h2", {}, "Model keys"), h("p", { class: "muted" }, "A key set here serves this organisation's runs; the box's own keys (Admin → Platform keys) serve every organisation. Values are never shown."),
+    h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Provider"), h("th", {}, "Key"), h("th", {}, ""))),
+      h("tbody", {}, providers.map((p) => h("tr", {},
+        h("td", {}, p.provider),
+        h("td", {}, p.has_key ? (set.has(p.provider) ? "Set on this organisation" : "The box's key") : h("span", { class: "badge warn" }, "No key yet")),
+        h("td", {}, set.has(p.provider) ? h("button", { type: "button", class: "danger small", onclick: async () => {
+          await api.delete_orgs_by_id_model_keys_by_provider(org.id, p.provider); status("Key removed"); clear(panel); modelKeysPanel(panel, org);
+        } }, "Remove") : null))))),
+    h("h3", {}, "Set a key"), form({
+      label: "Set a model key", submit: "Save key",
+      fields: [{ name: "provider", label: "Provider", type: "select", options: providers.map((p) => ({ value: p.provider, label: p.provider })) },
+        { name: "key", label: "API key", type: "password", required: true }],
+      onSubmit: async (v) => { await api.put_orgs_by_id_model_keys_by_provider(org.id, v.provider, { key: v.key }); status("Key saved"); clear(panel); modelKeysPanel(panel, org); },
+    }));
+}
+
+async function membersPanel(panel, org) {
+  try {
+    const members = await api.get_orgs_by_id_members(org.id);
+    panel.append(h("h2", {}, "Members"), h("ul", { class: "rows" }, members.map((m) => h("li", {}, m.name, " ", h("span", { class: "muted" }, m.role)))));
+  } catch (e) { panel.append(errorBox(e)); }
+}

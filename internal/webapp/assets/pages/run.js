@@ -1,0 +1,78 @@
+// A run: the transcript, live over /api/runs/{id}/events, tool calls folded
+// with their results and metadata, cancel, and the Temporal UI link.
+import * as api from "../api.gen.js";
+import { h, clear, status, when } from "../ui.js";
+import { app } from "../app.js";
+
+const finished = new Set(["succeeded", "failed", "cancelled", "canceled", "completed", "timed_out"]);
+
+export async function runPage(main, id) {
+  const detail = await api.get_runs_by_id(id);
+  const run = detail.run;
+  const badge = h("span", { class: "badge " + run.status, id: "run-status" }, run.status);
+  const cancel = h("button", { type: "button", class: "danger", id: "cancel-run", onclick: async () => {
+    await api.post_runs_by_id_cancel(id); status("Cancel requested");
+  } }, "Cancel run");
+  const ui = app.me?.temporal_ui;
+  main.append(h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, h("a", { href: "/" }, "Organisations"), " / ",
+    h("a", { href: `/agents/${run.agent_id}?tab=runs` }, "Agent"), " / run"),
+  h("h1", {}, "Run ", h("code", {}, id.slice(0, 8))),
+  h("p", {}, badge, " started ", when(run.started_at || run.created_at), " ", cancel, " ",
+    ui ? h("a", { href: ui + "run-" + id, target: "_blank", rel: "noopener noreferrer" }, "Open in the Temporal UI") : h("span", { class: "muted" }, "Temporal workflow run-" + id)));
+  const err = h("p", { class: "form-error", role: "alert" }, run.error || "");
+  const transcript = h("ol", { class: "transcript", id: "transcript", "aria-live": "polite" });
+  main.append(err, transcript);
+  const calls = new Map(detail.tool_calls.map((c) => [c.call_id, c]));
+  const byCall = new Map();
+  let last = 0;
+  const add = (m) => {
+    if (m.seq <= last) return;
+    last = m.seq;
+    if (m.role === "tool") {
+      const slot = byCall.get(m.tool_call_id);
+      if (slot) { slot.querySelector(".result").textContent = m.content; slot.classList.add("done"); return; }
+    }
+    const li = h("li", { class: "msg " + m.role }, h("span", { class: "role" }, m.role), m.content ? h("div", { class: "content" }, m.content) : null);
+    for (const tc of m.tool_calls || []) {
+      const meta = calls.get(tc.id);
+      const d = h("details", { class: "call", "data-call": tc.id },
+        h("summary", {}, "Tool call ", h("code", {}, tc.name || tc.function?.name || "tool")),
+        h("h4", {}, "Arguments"), h("pre", { class: "wrap" }, pretty(tc.arguments ?? tc.function?.arguments)),
+        h("h4", {}, "Result"), h("pre", { class: "result wrap" }, meta?.result || ""),
+        h("h4", {}, "Metadata"), h("pre", { class: "meta wrap" }, meta ? pretty({ outcome: meta.outcome, duration_ms: meta.duration_ms, metadata: meta.metadata }) : ""));
+      byCall.set(tc.id, d);
+      li.append(d);
+    }
+    transcript.append(li);
+  };
+  detail.messages.forEach(add);
+  const setStatus = (r) => {
+    badge.textContent = r.status; badge.className = "badge " + r.status;
+    err.textContent = r.error || "";
+    cancel.hidden = finished.has(r.status);
+  };
+  setStatus(run);
+  if (finished.has(run.status)) return;
+  const es = new EventSource(`/api/runs/${encodeURIComponent(id)}/events?after=${last}`);
+  es.addEventListener("message", (ev) => { const e = JSON.parse(ev.data); if (e.message) add(e.message); });
+  es.addEventListener("status", async (ev) => {
+    const e = JSON.parse(ev.data);
+    if (e.run) setStatus(e.run);
+    const fresh = await api.get_runs_by_id(id).catch(() => null);
+    if (fresh) for (const c of fresh.tool_calls) {
+      calls.set(c.call_id, c);
+      const d = byCall.get(c.call_id);
+      if (d) { d.querySelector(".meta").textContent = pretty({ outcome: c.outcome, duration_ms: c.duration_ms, metadata: c.metadata }); if (!d.querySelector(".result").textContent) d.querySelector(".result").textContent = c.result; }
+    }
+    if (e.run && finished.has(e.run.status)) es.close();
+  });
+  const stop = () => { es.close(); window.removeEventListener("popstate", stop); };
+  window.addEventListener("popstate", stop);
+  runPage.stop?.(); runPage.stop = () => es.close();
+}
+
+function pretty(v) {
+  if (v === undefined || v === null || v === "") return "";
+  if (typeof v === "string") { try { return JSON.stringify(JSON.parse(v), null, 2); } catch { return v; } }
+  return JSON.stringify(v, null, 2);
+}

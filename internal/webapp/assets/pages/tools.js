@@ -1,0 +1,131 @@
+// The Tools view of an organisation, guild or agent: every catalog server
+// and native tool with its Inherit / On / Off switch and the scope that
+// decides it, per-tool switches, Not set up with the missing variables,
+// and tools the box does not offer.
+import * as api from "../api.gen.js";
+import { h, clear, status, errorBox, when, showProblems } from "../ui.js";
+import { connectDialog } from "./connect.js";
+import { testDialog } from "./test.js";
+
+const viewAPI = { organisation: api.get_orgs_by_id_tools, guild: api.get_guilds_by_id_tools, agent: api.get_agents_by_id_tools };
+const scopeWord = { organisation: "organisation", guild: "guild", agent: "agent", platform: "platform" };
+
+export async function toolsView(panel, scope, id) {
+  const holder = h("div", { class: "tools", id: "tools-view" });
+  panel.append(holder);
+  const reload = async () => {
+    const [view, servers] = await Promise.all([viewAPI[scope](id), catalogRows()]);
+    renderTools(holder, view, servers, { scope, id, reload });
+  };
+  await reload().catch((e) => holder.append(errorBox(e)));
+}
+
+let catalogCache;
+async function catalogRows() {
+  if (!catalogCache) catalogCache = api.get_mcp_servers().then((rows) => new Map(rows.map((r) => [r.id, r]))).catch(() => new Map());
+  return catalogCache;
+}
+
+// renderTools draws a view; it is timed (performance marks) for the figures.
+export function renderTools(holder, view, catalog, ctx) {
+  performance.mark("tools-render-start");
+  clear(holder);
+  holder.append(h("h2", {}, "Servers"),
+    h("ul", { class: "servers" }, view.servers.map((s) => serverCard(s, catalog.get(s.id), ctx))),
+    h("h2", {}, "Native tools"), nativeTable(view.native, ctx));
+  performance.mark("tools-render-end");
+  performance.measure("tools-render", "tools-render-start", "tools-render-end");
+}
+
+function decided(by) {
+  return by ? h("span", { class: "decided" }, "decided by the " + (scopeWord[by] || by)) : h("span", { class: "decided" }, "default");
+}
+
+// switch3 is a radio group Inherit / On / Off; change(value) writes it.
+function switch3(label, value, change, disabled) {
+  const name = "sw-" + Math.random().toString(36).slice(2);
+  const group = h("div", { class: "switch3", role: "radiogroup", "aria-label": label });
+  for (const v of ["inherit", "on", "off"]) {
+    const id = name + "-" + v;
+    group.append(h("input", { type: "radio", name, id, value: v, checked: value === v, disabled,
+      onchange: () => change(v).catch((e) => { status(e.message, "error"); }) }),
+    h("label", { for: id }, v[0].toUpperCase() + v.slice(1)));
+  }
+  return group;
+}
+
+async function writeSwitch(ctx, kind, catalogID, v) {
+  const body = { scope: ctx.scope, scope_id: ctx.id, catalog_kind: kind, catalog_id: catalogID };
+  if (v === "inherit") await api.delete_bindings(body).catch((e) => { if (e.status !== 404) throw e; });
+  else await api.put_bindings({ ...body, enabled: v === "on" });
+  status(`${catalogID}: ${v}`);
+  await ctx.reload();
+}
+
+function serverCard(s, row, ctx) {
+  const own = s.own_login;
+  const login = s.login;
+  const card = h("li", { class: "server", "data-slug": s.slug, id: "server-" + s.slug });
+  const head = h("div", { class: "server-head" },
+    h("h3", {}, s.name), h("span", { class: "muted" }, s.auth),
+    !s.set_up ? h("span", { class: "badge warn" }, "Not set up") : null,
+    login ? h("span", { class: "badge " + login.status }, login.status + (login.account_hint ? " · " + login.account_hint : "") +
+      (login.decided_by && login.decided_by !== ctx.scope ? " · from the " + login.decided_by : "")) : h("span", { class: "badge" }, "no login"),
+    s.has_switch ? switch3(`${s.name} at this ${ctx.scope}`, s.switch, (v) => writeSwitch(ctx, "mcp", s.id, v)) : null,
+    s.has_switch ? h("span", { class: "state" }, s.enabled ? "On" : "Off", " ", decided(s.decided_by)) : null);
+  card.append(head);
+  if (!s.set_up) {
+    card.append(h("p", { class: "missing" }, "The box lacks ", (s.missing_variables || []).map((v, i) => [i ? ", " : "", h("code", {}, v)]),
+      ": set ", (s.missing_variables || []).length > 1 ? "them" : "it", " in the box's environment (Admin → Platform keys) to connect."));
+  }
+  if (row?.description) card.append(h("p", { class: "desc" }, row.description));
+  const actions = h("div", { class: "actions" });
+  if (!own || own.status !== "connected") {
+    actions.append(h("button", { type: "button", class: "connect", disabled: !s.set_up,
+      onclick: () => connectDialog(s, row, ctx) }, own ? "Reconnect" : "Connect"));
+  }
+  if (own) {
+    if (own.status === "connected") actions.append(h("button", { type: "button", class: "test", onclick: () => testDialog(s, own) }, "Test"));
+    actions.append(h("button", { type: "button", class: "health", onclick: (ev) => showHealth(card, own, ev.target) }, "Health"),
+      h("button", { type: "button", class: "danger", onclick: async () => {
+        if (!confirm(`Disconnect ${s.name}? Its bindings go too.`)) return;
+        await api.delete_mcp_connections_by_id(own.id); status("Disconnected"); ctx.reload();
+      } }, "Disconnect"));
+  }
+  card.append(actions);
+  if (s.tools?.length) {
+    card.append(h("details", { class: "server-tools" }, h("summary", {}, `${s.tools.length} tools`),
+      h("ul", {}, s.tools.map((t) => h("li", { class: "tool", "data-tool": t.name },
+        h("span", { class: "tool-name" }, t.remote_name || t.name),
+        switch3(`${t.remote_name || t.name} at this ${ctx.scope}`, t.switch, (v) => writeSwitch(ctx, "mcp_tool", t.name, v), !t.listed),
+        h("span", { class: "state" }, t.enabled ? "On" : "Off", " ", decided(t.decided_by)),
+        t.description ? h("p", { class: "muted" }, t.description) : null)))));
+  }
+  return card;
+}
+
+async function showHealth(card, conn, btn) {
+  let box = card.querySelector(".health-box");
+  if (!box) { box = h("div", { class: "health-box", role: "region", "aria-label": "Connection health" }); card.append(box); }
+  btn.disabled = true;
+  try {
+    const hl = await api.get_mcp_connections_by_id_health(conn.id);
+    clear(box, h("dl", {}, h("dt", {}, "State"), h("dd", {}, hl.state || hl.status), h("dt", {}, "Last refresh"), h("dd", {}, when(hl.last_success_at)),
+      h("dt", {}, "Last failure"), h("dd", {}, hl.last_failure_at ? `${when(hl.last_failure_at)} (${hl.last_error_code || "error"})` : "—"),
+      h("dt", {}, "Next retry"), h("dd", {}, when(hl.next_retry_at))));
+  } catch (e) { clear(box, errorBox(e)); } finally { btn.disabled = false; }
+}
+
+function nativeTable(native, ctx) {
+  return h("table", { class: "native" }, h("thead", {}, h("tr", {}, h("th", {}, "Tool"), h("th", {}, "Group"), h("th", {}, "Switch"), h("th", {}, "State"))),
+    h("tbody", {}, native.map((n) => h("tr", { "data-tool": n.name, id: "native-" + n.name },
+      h("td", {}, h("code", {}, n.name)),
+      h("td", {}, n.group || n.family || ""),
+      h("td", {}, n.is_binding ? switch3(`${n.name} at this ${ctx.scope}`, n.switch, (v) => writeSwitch(ctx, "native_tool", n.name, v)) :
+        h("span", { class: "muted" }, n.gate && n.gate !== "always" ? `follows the agent's ${n.gate} flag` : "always on")),
+      h("td", {}, n.not_offered ? h("span", { class: "badge warn" }, "not offered: " + n.not_offered,
+        (n.missing_variables || []).length ? [" (set ", n.missing_variables.map((v, i) => [i ? ", " : "", h("code", {}, v)]), ")"] : null) :
+        [n.enabled === false ? "Off" : "On", " ", n.is_binding ? decided(n.decided_by) : null])))));
+}
+
+export { showProblems };
