@@ -4,6 +4,11 @@
 // orchestrator wrote for this generation (/run/guilds/git-tokens.json); it
 // stores and erases nothing. A repository without a token gets no answer,
 // and git asks no one else (terminal prompts are off).
+//
+// Run as "guilds-git-credential relay" it makes sure the relay from
+// gittokens.RelayAddr to the worker's GitHub proxy socket (named in the
+// file) runs in this sandbox, starting "guilds-browser --relay" detached
+// when nothing answers, and returns; a file without a proxy needs none.
 package main
 
 import (
@@ -21,6 +26,13 @@ func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: guilds-git-credential get|store|erase (git runs it as a credential helper)")
 		os.Exit(2)
+	}
+	if os.Args[1] == gittokens.RelayArg {
+		if err := ensureRelay(gittokens.Locate()); err != nil {
+			fmt.Fprintln(os.Stderr, "guilds-git-credential: the relay to GitHub:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if os.Args[len(os.Args)-1] != "get" {
 		_, _ = io.Copy(io.Discard, os.Stdin) // store and erase: nothing is kept here

@@ -47,10 +47,14 @@ type Generations struct {
 	Helper string
 	// Keyring seals the issued tokens kept for every worker's redaction set.
 	Keyring *secret.Keyring
-	Log     *slog.Logger
+	// Egress is the agents' way to GitHub from sandboxes without a network
+	// (the worker's proxy); nil = the sandboxes have the host's network.
+	Egress Egress
+	Log    *slog.Logger
 
 	mu     sync.Mutex
 	issued map[string][]issued // by agent
+	egress map[string]bool     // by agent: its generation goes through Egress
 }
 
 type issued struct {
@@ -107,6 +111,9 @@ func (g *Generations) Prepare(ctx context.Context, a Agent) (Prepared, error) {
 	if err := g.write(ctx, a.ID, file); err != nil {
 		return Prepared{}, err
 	}
+	if file.Proxy != "" {
+		g.startRelay(ctx, a.ID, file)
+	}
 	for _, r := range repos {
 		if err := g.sync(ctx, a.ID, file, r); err != nil {
 			return Prepared{}, err
@@ -153,6 +160,9 @@ func (g *Generations) tokens(ctx context.Context, a Agent) ([]repo, gittokens.Fi
 	file := gittokens.File{Helper: helper, Tokens: []gittokens.Token{}}
 	eff, err := EffectiveSelection(ctx, g.DB, a.OrgID, a.GuildID, a.ID)
 	if err != nil || len(eff.Selected) == 0 {
+		if err == nil {
+			g.setEgress(a.ID, false)
+		}
 		return nil, file, err
 	}
 	if eff.Status != string(connstore.StatusConnected) {
@@ -172,6 +182,16 @@ func (g *Generations) tokens(ctx context.Context, a Agent) ([]repo, gittokens.Fi
 		return nil, file, &RefusedError{Message: "the guild's GitHub repositories need the box's GitHub App: " + err.Error()}
 	}
 	file.Hosts = []string{app.WebURL}
+	if g.Egress != nil {
+		sock, err := g.Egress.OpenGitHub(a.ID)
+		if err != nil {
+			return nil, file, fmt.Errorf("github: open the agent's way to GitHub: %w", err)
+		}
+		if sock != "" {
+			file.Proxy, file.ProxySocket = gittokens.ProxyURL, sock
+		}
+		g.setEgress(a.ID, sock != "")
+	}
 	tr := TokenRequest{Permissions: CodingPermissions}
 	for _, s := range login.Selected {
 		if s.GitHubID != 0 {
@@ -277,11 +297,26 @@ func (g *Generations) write(ctx context.Context, agentID string, f gittokens.Fil
 	return g.Workspace.CopyTo(ctx, agentID, gittokens.Path, b, 0o600)
 }
 
+// startRelay makes sure the sandbox's relay to the worker's GitHub proxy
+// runs before git does (the credential helper's relay mode). A failure is
+// logged: the clones then say they cannot connect, and the next shell call
+// starts the relay again.
+func (g *Generations) startRelay(ctx context.Context, agentID string, f gittokens.File) {
+	res, err := g.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: []string{f.Helper, gittokens.RelayArg}, Timeout: time.Minute, Dir: sandbox.HomeDir})
+	switch {
+	case err != nil:
+		g.log().Warn("github: cannot start the sandbox's relay to GitHub", "agent", agentID, "err", err)
+	case res.ExitCode != 0:
+		g.log().Warn("github: the sandbox's relay to GitHub did not start", "agent", agentID, "exit_code", res.ExitCode,
+			"stderr", clip(strings.TrimSpace(string(res.Stderr)), 300))
+	}
+}
+
 // sync clones a repository under ReposDir, or updates its clone (fast
 // forward only; a clone with local work is left as it is).
 func (g *Generations) sync(ctx context.Context, agentID string, f gittokens.File, r repo) error {
 	env := map[string]string{"GIT_TERMINAL_PROMPT": "0"}
-	for _, kv := range f.GitConfigEnv() {
+	for _, kv := range append(f.GitConfigEnv(), f.ProxyEnv()...) {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}

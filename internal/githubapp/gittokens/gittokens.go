@@ -8,6 +8,7 @@ package gittokens
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,6 +36,43 @@ type File struct {
 	// Hosts are the origins the helper answers for ("https://github.com").
 	Hosts  []string `json:"hosts"`
 	Tokens []Token  `json:"tokens"`
+	// Proxy is the relay git and gh reach GitHub through (ProxyURL) when
+	// the sandbox has no network; "" = none (the sandbox has the host's).
+	Proxy string `json:"proxy,omitempty"`
+	// ProxySocket is the worker's proxy socket the relay joins, as the
+	// sandbox sees it (/run/guilds-proxy/git.sock).
+	ProxySocket string `json:"proxy_socket,omitempty"`
+}
+
+// RelayAddr is where the relay to GitHub listens in the sandbox (the
+// browsers' relay has 127.0.0.1:3128), and ProxyURL the proxy setting that
+// names it.
+const (
+	RelayAddr = "127.0.0.1:3129"
+	ProxyURL  = "http://" + RelayAddr
+)
+
+// RelayArg is the credential helper's argument that makes sure the relay
+// runs (started detached when it does not answer) and returns.
+const RelayArg = "relay"
+
+// RelayUp reports whether something answers on RelayAddr.
+func RelayUp() bool {
+	c, err := net.DialTimeout("tcp", RelayAddr, 300*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
+}
+
+// ProxyEnv is the proxy part of a command's environment: git, gh and curl
+// send https through the relay; the sandbox's own loopback stays direct.
+func (f File) ProxyEnv() []string {
+	if f.Proxy == "" {
+		return nil
+	}
+	return []string{"HTTPS_PROXY=" + f.Proxy, "https_proxy=" + f.Proxy, "NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1"}
 }
 
 // Token is one repository's token.
@@ -112,7 +150,7 @@ func (f File) ForDir(dir string) (Token, bool) {
 // configuration file (GIT_CONFIG_COUNT): for each host an empty helper,
 // which drops every helper configured before it (one the agent set up in its
 // home included), then this helper, with useHttpPath so that git names the
-// repository.
+// repository; and http.proxy when the file names a Proxy.
 func (f File) GitConfigEnv() []string {
 	helper := f.Helper
 	if helper == "" {
@@ -123,6 +161,11 @@ func (f File) GitConfigEnv() []string {
 		h = strings.TrimRight(h, "/")
 		kv = append(kv, [2]string{"credential." + h + ".helper", ""}, [2]string{"credential." + h + ".helper", helper},
 			[2]string{"credential." + h + ".useHttpPath", "true"})
+	}
+	if f.Proxy != "" {
+		// For git every URL goes through the relay, http ones too (a local
+		// GitHub in tests); the worker's proxy refuses what is not GitHub.
+		kv = append(kv, [2]string{"http.proxy", f.Proxy})
 	}
 	out := []string{"GIT_CONFIG_COUNT=" + strconv.Itoa(len(kv))}
 	for i, p := range kv {

@@ -30,3 +30,19 @@ func TestLookups(t *testing.T) {
 		t.Errorf("GitConfigEnv = %q", env)
 	}
 }
+
+func TestProxyEnv(t *testing.T) {
+	f := File{Hosts: []string{"https://github.com"}}
+	if env := f.ProxyEnv(); env != nil || len(f.GitConfigEnv()) != 7 {
+		t.Errorf("without a proxy: %q %q", env, f.GitConfigEnv())
+	}
+	f.Proxy = ProxyURL
+	want := []string{"HTTPS_PROXY=http://127.0.0.1:3129", "https_proxy=http://127.0.0.1:3129", "NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1"}
+	if env := f.ProxyEnv(); !slices.Equal(env, want) {
+		t.Errorf("ProxyEnv = %q", env)
+	}
+	env := f.GitConfigEnv()
+	if env[0] != "GIT_CONFIG_COUNT=4" || !slices.Contains(env, "GIT_CONFIG_KEY_3=http.proxy") || !slices.Contains(env, "GIT_CONFIG_VALUE_3="+ProxyURL) {
+		t.Errorf("GitConfigEnv with a proxy = %q", env)
+	}
+}
