@@ -69,6 +69,7 @@ func Shell(ctx context.Context, env *Env, raw json.RawMessage) codeproto.Respons
 		return Errorf("cannot create the run folder %s: %v", env.Display(run), err)
 	}
 	logPath := filepath.Join(run, env.callName()+".log")
+	env.ensureGitRelay(ctx)
 	if a.Background {
 		return startJob(env, a.Command, logPath)
 	}
@@ -97,7 +98,9 @@ func (e *Env) shellEnv() []string {
 }
 
 // gitEnv is GitHub's part of a command's environment when the generation
-// wrote tokens (gittokens): the credential helper through GIT_CONFIG_COUNT,
+// wrote tokens (gittokens): the credential helper (and the proxy to GitHub,
+// when the sandbox has no network) through GIT_CONFIG_COUNT and the
+// HTTPS_PROXY variables,
 // which git reads after every configuration file, where the helper finds
 // the tokens when not at their usual place, and GH_TOKEN, the token of the repository holding the working
 // directory, for gh.
@@ -107,7 +110,7 @@ func (e *Env) gitEnv() []string {
 	if err != nil {
 		return nil
 	}
-	out := f.GitConfigEnv()
+	out := append(f.GitConfigEnv(), f.ProxyEnv()...)
 	if path != gittokens.Path {
 		// Only the local development driver keeps it elsewhere.
 		out = append(out, gittokens.EnvPath+"="+path)
@@ -118,6 +121,20 @@ func (e *Env) gitEnv() []string {
 		}
 	}
 	return out
+}
+
+// ensureGitRelay starts the sandbox's relay to the worker's GitHub proxy
+// when the generation's tokens name one and nothing answers (the sandbox
+// restarted since), through the credential helper's relay mode. A failure
+// is not the call's: git then says it cannot reach the proxy.
+func (e *Env) ensureGitRelay(ctx context.Context) {
+	f, err := gittokens.Read(filepath.Join(e.RunDir, filepath.Base(gittokens.Path)))
+	if err != nil || f.Proxy == "" || f.Helper == "" || gittokens.RelayUp() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	_ = exec.CommandContext(ctx, f.Helper, gittokens.RelayArg).Run() //nolint:gosec // G204: the platform's helper, named by the platform's file
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
