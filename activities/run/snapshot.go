@@ -36,7 +36,7 @@ func (a *Activities) Snapshot(ctx context.Context, in SnapshotInput) (SnapshotOu
 	}
 	out := SnapshotOutput{SnapshotID: snap.ID, Remaining: r.Remaining}
 	for _, t := range snap.Tools {
-		out.Tools = append(out.Tools, ToolRef{Name: t.Name, Class: t.Class, Idempotent: t.Idempotent})
+		out.Tools = append(out.Tools, ToolRef{Name: t.Name, Class: t.Class, Idempotent: t.Idempotent, Quick: t.Quick})
 	}
 	a.d.Log.InfoContext(ctx, "run snapshot", "run_id", r.ID, "agent_id", r.AgentID, "tools", len(out.Tools),
 		"warnings", len(snap.Warnings))
@@ -70,11 +70,15 @@ func (a *Activities) resolve(ctx context.Context, r runs.Run) (runs.Snapshot, er
 			continue
 		}
 		seen[t.Name] = true
+		quick := false
 		if reg, ok := a.d.Tools.Lookup(t.Name); ok && t.Kind == "native" {
 			// The registry is the authority on how a native tool may be retried.
 			t.Idempotent, t.Class = reg.Idempotent, reg.Class
+			quick = reg.Quick && reg.Idempotent
 		}
-		snap.Tools = append(snap.Tools, snapshotTool(t))
+		st := snapshotTool(t)
+		st.Quick = quick
+		snap.Tools = append(snap.Tools, st)
 	}
 	if snap.Flags.Scripting && seen[scripts.ToolRun] {
 		if err := a.offerScripts(ctx, r, &snap, seen); err != nil {

@@ -8,6 +8,8 @@ type ToolRef struct {
 	Name       string `json:"name"`
 	Class      string `json:"class"`
 	Idempotent bool   `json:"idempotent,omitempty"`
+	// Quick calls run as local activities (docs/adr/0511-fast-path.md).
+	Quick bool `json:"quick,omitempty"`
 }
 
 // SnapshotInput names the run.

@@ -25,6 +25,7 @@ type OfferedTool struct {
 	ShapedSchema json.RawMessage `json:"shaped_schema"` // shown to the model
 	Class        string          `json:"class"`
 	Idempotent   bool            `json:"idempotent"`
+	Quick        bool            `json:"quick,omitempty"` // a native tool on the fast path (local activity)
 	ConnectionID string          `json:"connection_id,omitempty"`
 	ServerSlug   string          `json:"server_slug,omitempty"`
 	RemoteName   string          `json:"remote_name,omitempty"`

@@ -35,6 +35,10 @@ type Tool struct {
 	Filter      func(string) string // optional per-tool custom result filter, first step of Stamp
 	Idempotent  bool                // safe to retry
 	Class       Class               // timeout class; empty means ClassDefault
+	// Quick: finishes in milliseconds and, with Idempotent, is safe to run
+	// again after a lost worker, so the run workflow calls it as a local
+	// activity (docs/adr/0511-fast-path.md). Ignored unless Idempotent.
+	Quick bool
 }
 
 // Class names the timeout class of a tool. The run workflow maps a class to

@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -296,13 +297,19 @@ const sideEffectsTable = `CREATE TABLE IF NOT EXISTS test_executions (tool text 
 // testRegistry holds report_issue and the test tools. gate is the folder in
 // which "block" waits for a file named "open".
 func testRegistry(db *pgxpool.Pool, gate string, log *slog.Logger) *tools.Registry {
+	return testRegistryWith(db, gate, log, false)
+}
+
+// testRegistryWith is testRegistry with echo, add and noop marked quick
+// (the fast path) when quick is set.
+func testRegistryWith(db *pgxpool.Pool, gate string, log *slog.Logger, quick bool) *tools.Registry {
 	reg := tools.NewRegistry(tools.WithLogger(log))
 	issues.Register(reg, db)
 	count := func(ctx context.Context, name string, c tools.Call) error {
 		_, err := db.Exec(ctx, `INSERT INTO test_executions (tool, run_id) VALUES ($1, $2)`, name, c.RunID)
 		return err
 	}
-	reg.Register(tools.Tool{Name: "echo", Description: "Echo text back", Idempotent: true,
+	reg.Register(tools.Tool{Name: "echo", Quick: quick, Description: "Echo text back", Idempotent: true,
 		Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 		Handler: func(ctx context.Context, c tools.Call) (string, error) {
 			var a struct{ Text string }
@@ -312,7 +319,7 @@ func testRegistry(db *pgxpool.Pool, gate string, log *slog.Logger) *tools.Regist
 			tools.SetMetadata(ctx, "seen", "token "+mcpSecret) // stored redacted
 			return "echo: " + a.Text, nil
 		}})
-	reg.Register(tools.Tool{Name: "add", Description: "Add two numbers", Idempotent: true,
+	reg.Register(tools.Tool{Name: "add", Quick: quick, Description: "Add two numbers", Idempotent: true,
 		Schema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`),
 		Handler: func(ctx context.Context, c tools.Call) (string, error) {
 			var a struct{ A, B float64 }
@@ -349,7 +356,7 @@ func testRegistry(db *pgxpool.Pool, gate string, log *slog.Logger) *tools.Regist
 				}
 			}
 		}})
-	reg.Register(tools.Tool{Name: "noop", Description: "Does nothing", Idempotent: true,
+	reg.Register(tools.Tool{Name: "noop", Quick: quick, Description: "Does nothing", Idempotent: true,
 		Schema:  json.RawMessage(`{"type":"object","properties":{}}`),
 		Handler: func(ctx context.Context, c tools.Call) (string, error) { return "ok", nil }})
 	return reg
@@ -389,6 +396,9 @@ type envOptions struct {
 	noWorker bool // the test runs its own worker processes
 	noKey    bool
 	agent    string
+	quick    bool // echo, add and noop are quick: the fast path
+	// interceptors are the worker's (the fast-path benchmark times calls with one)
+	interceptors []interceptor.WorkerInterceptor
 }
 
 func newEnv(t testing.TB, o envOptions, script ...turn) *env {
@@ -427,14 +437,20 @@ func newEnv(t testing.TB, o envOptions, script ...turn) *env {
 	e.res = &models.Resolver{Integrations: integrations.New(func(k string) string { return vars[k] }),
 		BaseURLs: map[string]string{models.OpenRouter: e.model.URL}}
 	if !o.noWorker {
-		e.startWorker(e.db)
+		e.startWorkerWith(e.db, o)
 	}
 	return e
 }
 
 // activities builds the run activities as the platform does, on db.
 func activitiesFor(db *pgxpool.Pool, gate, modelURL, mcpURL string, log *slog.Logger) (*runact.Activities, func()) {
-	reg := testRegistry(db, gate, log)
+	return activitiesWith(db, gate, modelURL, mcpURL, log, false)
+}
+
+// activitiesWith is activitiesFor with the quick test tools on the fast path
+// when quick is set.
+func activitiesWith(db *pgxpool.Pool, gate, modelURL, mcpURL string, log *slog.Logger, quick bool) (*runact.Activities, func()) {
+	reg := testRegistryWith(db, gate, log, quick)
 	caller := &mcpCaller{url: mcpURL + "/mcp"}
 	res := &models.Resolver{Integrations: integrations.New(func(k string) string {
 		if k == "OPENROUTER_API_KEY" {
@@ -447,9 +463,9 @@ func activitiesFor(db *pgxpool.Pool, gate, modelURL, mcpURL string, log *slog.Lo
 	return a, caller.Close
 }
 
-func (e *env) startWorker(db *pgxpool.Pool) {
-	a, closeMCP := activitiesFor(db, e.gate, e.model.URL, e.mcpURL, slog.New(slog.DiscardHandler))
-	w := sdkworker.New(e.c, e.queue, sdkworker.Options{})
+func (e *env) startWorkerWith(db *pgxpool.Pool, o envOptions) {
+	a, closeMCP := activitiesWith(db, e.gate, e.model.URL, e.mcpURL, slog.New(slog.DiscardHandler), o.quick)
+	w := sdkworker.New(e.c, e.queue, sdkworker.Options{Interceptors: o.interceptors})
 	run.Register(w, a)
 	if err := w.Start(); err != nil {
 		e.t.Fatal(err)

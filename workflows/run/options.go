@@ -113,6 +113,27 @@ func toolOptions(class tools.Class, idempotent bool, name, args string) workflow
 	}
 }
 
+// quickToolTimeout bounds one attempt of a quick tool's local activity: a
+// handful of Postgres statements. A local activity holds its workflow task
+// open (the SDK heartbeats it), so it is kept far below the regular classes.
+const quickToolTimeout = 10 * time.Second
+
+// quickToolOptions are the options of a quick call on the fast path. Every
+// quick tool is idempotent and the tool activity returns the row stored at
+// (run, seq), so it retries like an idempotent call on the activity path.
+func quickToolOptions(name string) workflow.LocalActivityOptions {
+	return workflow.LocalActivityOptions{
+		Summary:             "tool " + name,
+		StartToCloseTimeout: quickToolTimeout,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    10 * time.Second,
+			MaximumAttempts:    3,
+		},
+	}
+}
+
 // codeTimeout is the activity timeout of a code tool's call: the helper's
 // timeout for these arguments plus codeMargin. It runs in workflow code and
 // only reads the arguments, which are in the history.

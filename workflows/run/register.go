@@ -14,6 +14,7 @@ func Register(w sdkworker.Registry, a *runact.Activities) {
 	w.RegisterActivityWithOptions(a.Snapshot, activity.RegisterOptions{Name: runact.SnapshotName})
 	w.RegisterActivityWithOptions(a.Model, activity.RegisterOptions{Name: runact.ModelName})
 	w.RegisterActivityWithOptions(a.Tool, activity.RegisterOptions{Name: runact.ToolName})
+	w.RegisterActivityWithOptions(a.ToolLocal, activity.RegisterOptions{Name: runact.ToolLocalName})
 	w.RegisterActivityWithOptions(a.ToolRecord, activity.RegisterOptions{Name: runact.ToolRecordName})
 	w.RegisterActivityWithOptions(a.Finish, activity.RegisterOptions{Name: runact.FinishName})
 }

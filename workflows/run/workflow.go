@@ -133,6 +133,11 @@ func Workflow(ctx workflow.Context, p Params) (Result, error) {
 			if !ok {
 				class = tools.ClassDefault // the activity refuses the name
 			}
+			if ok && ref.Quick && ref.Idempotent && fastPath(ctx) {
+				lctx := workflow.WithLocalActivityOptions(ctx, quickToolOptions(c.Name))
+				futures[i] = workflow.ExecuteLocalActivity(lctx, runact.ToolLocalName, in)
+				continue
+			}
 			tctx := workflow.WithActivityOptions(ctx, toolOptions(class, ref.Idempotent, c.Name, c.Arguments))
 			futures[i] = workflow.ExecuteActivity(tctx, runact.ToolName, in)
 		}
@@ -161,6 +166,18 @@ func Workflow(ctx workflow.Context, p Params) (Result, error) {
 			return Result{}, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
 	}
+}
+
+// fastPathChange versions the fast path: a history whose calls were all
+// scheduled as activities (recorded before it, or by a worker without it
+// during a rolling deploy) replays as activities.
+const fastPathChange = "quick-tools-local"
+
+// fastPath reports whether this execution runs quick calls as local
+// activities. It records its marker at the first quick call only, so a run
+// that makes none has the history it always had.
+func fastPath(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, fastPathChange, workflow.DefaultVersion, 1) == 1
 }
 
 // record stores a result the workflow decides itself.

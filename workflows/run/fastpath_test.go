@@ -1,0 +1,119 @@
+package run_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+
+	"github.com/guilds/guilds/internal/runs"
+)
+
+// fastPathScript mixes quick calls (echo, add, noop) with calls that stay
+// activities (the MCP tool, a side-effecting tool) in one turn, then a
+// quick call alone.
+func fastPathScript() []turn {
+	return []turn{
+		{Text: "looking", Calls: []call{
+			{"echo", `{"text":"hi"}`},
+			{"add", `{"a":1,"b":2}`},
+			{"notion_lookup", `{"query":"roadmap"}`},
+			{"noop", `{}`},
+			{"side_effect", `{}`},
+			{"add", `{"a":"one","b":2}`}, // refused by the schema check, on either path
+		}},
+		{Calls: []call{{"echo", `{"text":"again"}`}}},
+		{Text: "all done"},
+	}
+}
+
+// storedRow is what a run stores of a message or a call, without times.
+type storedRow struct {
+	Seq                                      int
+	Role, Content, ToolCallID, Calls         string
+	CallID, Tool, Arguments, Result, Outcome string
+	Metadata                                 string
+}
+
+func storedRows(t *testing.T, tr runs.Transcript) []storedRow {
+	t.Helper()
+	var out []storedRow
+	for _, m := range tr.Messages {
+		calls, _ := json.Marshal(m.ToolCalls)
+		out = append(out, storedRow{Seq: m.Seq, Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Calls: string(calls)})
+	}
+	for _, c := range tr.ToolCalls {
+		out = append(out, storedRow{Seq: c.Seq, CallID: c.CallID, Tool: c.Tool, Arguments: c.Arguments,
+			Result: c.Result, Outcome: c.Outcome, Metadata: string(c.Metadata)})
+	}
+	return out
+}
+
+// pathsOf counts, in a run's history, the tool activities scheduled on the
+// task queue and the local tool activities recorded as markers.
+func pathsOf(t *testing.T, e *env, id string) (activities, locals int) {
+	t.Helper()
+	for _, ev := range fetchHistory(t, e, id).Events {
+		switch ev.GetEventType() {
+		case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == "tool" {
+				activities++
+			}
+		case enums.EVENT_TYPE_MARKER_RECORDED:
+			if ev.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity" {
+				locals++
+			}
+		}
+	}
+	return activities, locals
+}
+
+// The same script on the activity path and on the fast path stores the same
+// messages and calls (results, outcomes, metadata, order); only the way the
+// quick calls ran differs: as local activities, while the MCP and
+// side-effecting calls stay activities.
+func TestFastPathStoresWhatTheActivityPathStores(t *testing.T) {
+	t.Parallel()
+	var rows [2][]storedRow
+	for i, quick := range []bool{false, true} {
+		// Each path in a subtest of its own: its own task queue and database.
+		t.Run(map[bool]string{false: "activity", true: "fast"}[quick], func(t *testing.T) {
+			rows[i] = runFastPathScript(t, quick)
+		})
+	}
+	if len(rows[0]) == 0 || len(rows[0]) != len(rows[1]) {
+		t.Fatalf("activity path stored %d rows, fast path %d", len(rows[0]), len(rows[1]))
+	}
+	for i := range rows[0] {
+		if rows[0][i] != rows[1][i] {
+			t.Errorf("row %d differs:\nactivity path %+v\nfast path     %+v", i, rows[0][i], rows[1][i])
+		}
+	}
+}
+
+// runFastPathScript runs fastPathScript on one path and returns what it stored.
+func runFastPathScript(t *testing.T, quick bool) []storedRow {
+	e := newEnv(t, envOptions{quick: quick}, fastPathScript()...)
+	id := e.start("compare the paths", 20)
+	res, err := e.wait(id, 2*time.Minute)
+	if err != nil {
+		t.Fatalf("quick=%v: %v", quick, err)
+	}
+	if res.Status != runs.StatusCompleted || res.Text != "all done" || res.Remaining != 13 {
+		t.Fatalf("quick=%v: result %+v", quick, res)
+	}
+	rows := storedRows(t, transcript(t, e, id))
+	acts, locals := pathsOf(t, e, id)
+	want := map[bool][2]int{false: {7, 0}, true: {2, 5}}[quick]
+	if acts != want[0] || locals != want[1] {
+		t.Fatalf("quick=%v: %d tool activities and %d local ones, want %v", quick, acts, locals, want)
+	}
+	if n := e.count(`SELECT count(*) FROM test_executions WHERE tool = 'side_effect'`); n != 1 {
+		t.Fatalf("quick=%v: side_effect ran %d times", quick, n)
+	}
+	if quick {
+		recordHistory(t, e, id, "fast_path.json")
+	}
+	return rows
+}
