@@ -33,7 +33,7 @@ func Register(reg *tools.Registry, d Deps) {
 		Schema: json.RawMessage(`{"type":"object","properties":{
 			"content":{"type":"string","description":"the complete new memory text"}},
 			"required":["content"],"additionalProperties":false}`),
-		Idempotent: true,
+		Idempotent: true, Quick: true,
 		Handler: func(ctx context.Context, call tools.Call) (string, error) {
 			var in struct {
 				Content string `json:"content"`

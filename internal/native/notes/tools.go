@@ -44,7 +44,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"level":{"type":"string","enum":["agent","guild","org"],"description":"only notes of this level"}},
 			"additionalProperties":false}`),
 		Handler:    h.find,
-		Idempotent: true,
+		Idempotent: true, Quick: true,
 	})
 	reg.Register(tools.Tool{
 		Name:        ToolGet,
@@ -53,7 +53,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"path":{"type":"string","description":"level/key, e.g. guild/plan.md"}},
 			"required":["path"],"additionalProperties":false}`),
 		Handler:    h.get,
-		Idempotent: true,
+		Idempotent: true, Quick: true,
 	})
 	reg.Register(tools.Tool{
 		Name: ToolWrite,
@@ -65,7 +65,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"content":{"type":"string","description":"the whole Markdown text"}},
 			"required":["level","key","content"],"additionalProperties":false}`),
 		Handler:    h.write,
-		Idempotent: true,
+		Idempotent: true, Quick: true,
 	})
 	reg.Register(tools.Tool{
 		Name:        ToolDelete,

@@ -51,7 +51,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"where":` + whereSchema + `,
 			"limit":{"type":"integer","minimum":1,"maximum":100}},
 			"required":["query"],"additionalProperties":false}`),
-		Handler: h.search, Idempotent: true,
+		Handler: h.search, Idempotent: true, Quick: true,
 	})
 	reg.Register(tools.Tool{
 		Name: ToolList,
@@ -67,7 +67,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"limit":{"type":"integer","minimum":1,"maximum":100},
 			"offset":{"type":"integer","minimum":0}},
 			"required":["collection"],"additionalProperties":false}`),
-		Handler: h.list, Idempotent: true,
+		Handler: h.list, Idempotent: true, Quick: true,
 	})
 	reg.Register(tools.Tool{
 		Name: ToolAdd,
@@ -87,7 +87,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"id":{"type":"string","description":"the record's id"},
 			"body":{"type":"object","description":"column: new value, or null to clear"}},
 			"required":["collection","id","body"],"additionalProperties":false}`),
-		Handler: h.update, Idempotent: true,
+		Handler: h.update, Idempotent: true, Quick: true,
 	})
 	reg.Register(tools.Tool{
 		Name:        ToolRemove,
@@ -96,7 +96,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"collection":{"type":"string"},
 			"id":{"type":"string"}},
 			"required":["collection","id"],"additionalProperties":false}`),
-		Handler: h.remove, Idempotent: true,
+		Handler: h.remove, Idempotent: true, Quick: true,
 	})
 }
 

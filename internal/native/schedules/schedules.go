@@ -90,8 +90,8 @@ func Register(reg *tools.Registry, d Deps) {
 		Name:        ToolList,
 		Description: "List your schedules with each one's id, state (active or paused), next_run_at and description.",
 		Schema:      json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
-		Idempotent:  true,
-		Handler:     d.list,
+		Idempotent:  true, Quick: true,
+		Handler: d.list,
 	})
 	reg.Register(tools.Tool{Name: ToolPause, Description: "Pause one of your schedules: it stops firing until resumed.",
 		Schema: idSchema, Idempotent: true, Handler: d.change(ToolPause)})
