@@ -44,23 +44,37 @@ func navigate(ctx context.Context, s *session, raw json.RawMessage) browserproto
 		return browserproto.Errorf("%s", netError(nav.ErrorText, u))
 	}
 	status, statusText, timedOut := 0, "", false
+	document := func(r json.RawMessage) {
+		var e struct {
+			RequestID string `json:"requestId"`
+			Type      string `json:"type"`
+			Response  struct {
+				Status     int    `json:"status"`
+				StatusText string `json:"statusText"`
+			} `json:"response"`
+		}
+		if json.Unmarshal(r, &e) == nil && e.Type == "Document" && (e.RequestID == nav.LoaderID || nav.LoaderID == "") {
+			status, statusText = e.Response.Status, e.Response.StatusText
+		}
+	}
 	wait := time.NewTimer(loadWait)
 	defer wait.Stop()
 	for done := false; !done; {
 		select {
 		case r := <-responses:
-			var e struct {
-				RequestID string `json:"requestId"`
-				Type      string `json:"type"`
-				Response  struct {
-					Status     int    `json:"status"`
-					StatusText string `json:"statusText"`
-				} `json:"response"`
-			}
-			if json.Unmarshal(r, &e) == nil && e.Type == "Document" && (e.RequestID == nav.LoaderID || nav.LoaderID == "") {
-				status, statusText = e.Response.Status, e.Response.StatusText
-			}
+			document(r)
 		case <-loaded:
+			// The document's response came before its load event, but the
+			// two wait on separate channels and select picks either: take
+			// what is already there.
+			for drained := false; !drained; {
+				select {
+				case r := <-responses:
+					document(r)
+				default:
+					drained = true
+				}
+			}
 			done = true
 		case <-wait.C:
 			done, timedOut = true, true
