@@ -103,8 +103,10 @@ func (pl pendingLogin) checkUser(p access.Principal) error {
 
 // checkIssuer applies RFC 9207: an iss the callback carries must name the
 // authorization server the login was started with, when one was recorded.
+// The comparison is of plain strings (RFC 9207 section 2.4): a form
+// normalised in any way, even a trailing slash, names another issuer.
 func (pl pendingLogin) checkIssuer(iss string) error {
-	if iss == "" || pl.Issuer == "" || strings.TrimRight(iss, "/") == strings.TrimRight(pl.Issuer, "/") {
+	if iss == "" || pl.Issuer == "" || iss == pl.Issuer {
 		return nil
 	}
 	return &Error{Status: http.StatusBadRequest, Code: "oauth_issuer_mismatch",
