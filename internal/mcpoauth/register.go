@@ -8,8 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -23,6 +26,28 @@ type ClientMetadata struct {
 	ResponseTypes           []string `json:"response_types"`
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
 	Scope                   string   `json:"scope,omitempty"`
+	// ApplicationType is "web" or "native" (OpenID Connect Dynamic Client
+	// Registration, asked for by MCP 2026-07-28): an authorization server
+	// that defaults to web refuses a loopback redirect URI otherwise.
+	ApplicationType string `json:"application_type,omitempty"`
+}
+
+// ApplicationType is the application_type of a client that redirects to
+// redirectURI: "native" for a loopback or non-https redirect (a CLI, the
+// development server), "web" for the platform served over https.
+func ApplicationType(redirectURI string) string {
+	u, err := url.Parse(redirectURI)
+	if err != nil || u.Scheme != "https" {
+		return "native"
+	}
+	h := u.Hostname()
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return "native"
+	}
+	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+		return "native"
+	}
+	return "web"
 }
 
 // RegisteredClient is what the authorization server answered.
@@ -51,7 +76,7 @@ func (d *Discoverer) Register(ctx context.Context, md ServerMetadata, name, redi
 	}
 	body, _ := json.Marshal(ClientMetadata{ClientName: name, RedirectURIs: []string{redirectURI},
 		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
-		TokenEndpointAuthMethod: method, Scope: scope})
+		TokenEndpointAuthMethod: method, Scope: scope, ApplicationType: ApplicationType(redirectURI)})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, md.RegistrationEndpoint, bytes.NewReader(body))
 	if err != nil {
 		return RegisteredClient{}, err
