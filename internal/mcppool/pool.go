@@ -72,6 +72,7 @@ type Pool struct {
 	opening  map[string]*inflight // serialises the opening of one connection's session
 	closed   bool
 	stop     chan struct{} // closed by Close: ends the sweep
+	hints    sync.Map      // connection id → time.Duration: the ttlMs of its last listing here (ttl.go)
 }
 
 // New builds a pool; sessions open lazily on first use.
@@ -227,14 +228,18 @@ func (p *Pool) List(ctx context.Context, connectionID string) ([]Tool, error) {
 		return p.adapterListing(ctx, connectionID, info)
 	}
 	var tools []Tool
+	var hint listHint
 	ctx, span := telemetry.StartMCPRequest(ctx, "tools/list", "")
 	err := p.do(ctx, connectionID, "tools/list", p.o.ListTimeout, func(ctx context.Context, s *session) error {
 		traced(span, s)
-		t, err := listAll(ctx, s.c, s.info.Slug)
-		tools = t
+		t, h, err := listPages(ctx, s.c, s.info.Slug)
+		tools, hint = t, h
 		return err
 	})
 	span.End(errorType(err))
+	if err == nil {
+		p.noteHint(connectionID, hint)
+	}
 	return tools, err
 }
 
@@ -265,7 +270,7 @@ func (p *Pool) Refresh(ctx context.Context, connectionID string, maxAge time.Dur
 	if err != nil {
 		return store.Map(err)
 	}
-	if newest != nil && time.Since(*newest) < maxAge {
+	if newest != nil && time.Since(*newest) < p.freshFor(connectionID, maxAge) {
 		return nil
 	}
 	if _, err := p.Sync(ctx, connectionID); err != nil {
@@ -457,13 +462,21 @@ func resultText(r *mcp.CallToolResult) string {
 }
 
 func listAll(ctx context.Context, c *client.Client, slug string) ([]Tool, error) {
+	tools, _, err := listPages(ctx, c, slug)
+	return tools, err
+}
+
+// listPages lists every page, with the shortest ttlMs hint the pages gave.
+func listPages(ctx context.Context, c *client.Client, slug string) ([]Tool, listHint, error) {
 	var out []Tool
+	var hint listHint
 	req := mcp.ListToolsRequest{}
 	for range 100 {
 		res, err := c.ListTools(ctx, req)
 		if err != nil {
-			return nil, err
+			return nil, listHint{}, err
 		}
+		hint = hint.with(res.TTL())
 		for _, t := range res.Tools {
 			schema := t.RawInputSchema
 			if len(schema) == 0 {
@@ -476,5 +489,5 @@ func listAll(ctx context.Context, c *client.Client, slug string) ([]Tool, error)
 		}
 		req.Params.Cursor = res.NextCursor
 	}
-	return out, nil
+	return out, hint, nil
 }
