@@ -154,7 +154,7 @@ func devCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	go func() {
 		defer wg.Done()
 		go p.reconcileSchedules(ctx)
-		errc <- worker.Run(ctx, p.temporal, log, p.reporter, p.registrations()...)
+		errc <- worker.RunWith(ctx, p.temporal, log, p.reporter, p.workerLimits(), p.registrations()...)
 	}()
 	code := 0
 	select {

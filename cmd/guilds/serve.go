@@ -37,8 +37,15 @@ func workerCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer,
 		}
 		defer stop()
 		go p.reconcileSchedules(ctx)
-		return worker.Run(ctx, p.temporal, p.log, p.reporter, p.registrations()...)
+		return worker.RunWith(ctx, p.temporal, p.log, p.reporter, p.workerLimits(), p.registrations()...)
 	})
+}
+
+// workerLimits sizes the worker from GUILDS_WORKER_* (config.Worker).
+func (p *platform) workerLimits() worker.Limits {
+	w := p.cfg.Worker
+	return worker.Limits{MaxActivities: w.MaxActivities, MaxWorkflowTasks: w.MaxWorkflowTasks,
+		ActivityPollers: w.ActivityPollers, WorkflowPollers: w.WorkflowPollers}
 }
 
 // runService starts a production process: configuration from the environment,

@@ -27,6 +27,11 @@ type Config struct {
 	SealPayloads bool
 	// Sandbox is where agents' workspaces run.
 	Sandbox Sandbox
+	// Worker sizes the Temporal worker (worker.go).
+	Worker Worker
+	// DBMaxConns (GUILDS_DB_MAX_CONNS) is the connection pool's size; 0
+	// keeps the store's default (max(8, 4 × cores)). See PoolURL.
+	DBMaxConns int
 }
 
 // Sandbox configures the agents' workspace sandboxes (internal/workspaces).
@@ -90,6 +95,12 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	c.Sandbox = sb
+	if c.Worker, err = loadWorker(or); err != nil {
+		return c, err
+	}
+	if c.DBMaxConns, err = loadDBMaxConns(or, c.DatabaseURL); err != nil {
+		return c, err
+	}
 	if c.AuthMode != "token" && c.AuthMode != "local" {
 		return c, fmt.Errorf("GUILDS_AUTH_MODE must be token or local, got %q", c.AuthMode)
 	}
