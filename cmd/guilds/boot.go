@@ -97,6 +97,7 @@ func (p *platform) gitHubGenerations() *githubapp.Generations {
 			helper = hostBinary("guilds-git-credential")
 		}
 		p.github.g = &githubapp.Generations{DB: p.db, Workspace: p.workspace, Helper: helper, Keyring: p.keyring, Log: p.log,
+			Egress: p.workspace, // the worker's GitHub proxy, once startWorkspaces filled the slot
 			App: func() (*githubapp.Client, error) {
 				cfg, err := githubapp.FromRegistry(p.integrations)
 				return &githubapp.Client{Config: cfg}, err
@@ -105,8 +106,9 @@ func (p *platform) gitHubGenerations() *githubapp.Generations {
 	return p.github.g
 }
 
-// gitWorkspace is the agents' workspace whose shell calls first replace the
-// generation's GitHub tokens when they are close to their expiry.
+// gitWorkspace is the agents' workspace whose shell calls first open the
+// agent's way to GitHub again and replace the generation's GitHub tokens
+// when they are close to their expiry.
 type gitWorkspace struct {
 	*workspaceSlot
 	g  *githubapp.Generations
@@ -114,14 +116,13 @@ type gitWorkspace struct {
 }
 
 func (w gitWorkspace) BeforeShell(ctx context.Context, agentID string) error {
-	if !w.g.Due(agentID) {
-		return nil
-	}
-	a, err := orgs.LoadAgent(ctx, w.db, agentID)
-	if err != nil {
-		return err
-	}
-	return w.g.Refresh(ctx, githubapp.Agent{ID: a.ID, GuildID: a.GuildID, OrgID: a.OrganisationID})
+	return w.g.BeforeShell(ctx, agentID, func(ctx context.Context) (githubapp.Agent, error) {
+		a, err := orgs.LoadAgent(ctx, w.db, agentID)
+		if err != nil {
+			return githubapp.Agent{}, err
+		}
+		return githubapp.Agent{ID: a.ID, GuildID: a.GuildID, OrgID: a.OrganisationID}, nil
+	})
 }
 
 // hostBinary finds one of the sandbox helpers beside this binary, else on

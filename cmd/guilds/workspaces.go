@@ -13,6 +13,8 @@ import (
 
 	"github.com/guilds/guilds/internal/browserproxy"
 	"github.com/guilds/guilds/internal/config"
+	"github.com/guilds/guilds/internal/githubapp"
+	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/workspaces"
@@ -30,6 +32,23 @@ type workspaceSlot struct {
 	// proxy is the browsers' way out of sandboxes without a network
 	// (docker driver); nil = none, and Chromium connects directly.
 	proxy *browserproxy.Proxy
+	// gitProxy is the coding agents' way to GitHub only (a second socket
+	// in the same folder, ADR 1201); nil = none (local driver, no App).
+	gitProxy *browserproxy.Proxy
+}
+
+// gitSocket is the GitHub proxy's socket in each agent's folder.
+const gitSocket = "git.sock"
+
+// OpenGitHub gives a coding generation the agent's socket to GitHub ("" =
+// no proxy: the sandbox has the host's network).
+func (s *workspaceSlot) OpenGitHub(agentID string) (string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.gitProxy == nil {
+		return "", nil
+	}
+	return s.gitProxy.Open(agentID)
 }
 
 // Open gives the browser tools the agent's proxy socket ("" = no proxy).
@@ -118,7 +137,7 @@ func (p *platform) startWorkspaces(ctx context.Context) (func(), error) {
 	}
 	// The agents' browsers reach the web only through the worker's proxy,
 	// whose socket folder every docker sandbox mounts (ADR 0704).
-	var proxy *browserproxy.Proxy
+	var proxy, gitProxy *browserproxy.Proxy
 	if p.cfg.Sandbox.Driver != config.SandboxLocal {
 		proxy, err = browserproxy.New(browserproxy.Options{Dir: filepath.Join(p.cfg.DataDir, "browser-proxy"),
 			Policy: browserproxy.PolicyFromEnv(p.env.Getenv), Logger: p.log})
@@ -126,19 +145,25 @@ func (p *platform) startWorkspaces(ctx context.Context) (func(), error) {
 			return nil, err
 		}
 		m.SetBinds(proxy.Binds)
+		if gitProxy, err = p.startGitProxy(); err != nil {
+			_ = proxy.Close()
+			return nil, err
+		}
 	}
 	p.workspace.mu.Lock()
-	p.workspace.m, p.workspace.proxy = m, proxy
+	p.workspace.m, p.workspace.proxy, p.workspace.gitProxy = m, proxy, gitProxy
 	if p.cfg.Sandbox.Driver == config.SandboxLocal {
 		p.workspace.helper = hostHelper()
 	}
 	p.workspace.mu.Unlock()
 	return func() {
 		p.workspace.mu.Lock()
-		p.workspace.m, p.workspace.proxy = nil, nil
+		p.workspace.m, p.workspace.proxy, p.workspace.gitProxy = nil, nil, nil
 		p.workspace.mu.Unlock()
-		if proxy != nil {
-			_ = proxy.Close()
+		for _, px := range []*browserproxy.Proxy{proxy, gitProxy} {
+			if px != nil {
+				_ = px.Close()
+			}
 		}
 		sctx, cancel := context.WithTimeout(context.Background(), workspaceStopTimeout)
 		defer cancel()
@@ -146,6 +171,21 @@ func (p *platform) startWorkspaces(ctx context.Context) (func(), error) {
 			p.log.Warn("agent workspaces: stopping the sandboxes", "err", err)
 		}
 	}, nil
+}
+
+// startGitProxy is the coding agents' proxy to GitHub when the box has the
+// App: it dials only the App's hosts (githubapp.EgressHosts), and private
+// addresses only when the operator named those hosts; nil without the App.
+func (p *platform) startGitProxy() (*browserproxy.Proxy, error) {
+	if !p.integrations.On(githubapp.Integration) {
+		return nil, nil
+	}
+	hosts, private, err := githubapp.EgressFromRegistry(p.integrations)
+	if err != nil {
+		return nil, err
+	}
+	return browserproxy.New(browserproxy.Options{Dir: filepath.Join(p.cfg.DataDir, "browser-proxy"), Socket: gitSocket, Only: hosts,
+		Policy: mcpoauth.Policy{AllowLoopback: private, AllowPrivate: private}, Logger: p.log})
 }
 
 // hostHelper finds guilds-code for the local driver, whose commands run on
