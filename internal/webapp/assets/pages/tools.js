@@ -123,9 +123,10 @@ function nativeTable(native, ctx) {
       h("td", {}, n.group || n.family || ""),
       h("td", {}, n.is_binding ? switch3(`${n.name} at this ${ctx.scope}`, n.switch, (v) => writeSwitch(ctx, "native_tool", n.name, v)) :
         h("span", { class: "muted" }, n.gate && n.gate !== "always" ? `follows the agent's ${n.gate} flag` : "always on")),
-      h("td", {}, n.not_offered ? h("span", { class: "badge warn" }, "not offered: " + n.not_offered,
-        (n.missing_variables || []).length ? [" (set ", n.missing_variables.map((v, i) => [i ? ", " : "", h("code", {}, v)]), ")"] : null) :
-        [n.enabled === false ? "Off" : "On", " ", n.is_binding ? decided(n.decided_by) : null])))));
+      h("td", {}, n.is_binding ? [n.enabled ? "On" : "Off", " ", decided(n.decided_by), " "] : null,
+        n.not_offered && n.not_offered !== "turned off" ? h("span", { class: "badge warn" }, "not offered: " + n.not_offered,
+          (n.missing_variables || []).length ? [" (set ", n.missing_variables.map((v, i) => [i ? ", " : "", h("code", {}, v)]), ")"] : null) :
+          (!n.is_binding ? (n.offered === false ? "Off" : "On") : null))))));
 }
 
 export { showProblems };
