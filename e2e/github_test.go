@@ -3,17 +3,23 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/guilds/guilds/internal/browserproxy"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/githubapp"
 	"github.com/guilds/guilds/internal/githubapp/githubtest"
+	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
@@ -51,17 +57,26 @@ func hostAddress(t *testing.T) string {
 			return n.IP.String()
 		}
 	}
-	t.Skip("no non-loopback address for a sandbox to reach the local GitHub by")
+	dockertest.Unavailable(t, "no non-loopback address for the local GitHub to listen on")
 	return ""
 }
 
-// TestGitHubOnTheSandboxImage: on the real sandbox image, a coding
-// generation's start clones the guild's repository through the image's
-// credential helper, and the agent's shell commits and pushes through it
-// while a credential helper the agent configured in its home never runs;
-// the token is in no tool result (after the run's redaction) and not in the
-// clone's .git/config. The sandbox gets the engine's network for this test
-// only, to reach a local GitHub on this machine (sandboxes have none).
+// gitProxy is the worker's GitHub proxy as a generation opens it.
+type gitProxy struct{ p *browserproxy.Proxy }
+
+func (g gitProxy) OpenGitHub(agentID string) (string, error) { return g.p.Open(agentID) }
+
+// TestGitHubOnTheSandboxImage: on the real sandbox image, whose sandbox has
+// network none, a coding generation's start clones the guild's repository
+// from a local GitHub on this machine's address, reached only through the
+// worker's GitHub proxy (a second socket in the agent's proxy folder, which
+// dials nothing but the App's hosts) and the relay the generation starts in
+// the sandbox; the agent's shell commits and pushes the same way, through
+// the image's credential helper, while a credential helper the agent
+// configured in its home never runs. Another host of this machine is
+// refused through the same proxy and cannot be reached directly; an agent
+// without GitHub repositories gets no proxy at all. The token is in no tool
+// result (after the run's redaction) and not in the clone's .git/config.
 func TestGitHubOnTheSandboxImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a sandbox on the agent image")
@@ -69,9 +84,20 @@ func TestGitHubOnTheSandboxImage(t *testing.T) {
 	drv, cli := dockertest.Driver(t)
 	image := dockertest.AgentImage(t, cli)
 	ctx := context.Background()
-	gh := githubtest.New(t, githubtest.Listen("0.0.0.0:0", hostAddress(t)))
+	addr := hostAddress(t)
+	gh := githubtest.New(t, githubtest.Listen(net.JoinHostPort(addr, "0"), addr))
 	inst := gh.AddInstallation("acme-gh")
 	repo := gh.AddRepo(t, inst, "acme-gh", "api")
+	elsewhere := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "not GitHub") }))
+	ln, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = elsewhere.Listener.Close()
+	elsewhere.Listener = ln
+	elsewhere.Start()
+	defer elsewhere.Close()
+	otherHost := strings.TrimPrefix(elsewhere.URL, "http://")
 
 	db := testdb.New(t)
 	ms, err := catalog.Manifests()
@@ -81,11 +107,16 @@ func TestGitHubOnTheSandboxImage(t *testing.T) {
 	if err := catalog.Seed(ctx, db, ms); err != nil {
 		t.Fatal(err)
 	}
-	var a githubapp.Agent
+	var a, lone githubapp.Agent
 	if err := db.QueryRow(ctx, `WITH o AS (INSERT INTO organisations (name, slug) VALUES ('Acme', 'acme') RETURNING id),
 g AS (INSERT INTO guilds (organisation_id, name) SELECT id, 'Dev' FROM o RETURNING id, organisation_id)
 INSERT INTO agents (guild_id, name, config) SELECT id, 'Coder', '{"coding":true}' FROM g
 RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`).Scan(&a.ID, &a.GuildID, &a.OrgID); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(ctx, `WITH g AS (INSERT INTO guilds (organisation_id, name) VALUES ($1, 'Docs') RETURNING id, organisation_id)
+INSERT INTO agents (guild_id, name, config) SELECT id, 'Writer', '{"coding":true}' FROM g
+RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`, a.OrgID).Scan(&lone.ID, &lone.GuildID, &lone.OrgID); err != nil {
 		t.Fatal(err)
 	}
 	conn := connectionstest.InsertOf(t, db, "github", "guild", a.GuildID)
@@ -98,22 +129,44 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`).Scan
 		}
 	}
 
-	sb, err := drv.Create(ctx, sandbox.Spec{Image: image, AgentID: a.ID, Network: true, User: "agent"})
+	// The worker's GitHub proxy, as cmd/guilds starts it for this App.
+	hosts, private, err := githubapp.EgressHosts(gh.URL, gh.APIURL())
+	if err != nil || !private || len(hosts) != 1 {
+		t.Fatalf("egress hosts %v %v %v", hosts, private, err)
+	}
+	proxy, err := browserproxy.New(browserproxy.Options{Dir: t.TempDir(), Socket: "git.sock", Only: hosts,
+		Policy: mcpoauth.Policy{AllowLoopback: private, AllowPrivate: private}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = drv.Remove(context.Background(), sb.ID) })
-	ws := oneSandbox{d: drv, id: sb.ID}
+	defer func() { _ = proxy.Close() }()
+	newSandbox := func(agentID string) oneSandbox {
+		t.Helper()
+		binds, err := proxy.Binds(agentID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb, err := drv.Create(ctx, sandbox.Spec{Image: image, AgentID: agentID, User: "agent", Binds: binds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = drv.Remove(context.Background(), sb.ID) })
+		return oneSandbox{d: drv, id: sb.ID}
+	}
+	ws := newSandbox(a.ID)
 	// What gh auth setup-git, or the agent itself, leaves in its home.
 	agentHelper := "[credential]\n\thelper = \"!f() { touch /home/agent/agent-helper-ran; echo username=x; echo password=stolen; }; f\"\n"
 	if err := ws.CopyTo(ctx, a.ID, "/home/agent/.gitconfig", []byte(agentHelper), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := gh.Config()
-	g := &githubapp.Generations{DB: db, Workspace: ws, Keyring: e2eKeyring(t), App: func() (*githubapp.Client, error) { return &githubapp.Client{Config: cfg}, nil }}
+	g := &githubapp.Generations{DB: db, Workspace: ws, Keyring: e2eKeyring(t), Egress: gitProxy{proxy},
+		App: func() (*githubapp.Client, error) { return &githubapp.Client{Config: cfg}, nil }}
+	start := time.Now()
 	if _, err := g.Prepare(ctx, a); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("generation start (token, relay, clone through the proxy): %s", time.Since(start).Round(time.Millisecond))
 	res, err := ws.Exec(ctx, a.ID, sandbox.ExecRequest{Cmd: []string{"cat", "repos/api/README.md", "repos/api/.git/config"}})
 	if err != nil || res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "# api") {
 		t.Fatalf("the clone: %v %d %s %s", err, res.ExitCode, res.Stdout, res.Stderr)
@@ -125,32 +178,81 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`).Scan
 
 	// The agent's shell, through the code tools and guilds-code in the image.
 	reg := tools.NewRegistry()
-	code.Register(reg, code.Deps{Workspace: ws})
+	code.Register(reg, code.Deps{Workspace: shellWorkspace{ws, g, a}})
 	red := tools.NewRedactor(secrets, nil)
-	shell := func(command string) string {
+	seq := 3
+	shell := func(agentID, command string) string {
 		t.Helper()
+		seq++
 		args, _ := json.Marshal(map[string]any{"command": command, "timeout_seconds": 120})
-		out := reg.Invoke(ctx, tools.Call{Name: code.ToolShell, Args: args, RunID: "run-gh", AgentID: a.ID, Seq: 3, CallID: "call_3"})
+		out := reg.Invoke(ctx, tools.Call{Name: code.ToolShell, Args: args, RunID: "run-gh", AgentID: agentID, Seq: seq, CallID: "call_" + strconv.Itoa(seq)})
 		return red.Redact(out)
 	}
-	shell("cd repos/api") // the working directory carries over; GH_TOKEN follows it
-	out := shell("echo change > agent.txt && git add agent.txt && " +
-		"git -c user.name=agent -c user.email=agent@example.com commit -qm 'from the sandbox' && git push -q origin HEAD:main && echo pushed; " +
-		"test -e /home/agent/agent-helper-ran && echo AGENT-HELPER-RAN; echo gh_token=${GH_TOKEN:+set}; git config --get-all credential." + gh.URL + ".helper")
-	if !strings.Contains(out, "pushed") || strings.Contains(out, "AGENT-HELPER-RAN") || !strings.Contains(out, "gh_token=set") {
-		t.Fatalf("shell:\n%s", out)
+	shell(a.ID, "cd repos/api") // the working directory carries over; GH_TOKEN follows it
+	// The sandbox restarted since the generation's start: the relay is gone,
+	// and the next shell call starts it again.
+	if res, err := ws.Exec(ctx, a.ID, sandbox.ExecRequest{Cmd: []string{"pkill", "-f", "guilds-browser --relay"}}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("stop the relay: %v %d %s", err, res.ExitCode, res.Stderr)
 	}
-	if strings.Contains(out, secrets[0]) {
-		t.Fatal("the token reached the result")
+	start = time.Now()
+	out := shell(a.ID, "echo change > agent.txt && git add agent.txt && "+
+		"git -c user.name=agent -c user.email=agent@example.com commit -qm 'from the sandbox' && git push -q origin HEAD:main && echo pushed; "+
+		"test -e /home/agent/agent-helper-ran && echo AGENT-HELPER-RAN; echo gh_token=${GH_TOKEN:+set}; git config --get-all credential."+gh.URL+".helper; "+
+		"echo proxy=$HTTPS_PROXY no_proxy=$NO_PROXY; ls /sys/class/net")
+	t.Logf("commit and push through the proxy (shell call, relay restarted): %s", time.Since(start).Round(time.Millisecond))
+	for _, want := range []string{"pushed", "gh_token=set", "proxy=http://127.0.0.1:3129 no_proxy=localhost,127.0.0.1\nlo"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("shell lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "AGENT-HELPER-RAN") || strings.Contains(out, secrets[0]) {
+		t.Fatalf("the agent's helper ran, or the token reached the result:\n%s", out)
 	}
 	log, err := exec.Command("git", "--git-dir", gh.GitDir(repo), "log", "-1", "--format=%s", "main").Output()
 	if err != nil || string(log) != "from the sandbox\n" {
 		t.Fatalf("pushed %q %v", log, err)
 	}
 	// Printing GH_TOKEN gives the redaction marker in what the run stores.
-	if out := shell("echo $GH_TOKEN"); strings.Contains(out, secrets[0]) || !strings.Contains(out, tools.RedactionMarker) {
+	if out := shell(a.ID, "echo $GH_TOKEN"); strings.Contains(out, secrets[0]) || !strings.Contains(out, tools.RedactionMarker) {
 		t.Fatalf("GH_TOKEN printed as: %q", out)
 	}
+	// Another host of this machine: refused by the same proxy, unreachable
+	// without it.
+	out = shell(a.ID, "git ls-remote http://"+otherHost+"/x.git 2>&1; echo; "+
+		"exec 3<>/dev/tcp/127.0.0.1/3129 && printf 'CONNECT "+otherHost+" HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' >&3 && timeout 10 cat <&3; "+
+		"git -c http.proxy= ls-remote "+gh.URL+"/acme-gh/api.git >/dev/null 2>&1 || echo direct-refused")
+	for _, want := range []string{"403", "refused: this proxy reaches only " + hosts[0] + ", not " + otherHost, "direct-refused"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("another host lacks %q:\n%s", want, out)
+		}
+	}
+
+	// An agent of a guild without GitHub repositories: no proxy, no relay,
+	// no socket opened for it.
+	wl := newSandbox(lone.ID)
+	gl := &githubapp.Generations{DB: db, Workspace: wl, Keyring: e2eKeyring(t), Egress: gitProxy{proxy},
+		App: func() (*githubapp.Client, error) { return &githubapp.Client{Config: cfg}, nil }}
+	if _, err := gl.Prepare(ctx, lone); err != nil {
+		t.Fatal(err)
+	}
+	regl := tools.NewRegistry()
+	code.Register(regl, code.Deps{Workspace: shellWorkspace{wl, gl, lone}})
+	args, _ := json.Marshal(map[string]any{"command": "env | grep -ic proxy; ls /run/guilds-proxy; pgrep -fc 'guilds-browser [-]-relay' || true"})
+	if out := regl.Invoke(ctx, tools.Call{Name: code.ToolShell, Args: args, RunID: "run-lone", AgentID: lone.ID, Seq: 1, CallID: "call_1"}); !strings.Contains(out, "0\n0") || strings.Contains(out, "git.sock") {
+		t.Errorf("an agent without GitHub repositories:\n%s", out)
+	}
+}
+
+// shellWorkspace is one sandbox whose shell calls run the generation's
+// BeforeShell first, as the worker's workspace does.
+type shellWorkspace struct {
+	oneSandbox
+	g *githubapp.Generations
+	a githubapp.Agent
+}
+
+func (w shellWorkspace) BeforeShell(ctx context.Context, agentID string) error {
+	return w.g.BeforeShell(ctx, agentID, func(context.Context) (githubapp.Agent, error) { return w.a, nil })
 }
 
 // TestGitHubCodingRunDeployed is the App end to end on the deployed
