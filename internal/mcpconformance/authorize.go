@@ -57,7 +57,7 @@ func (l *Loopback) callback(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if e := q.Get("error"); e != "" {
 		err = fmt.Errorf("the authorization server refused the login (%.40s)", e)
-	} else {
+	} else if err = checkIssuer(l.RedirectURI(), q); err == nil { // before the code is redeemed
 		_, err = l.eng.CompleteOAuth(r.Context(), q.Get("state"), q.Get("code"))
 	}
 	if err != nil {

@@ -114,7 +114,9 @@ func Prepare(ctx context.Context, d mcpoauth.Discoverer, in PrepareInput) (Prepa
 		next.AuthStyle = mcpoauth.ChooseAuthStyle(md.TokenEndpointAuthMethodsSupported, next.ClientSecret != "")
 	case in.ClientMetadataURL != "" && sniff.cimdSupported(md.AuthorizationEndpoint):
 		next.ClientID, next.AuthStyle = in.ClientMetadataURL, "none"
-	case cur.Registered && cur.ClientID != "" && cur.RedirectURI == in.RedirectURI && cur.TokenURL == md.TokenEndpoint:
+	case cur.Registered && cur.ClientID != "" && cur.RedirectURI == in.RedirectURI && cur.TokenURL == md.TokenEndpoint && cur.Issuer == issuer:
+		// A client is kept only at the authorization server that registered
+		// it: one the resource moved to gets a registration of its own.
 		next.ClientID, next.ClientSecret, next.AuthStyle = cur.ClientID, cur.ClientSecret, cur.AuthStyle
 		next.Registered, next.RedirectURI = true, cur.RedirectURI
 	case md.RegistrationEndpoint != "":
@@ -128,6 +130,7 @@ func Prepare(ctx context.Context, d mcpoauth.Discoverer, in PrepareInput) (Prepa
 		return Prepared{}, fmt.Errorf("authorization server %s offers no client registration and no client is configured", hostOf(issuer))
 	}
 
+	expectIssuer(in.RedirectURI, issuer, md.IssParameterSupported)
 	oa, _ := json.Marshal(next) //nolint:gosec // G117: the row is catalog config; its writer seals client_secret (connectors.SealCatalogSecrets) before it is stored
 	row["oauth"] = oa
 	row["provider"] = json.RawMessage(`"oauth2"`)

@@ -33,6 +33,9 @@ type ServerMetadata struct {
 	GrantTypesSupported               []string `json:"grant_types_supported,omitempty"`
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported,omitempty"`
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported,omitempty"`
+	// IssParameterSupported: the server puts iss in every authorization
+	// response (RFC 9207), so a callback without it is refused.
+	IssParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
 }
 
 // Challenge is what a 401 from the MCP server says in WWW-Authenticate.
