@@ -15,6 +15,10 @@ import { landingPage } from "./pages/landing.js";
 
 export const app = { me: null, instance: null };
 
+// onLeave registers what to stop when the page changes (a run's event stream).
+const leaving = new Set();
+export function onLeave(f) { leaving.add(f); }
+
 const routes = [
   [/^\/$/, homePage],
   [/^\/signin$/, signInPage],
@@ -83,6 +87,8 @@ async function signOut() {
 export async function render() {
   const main = document.getElementById("main");
   const path = location.pathname;
+  leaving.forEach((f) => f());
+  leaving.clear();
   if (!app.me && path !== "/signin") await whoAmI();
   if (!app.me && path !== "/signin" && path !== "/connected") {
     return navigate("/signin?next=" + encodeURIComponent(path + location.search), true);

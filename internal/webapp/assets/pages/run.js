@@ -2,7 +2,7 @@
 // with their results and metadata, cancel, and the Temporal UI link.
 import * as api from "../api.gen.js";
 import { h, clear, status, when } from "../ui.js";
-import { app } from "../app.js";
+import { app, onLeave } from "../app.js";
 
 const finished = new Set(["succeeded", "failed", "cancelled", "canceled", "completed", "timed_out"]);
 
@@ -66,9 +66,7 @@ export async function runPage(main, id) {
     }
     if (e.run && finished.has(e.run.status)) es.close();
   });
-  const stop = () => { es.close(); window.removeEventListener("popstate", stop); };
-  window.addEventListener("popstate", stop);
-  runPage.stop?.(); runPage.stop = () => es.close();
+  onLeave(() => es.close());
 }
 
 function pretty(v) {

@@ -4,7 +4,7 @@
 // and tools the box does not offer.
 import * as api from "../api.gen.js";
 import { h, clear, status, errorBox, when, showProblems } from "../ui.js";
-import { connectDialog } from "./connect.js";
+import { connectDialog, coinPicker, dialog } from "./connect.js";
 import { testDialog } from "./test.js";
 
 const viewAPI = { organisation: api.get_orgs_by_id_tools, guild: api.get_guilds_by_id_tools, agent: api.get_agents_by_id_tools };
@@ -86,6 +86,9 @@ function serverCard(s, row, ctx) {
   }
   if (own) {
     if (own.status === "connected") actions.append(h("button", { type: "button", class: "test", onclick: () => testDialog(s, own) }, "Test"));
+    if (own.status === "connected" && (row?.config?.adapter || s.slug).replace(/-/g, "_") === "pinned_prices") {
+      actions.append(h("button", { type: "button", class: "coins", onclick: () => coinsDialog(s, own) }, "Coins"));
+    }
     actions.append(h("button", { type: "button", class: "health", onclick: (ev) => showHealth(card, own, ev.target) }, "Health"),
       h("button", { type: "button", class: "danger", onclick: async () => {
         if (!confirm(`Disconnect ${s.name}? Its bindings go too.`)) return;
@@ -102,6 +105,22 @@ function serverCard(s, row, ctx) {
         t.description ? h("p", { class: "muted" }, t.description) : null)))));
   }
   return card;
+}
+
+// coinsDialog edits a connected Pinned prices login's coins.
+async function coinsDialog(s, conn) {
+  const body = h("div", { class: "dlg-body" });
+  const d = dialog(`${s.name}: pinned coins`, body);
+  const picker = coinPicker(() => "", conn.id);
+  try {
+    const cur = await api.get_mcp_connections_by_id_pinned_prices(conn.id);
+    picker.set(Array.isArray(cur) ? cur : cur.coins || []);
+  } catch (e) { body.append(errorBox(e)); }
+  const save = h("button", { type: "button", onclick: async () => {
+    try { await api.put_mcp_connections_by_id_pinned_prices(conn.id, { coins: picker.coins() }); status("Coins saved"); d.close(); }
+    catch (e) { picker.el.querySelector(":scope > .field-error").textContent = e.message; }
+  } }, "Save coins");
+  body.append(picker.el, h("div", { class: "actions" }, save));
 }
 
 async function showHealth(card, conn, btn) {
