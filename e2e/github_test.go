@@ -261,15 +261,17 @@ func (w shellWorkspace) BeforeShell(ctx context.Context, agentID string) error {
 // starts with an installation token in its sandbox, whose shell prints the
 // tokens file and GH_TOKEN. No token reaches the transcript, what the model
 // received, the run's Temporal history or a log line: every one is redacted.
-// (The deployed sandbox has no network, so its clone of the local GitHub
-// fails and is logged; TestGitHubOnTheSandboxImage covers git itself.)
+// The deployed sandbox has no network: the generation's clone of the local
+// GitHub (on this machine's address) goes through the worker's GitHub proxy,
+// which the tokens file names.
 func TestGitHubCodingRunDeployed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the platform as separate processes and a sandbox")
 	}
 	cli := dockertest.Client(t)
 	image := dockertest.AgentImage(t, cli)
-	gh := githubtest.New(t)
+	addr := hostAddress(t)
+	gh := githubtest.New(t, githubtest.Listen(net.JoinHostPort(addr, "0"), addr))
 	inst := gh.AddInstallation("acme-gh")
 	gh.AddRepo(t, inst, "acme-gh", "api")
 	gh.AddUser("octo", inst)
@@ -326,7 +328,8 @@ func TestGitHubCodingRunDeployed(t *testing.T) {
 	if len(tokens) < 2 { // one to list the repositories, one for the generation
 		t.Fatalf("tokens issued: %d\n%s", len(tokens), d.Logs())
 	}
-	for _, want := range []string{`"helper":"/usr/local/bin/guilds-git-credential"`, `gh=\n\n`, "again=[REDACTED]", "/usr/local/bin/guilds-git-credential", "guilds_vars=0"} {
+	for _, want := range []string{`"helper":"/usr/local/bin/guilds-git-credential"`, `"proxy":"http://127.0.0.1:3129"`,
+		`"proxy_socket":"/run/guilds-proxy/git.sock"`, `}\napi\n`, `gh=\n\n`, "again=[REDACTED]", "/usr/local/bin/guilds-git-credential", "guilds_vars=0"} {
 		if !strings.Contains(transcript, strings.ReplaceAll(want, `"`, `\"`)) && !strings.Contains(transcript, want) {
 			t.Errorf("the transcript lacks %s:\n%s", want, transcript)
 		}
