@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/testtemporal"
 	"github.com/guilds/guilds/workflows/run"
@@ -34,8 +35,9 @@ func workerProcess() int {
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	a, _ := activitiesFor(db, get("RUNTEST_GATE"), get("RUNTEST_MODEL"), get("RUNTEST_MCP"), log)
-	w := sdkworker.New(c, get("RUNTEST_QUEUE"), sdkworker.Options{})
+	a, _ := activitiesWith(db, get("RUNTEST_GATE"), get("RUNTEST_MODEL"), get("RUNTEST_MCP"), get("RUNTEST_ADAPTER"), log,
+		get("RUNTEST_QUICK") == "1")
+	w := sdkworker.New(c, get("RUNTEST_QUEUE"), workerOptions())
 	run.Register(w, a)
 	if err := w.Run(sdkworker.InterruptCh()); err != nil {
 		return 1
@@ -43,10 +45,23 @@ func workerProcess() int {
 	return 0
 }
 
-func (e *env) spawnWorker(t *testing.T) *exec.Cmd {
+// workerOptions sizes a worker subprocess as guilds worker is sized
+// (GUILDS_WORKER_*, their defaults when unset).
+func workerOptions() sdkworker.Options {
+	cfg, err := config.Load(nil)
+	if err != nil {
+		return sdkworker.Options{}
+	}
+	w := cfg.Worker
+	return sdkworker.Options{MaxConcurrentActivityExecutionSize: w.MaxActivities,
+		MaxConcurrentLocalActivityExecutionSize: w.MaxActivities, MaxConcurrentWorkflowTaskExecutionSize: w.MaxWorkflowTasks,
+		MaxConcurrentActivityTaskPollers: w.ActivityPollers, MaxConcurrentWorkflowTaskPollers: w.WorkflowPollers}
+}
+
+func (e *env) spawnWorker(t *testing.T, extraEnv ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "GUILDS_RUN_TEST_WORKER=1",
+	cmd.Env = append(append(os.Environ(), extraEnv...), "GUILDS_RUN_TEST_WORKER=1",
 		"RUNTEST_DB="+e.dbURL, "RUNTEST_TEMPORAL="+testtemporal.Address(t),
 		"RUNTEST_QUEUE="+e.queue, "RUNTEST_GATE="+e.gate, "RUNTEST_MODEL="+e.model.URL, "RUNTEST_MCP="+e.mcpURL)
 	cmd.Stderr = os.Stderr

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -70,6 +71,11 @@ type scriptedModel struct {
 	requests []chatRequest
 	// repeat, when set, answers every request past the script.
 	repeat func(n int) turn
+	// answer, when set, answers every request from the request itself
+	// (the load test: many runs at once, each at its own point).
+	answer func(req chatRequest) turn
+	// drop leaves the requests unrecorded (the load test makes thousands).
+	drop bool
 }
 
 type chatRequest struct {
@@ -112,11 +118,15 @@ func (s *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Auth = r.Header.Get("Authorization")
 	s.mu.Lock()
-	s.requests = append(s.requests, req)
+	if !s.drop {
+		s.requests = append(s.requests, req)
+	}
 	n := s.next
 	s.next++
 	var tr turn
 	switch {
+	case s.answer != nil:
+		tr = s.answer(req)
 	case n < len(s.script):
 		tr = s.script[n]
 	case s.repeat != nil:
@@ -193,9 +203,10 @@ func newMCPServer(t testing.TB) *httptest.Server {
 // mcpCaller is a minimal stand-in for internal/mcppool: one session per
 // connection, the credential injected on the transport.
 type mcpCaller struct {
-	url string
-	mu  sync.Mutex
-	c   *mcpclient.Client
+	url        string
+	adapterURL string // the quote service of adapterConnection
+	mu         sync.Mutex
+	c          *mcpclient.Client
 }
 
 func (m *mcpCaller) session(ctx context.Context) (*mcpclient.Client, error) {
@@ -222,6 +233,9 @@ func (m *mcpCaller) session(ctx context.Context) (*mcpclient.Client, error) {
 }
 
 func (m *mcpCaller) Call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) (string, error) {
+	if connectionID == adapterConnection {
+		return m.quote(ctx, args)
+	}
 	c, err := m.session(ctx)
 	if err != nil {
 		return "", err
@@ -249,6 +263,28 @@ func (m *mcpCaller) Call(ctx context.Context, connectionID, remoteName string, a
 	return out, nil
 }
 
+// quote is quotes_quote: one GET to the local quote service.
+func (m *mcpCaller) quote(ctx context.Context, args json.RawMessage) (string, error) {
+	var a struct{ Symbol string }
+	if err := json.Unmarshal(args, &a); err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.adapterURL+"/quote?symbol="+url.QueryEscape(a.Symbol), nil)
+	if err != nil {
+		return "", err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = res.Body.Close() }()
+	body, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("quote service: %d %s %v", res.StatusCode, body, err)
+	}
+	return a.Symbol + "\t" + string(body), nil
+}
+
 func (m *mcpCaller) Close() {
 	if m.c != nil {
 		_ = m.c.Close()
@@ -262,8 +298,9 @@ var mcpSchema = json.RawMessage(`{"type":"object","properties":{"query":{"type":
 // testOfferer offers every native tool plus notion_lookup on an MCP
 // connection, and refuses to start the runs of agents named "disconnected".
 type testOfferer struct {
-	native runact.NativeOfferer
-	mcp    bool
+	native  runact.NativeOfferer
+	mcp     bool
+	adapter bool // also quotes_quote (adapterConnection)
 }
 
 func (o testOfferer) Offered(ctx context.Context, db store.DB, agentID, trigger string) (runact.Offer, error) {
@@ -285,8 +322,18 @@ func (o testOfferer) Offered(ctx context.Context, db store.DB, agentID, trigger 
 	off.Tools = append(off.Tools, runact.OfferedTool{Name: "notion_lookup", Kind: "mcp", Description: "Look a Notion page up",
 		Schema: mcpSchema, ShapedSchema: shaped, ConnectionID: "00000000-0000-0000-0000-0000000000c1",
 		ServerSlug: "notion", RemoteName: "lookup", Class: tools.ClassMCP})
+	if o.adapter {
+		quote := json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}},"required":["symbol"]}`)
+		off.Tools = append(off.Tools, runact.OfferedTool{Name: "quotes_quote", Kind: "mcp", Description: "A price",
+			Schema: quote, ShapedSchema: quote, ConnectionID: adapterConnection,
+			ServerSlug: "quotes", RemoteName: "quote", Class: tools.ClassAdapter})
+	}
 	return off, nil
 }
+
+// adapterConnection is the connection of quotes_quote: mcpCaller sends its
+// calls to the local quote service as an adapter would, over plain HTTP.
+const adapterConnection = "00000000-0000-0000-0000-0000000000c2"
 
 type fixedSecrets []string
 
@@ -444,27 +491,29 @@ func newEnv(t testing.TB, o envOptions, script ...turn) *env {
 
 // activities builds the run activities as the platform does, on db.
 func activitiesFor(db *pgxpool.Pool, gate, modelURL, mcpURL string, log *slog.Logger) (*runact.Activities, func()) {
-	return activitiesWith(db, gate, modelURL, mcpURL, log, false)
+	return activitiesWith(db, gate, modelURL, mcpURL, "", log, false)
 }
 
 // activitiesWith is activitiesFor with the quick test tools on the fast path
 // when quick is set.
-func activitiesWith(db *pgxpool.Pool, gate, modelURL, mcpURL string, log *slog.Logger, quick bool) (*runact.Activities, func()) {
+// A non-empty adapterURL also offers quotes_quote, an adapter-class tool
+// whose calls go to that local quote service.
+func activitiesWith(db *pgxpool.Pool, gate, modelURL, mcpURL, adapterURL string, log *slog.Logger, quick bool) (*runact.Activities, func()) {
 	reg := testRegistryWith(db, gate, log, quick)
-	caller := &mcpCaller{url: mcpURL + "/mcp"}
+	caller := &mcpCaller{url: mcpURL + "/mcp", adapterURL: adapterURL}
 	res := &models.Resolver{Integrations: integrations.New(func(k string) string {
 		if k == "OPENROUTER_API_KEY" {
 			return boxKey
 		}
 		return ""
 	}), BaseURLs: map[string]string{models.OpenRouter: modelURL}}
-	a := runact.New(runact.Deps{DB: db, Tools: reg, Offerer: testOfferer{native: runact.NativeOfferer{Tools: reg}, mcp: true},
+	a := runact.New(runact.Deps{DB: db, Tools: reg, Offerer: testOfferer{native: runact.NativeOfferer{Tools: reg}, mcp: true, adapter: adapterURL != ""},
 		MCP: caller, Secrets: fixedSecrets{mcpSecret, boxKey}, Models: res, Log: log, Heartbeat: 200 * time.Millisecond})
 	return a, caller.Close
 }
 
 func (e *env) startWorkerWith(db *pgxpool.Pool, o envOptions) {
-	a, closeMCP := activitiesWith(db, e.gate, e.model.URL, e.mcpURL, slog.New(slog.DiscardHandler), o.quick)
+	a, closeMCP := activitiesWith(db, e.gate, e.model.URL, e.mcpURL, "", slog.New(slog.DiscardHandler), o.quick)
 	w := sdkworker.New(e.c, e.queue, sdkworker.Options{Interceptors: o.interceptors})
 	run.Register(w, a)
 	if err := w.Start(); err != nil {
