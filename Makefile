@@ -70,6 +70,13 @@ fuzz-smoke: ## Run each fuzz target briefly (100,000 inputs each)
 		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 100000x -fuzzminimizetime 2s ./$$pkg || exit 1; \
 	done
 
+.PHONY: load
+LOAD_RUNS ?= 100
+LOAD_CALLS ?= 20
+load: temporal ## Load harness (not in make test): LOAD_RUNS runs × LOAD_CALLS tool calls on the dev server; LOAD_WORKERS=2, LOAD_KILL=1 (kills one of two workers); see docs/scaling.md
+	LOAD_RUNS=$(LOAD_RUNS) LOAD_CALLS=$(LOAD_CALLS) TEMPORAL_CLI=$(abspath $(TEMPORAL_CLI)) \
+		$(GO) test -tags load -count=1 -timeout 30m -run '^TestLoad$$' -v ./workflows/run/
+
 .PHONY: bench
 bench: ## Run the benchmarks recorded in docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem ./...
