@@ -68,6 +68,7 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.mcpRoutes()...)
 	all = append(all, s.githubRoutes()...)
 	all = append(all, s.pinnedPricesRoutes()...)
+	all = append(all, s.driveRoutes()...)
 	all = append(all, s.connectionHealthRoutes()...)
 	all = append(all, s.codecRoutes()...)
 	all = append(all, s.tokenRoutes()...)

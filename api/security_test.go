@@ -222,6 +222,7 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"PUT /api/orgs/{id}/notes/{key}":                  map[string]any{"content": "pwned"},
 		"POST /api/mcp/connections/{id}/call":             map[string]any{"tool": "echo", "arguments": map[string]any{"text": "x"}},
 		"PUT /api/mcp/connections/{id}/pinned-prices":     map[string]any{"coins": []map[string]any{{"id": "bitcoin"}}},
+		"PUT /api/mcp/connections/{id}/drive/folder":      map[string]any{"folder_id": "victim-folder"},
 		"PATCH /api/admin/mcp/servers/{id}":               map[string]any{"name": "x"},
 		"PUT /api/orgs/{id}/secrets/{name}":               map[string]any{"value": "attacker-value-123"},
 		"PUT /api/guilds/{id}/secrets/{name}":             map[string]any{"value": "attacker-value-123"},

@@ -6,6 +6,7 @@ import (
 	_ "github.com/guilds/guilds/internal/adapters/alchemy"
 	_ "github.com/guilds/guilds/internal/adapters/coingecko"
 	_ "github.com/guilds/guilds/internal/adapters/dexpaprika"
+	_ "github.com/guilds/guilds/internal/adapters/drive"
 	_ "github.com/guilds/guilds/internal/adapters/gmail"
 	_ "github.com/guilds/guilds/internal/adapters/pinnedprices"
 	_ "github.com/guilds/guilds/internal/adapters/qonto"

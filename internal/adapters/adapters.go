@@ -27,6 +27,15 @@ type Conn struct {
 	HTTP    *http.Client // the platform's outbound client (policy-checked dials)
 	BaseURL string       // the catalog row's URL
 	Cred    connectors.Credential
+	// Settings are what the operator chose for the login after it was made
+	// (Drive's folder): stored on the connection, not secret, given only to
+	// an adapter that implements SettingsUser.
+	Settings map[string]string
+}
+
+// SettingsUser is an adapter whose calls read the login's Settings.
+type SettingsUser interface {
+	UsesSettings() bool
 }
 
 // Adapter is one local adapter.

@@ -94,6 +94,10 @@ type Result struct {
 	ListErr     error // why the first listing failed; the login is connected anyway
 	// FirstListing: the first listing ran (whether or not it failed).
 	FirstListing bool
+	// Pending: the adapter's check needs the operator's choice first
+	// (adapters.ErrChoiceNeeded, Drive's folder): the login stays pending,
+	// with no binding and no listing, until Choose stores it.
+	Pending bool
 }
 
 // Finish marks a checked login connected: account hint, enabled binding and
@@ -110,7 +114,15 @@ func Finish(ctx context.Context, d Deps, connectionID string, o Options) (Result
 		hint = storedHint(ctx, d, id)
 	}
 	if o.CheckAdapter && d.Sessions != nil {
-		if hint, err = checkAdapter(ctx, d, id, hint); err != nil {
+		hint, err = checkAdapter(ctx, d, id, hint)
+		if errors.Is(err, adapters.ErrChoiceNeeded) {
+			if err := connstore.SetWaiting(ctx, d.DB, connstore.ID(id)); err != nil {
+				return Result{}, err
+			}
+			d.log().Info("mcp login: waiting for the operator's choice", "connection", connectionID)
+			return Result{Pending: true}, nil
+		}
+		if err != nil {
 			return Result{}, err
 		}
 	}

@@ -312,6 +312,40 @@ func (s *Service) Finish(ctx context.Context, connectionID string, o Options) (R
 	return Finish(ctx, s.deps(), connectionID, o)
 }
 
+// Choose stores what the operator chose for a login after it was made
+// (its settings: Drive's folder) and finishes it: the adapter checks the
+// login with them, its answer is the account hint, and the login is marked
+// connected with its binding and first listing. A check that fails leaves
+// the login as it was, with the settings it had.
+func (s *Service) Choose(ctx context.Context, connectionID string, settings map[string]string) (Result, error) {
+	id, err := connstore.ParseID(connectionID)
+	if err != nil {
+		return Result{}, err
+	}
+	before, err := connstore.Settings(ctx, s.DB, id)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := connstore.SetSettings(ctx, s.DB, id, settings); err != nil {
+		return Result{}, err
+	}
+	r, err := Finish(ctx, s.deps(), connectionID, Options{HintFrom: HintGiven, CheckAdapter: true})
+	if err == nil && r.Pending {
+		err = errors.New("the login still needs a choice")
+	}
+	if err != nil {
+		restore := map[string]string{}
+		for k := range settings {
+			restore[k] = before[k]
+		}
+		if rerr := connstore.SetSettings(context.WithoutCancel(ctx), s.DB, id, restore); rerr != nil {
+			s.log().Error("mcp login: cannot restore a login's settings", "connection", connectionID, "err", rerr)
+		}
+		return Result{}, err
+	}
+	return r, nil
+}
+
 // Open returns the login of the catalog server with a slug at one owner (nil
 // at the platform scope), creating it pending when absent; created reports a
 // new row (the terminal's connect).

@@ -89,7 +89,7 @@ func TestSeedIsIdempotentAndKeepsAdminEdits(t *testing.T) {
 		t.Fatalf("%d servers", n)
 	}
 	want := map[string]int{"cigale": 10, "coingecko": 8, "wallet": 12, "alchemy": 3, "x": 4, "twitterapi": 10, "qonto": 4,
-		"dexpaprika": 7, "gmail": 7, "notion": 0, "drive": 0, "sentry": 0, "opensea": 0, "etherscan": 0, "pinned_prices": 0, "github": 0}
+		"dexpaprika": 7, "gmail": 7, "drive": 8, "notion": 0, "sentry": 0, "opensea": 0, "etherscan": 0, "pinned_prices": 0, "github": 0}
 	for slug, n := range want {
 		if got := count(t, db, `SELECT count(*) FROM mcp_catalog_tools t JOIN mcp_servers s ON s.id = t.server_id WHERE s.slug = $1`, slug); got != n {
 			t.Errorf("%s: %d tools, want %d", slug, got, n)

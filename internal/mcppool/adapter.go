@@ -12,6 +12,7 @@ import (
 
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/store"
@@ -67,6 +68,9 @@ func (p *Pool) callAdapter(ctx context.Context, connectionID string, info Server
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, reached)
 	defer cancel()
 	conn := adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred}
+	if conn.Settings, err = p.settings(ctx, a, id); err != nil {
+		return "", err
+	}
 	out, err := a.Call(ctx, conn, tool, args)
 	var he *adapters.HTTPError
 	if info.Auth == catalog.AuthOAuth && errors.As(err, &he) && he.Status == http.StatusUnauthorized {
@@ -229,10 +233,16 @@ func (p *Pool) CheckAdapter(ctx context.Context, connectionID string) (hint stri
 	reached := &TimeoutError{Server: info.Slug, Op: "HTTP request", After: p.o.AdapterTimeout}
 	ctx, cancel := context.WithTimeoutCause(ctx, p.o.AdapterTimeout, reached)
 	defer cancel()
-	hint, err = a.Check(ctx, adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred})
+	conn := adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred}
+	if conn.Settings, err = p.settings(ctx, a, id); err != nil {
+		return "", true, err
+	}
+	hint, err = a.Check(ctx, conn)
 	switch {
 	case err != nil && context.Cause(ctx) == reached:
 		return "", true, reached
+	case errors.Is(err, adapters.ErrChoiceNeeded):
+		return "", true, err // the adapter's own words, which name no value
 	case adapters.Rejected(err):
 		return "", true, rejectedError{info.Slug}
 	case errors.Is(err, mcpoauth.ErrBlockedEndpoint):
@@ -253,3 +263,58 @@ func (e rejectedError) Error() string {
 	return e.slug + " refuses the stored key: connect the login again"
 }
 func (e rejectedError) Unwrap() error { return adapters.ErrRejected }
+
+// settings are the login's settings for an adapter that reads them
+// (adapters.SettingsUser), nil for the others, which cost no query.
+func (p *Pool) settings(ctx context.Context, a adapters.Adapter, id uuid.UUID) (map[string]string, error) {
+	if su, ok := a.(adapters.SettingsUser); !ok || !su.UsesSettings() {
+		return nil, nil
+	}
+	return connstore.Settings(ctx, p.o.DB, connstore.ID(id))
+}
+
+// WithAdapterConn runs fn with what calling the connection's adapter takes
+// (its service's URL, the stored credential and settings), for a request
+// that is not one of its tools (Drive's folder list at Connect). fn's work
+// is bounded by AdapterTimeout; an OAuth login answered 401 is refreshed
+// once and fn run again, as a tool call is.
+func (p *Pool) WithAdapterConn(ctx context.Context, connectionID string, fn func(ctx context.Context, c adapters.Conn) error) error {
+	info, isAdapter, err := p.adapterInfo(ctx, connectionID)
+	if err != nil {
+		return err
+	}
+	if !isAdapter {
+		return fmt.Errorf("%s is not served by a local adapter", info.Slug)
+	}
+	a, err := adapters.Get(info.Adapter)
+	if err != nil {
+		return err
+	}
+	id, err := uuid.Parse(connectionID)
+	if err != nil {
+		return store.ErrNotFound
+	}
+	cred, err := p.o.Credentials.Token(ctx, id)
+	if err != nil {
+		return err
+	}
+	reached := &TimeoutError{Server: info.Slug, Op: "HTTP request", After: p.o.AdapterTimeout}
+	ctx, cancel := context.WithTimeoutCause(ctx, p.o.AdapterTimeout, reached)
+	defer cancel()
+	conn := adapters.Conn{HTTP: p.o.HTTPClient, BaseURL: info.URL, Cred: cred}
+	if conn.Settings, err = p.settings(ctx, a, id); err != nil {
+		return err
+	}
+	err = fn(ctx, conn)
+	var he *adapters.HTTPError
+	if info.Auth == catalog.AuthOAuth && errors.As(err, &he) && he.Status == http.StatusUnauthorized {
+		if conn.Cred, err = p.o.Credentials.Refresh(ctx, id); err != nil {
+			return err
+		}
+		err = fn(ctx, conn)
+	}
+	if err != nil && context.Cause(ctx) == reached {
+		return reached
+	}
+	return err
+}

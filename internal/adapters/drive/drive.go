@@ -11,14 +11,15 @@
 // download_file_content writes file_path and returns the path, never the
 // bytes.
 //
-// The chosen folder is stored on the login: Cred.Extra["folder_id"] (and
-// "folder_name", the connection's account_hint).
+// The chosen folder is stored on the login, in its settings (Conn.Settings,
+// not its credential, so a token refresh keeps it): "folder_id" and
+// "folder_name", the connection's account_hint. A login without one answers
+// ErrNoFolder, which is adapters.ErrChoiceNeeded: it stays pending.
 package drive
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -58,13 +59,16 @@ type Adapter struct{}
 
 func (*Adapter) Name() string { return Name }
 
+// UsesSettings: the chosen folder is in the login's settings.
+func (*Adapter) UsesSettings() bool { return true }
+
 // ErrNoFolder: the login has no chosen folder; it is not connected yet.
-var ErrNoFolder = errors.New("this Drive login has no folder chosen: choose the folder the agent may use (not My Drive) to finish connecting it")
+var ErrNoFolder = fmt.Errorf("this Drive login has no folder chosen: choose the folder the agent may use (not My Drive) to finish connecting it: %w", adapters.ErrChoiceNeeded)
 
 // Check validates the login's chosen folder and returns its name, the
 // login's account_hint.
 func (a *Adapter) Check(ctx context.Context, c adapters.Conn) (string, error) {
-	id := strings.TrimSpace(c.Cred.Extra[FieldFolderID])
+	id := strings.TrimSpace(c.Settings[FieldFolderID])
 	if id == "" {
 		return "", ErrNoFolder
 	}
@@ -81,7 +85,7 @@ func (a *Adapter) Call(ctx context.Context, c adapters.Conn, tool string, raw js
 	if err != nil {
 		return "", err
 	}
-	folder := strings.TrimSpace(c.Cred.Extra[FieldFolderID])
+	folder := strings.TrimSpace(c.Settings[FieldFolderID])
 	if folder == "" {
 		return "", ErrNoFolder
 	}

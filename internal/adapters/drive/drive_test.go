@@ -11,50 +11,27 @@ import (
 
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/drive"
+	"github.com/guilds/guilds/internal/adapters/drive/drivetest"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/workspacefiles"
 	"github.com/guilds/guilds/internal/workspaces"
 	"github.com/guilds/guilds/sandbox/dockertest"
 )
 
-const (
-	token  = "ya29.fake-google-token-1234567890"
-	secret = "top secret numbers"
-)
+const token = "ya29.fake-google-token-1234567890"
 
-// tree is the Drive the login sees: the chosen folder proj in My Drive
-// with a subfolder, and outside it a file in My Drive, another folder, a
-// shared drive and a folder shared with the login, all holding "plan" files
-// that no call may return, read, copy into or reveal.
-func tree(t *testing.T) (*fakeDrive, adapters.Conn) {
-	d := newFakeDrive(t, token)
-	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
-	for _, f := range []fakeFile{
-		{ID: "root-id", Name: "My Drive", MimeType: folderType},
-		{ID: "proj", Name: "Project X", MimeType: folderType, Parents: []string{"root-id"}},
-		{ID: "plan", Name: "plan.txt", MimeType: "text/plain", Parents: []string{"proj"}, Content: []byte("the plan: ship")},
-		{ID: "sub", Name: "drafts", MimeType: folderType, Parents: []string{"proj"}},
-		{ID: "deep", Name: "plan doc", MimeType: "application/vnd.google-apps.document", Parents: []string{"sub"}, Content: []byte("deep plan text")},
-		{ID: "logo", Name: "logo.png", MimeType: "image/png", Parents: []string{"proj"}, Content: []byte(png)},
-		{ID: "old", Name: "old plan", MimeType: "text/plain", Parents: []string{"proj"}, Trashed: true, Content: []byte("trashed plan")},
-		{ID: "hidden1", Name: "plan-secret.txt", MimeType: "text/plain", Parents: []string{"root-id"}, Content: []byte(secret + " plan")},
-		{ID: "other", Name: "Other", MimeType: folderType, Parents: []string{"root-id"}},
-		{ID: "otherplan", Name: "other plan.txt", MimeType: "text/plain", Parents: []string{"other"}, Content: []byte(secret)},
-		{ID: "sd1", Name: "Finance drive", MimeType: folderType, DriveID: "sd1"},
-		{ID: "sdplan", Name: "sd plan.txt", MimeType: "text/plain", Parents: []string{"sd1"}, DriveID: "sd1", Content: []byte(secret)},
-		{ID: "shared", Name: "Shared folder", MimeType: folderType, Shared: true},
-		{ID: "sharedplan", Name: "shared plan.txt", MimeType: "text/plain", Parents: []string{"shared"}, Content: []byte(secret)},
-	} {
-		d.add(f)
-	}
-	return d, adapters.Conn{BaseURL: d.URL + "/drive/v3", Cred: connectors.Credential{AccessToken: token,
-		Extra: map[string]string{drive.FieldFolderID: "proj", drive.FieldFolderName: "Project X"}}}
+// tree is drivetest's Tree with a login that chose proj.
+func tree(t *testing.T) (*drivetest.Fake, adapters.Conn) {
+	d := drivetest.New(t, token)
+	d.Tree()
+	return d, adapters.Conn{BaseURL: d.URL + "/drive/v3", Cred: connectors.Credential{AccessToken: token},
+		Settings: map[string]string{drive.FieldFolderID: "proj", drive.FieldFolderName: "Project X"}}
 }
 
 func call(t *testing.T, ctx context.Context, c adapters.Conn, tool, args string) (string, error) {
 	t.Helper()
 	out, err := (&drive.Adapter{}).Call(ctx, c, tool, json.RawMessage(args))
-	for _, leak := range []string{secret, token, "hidden1", "otherplan", "sdplan", "sharedplan", "plan-secret"} {
+	for _, leak := range append([]string{drivetest.Secret, token}, drivetest.Outside...) {
 		if strings.Contains(out, leak) || (err != nil && strings.Contains(err.Error(), leak)) {
 			t.Fatalf("%s %s revealed %q: %q %v", tool, args, leak, out, err)
 		}
@@ -97,7 +74,7 @@ func TestFolderChoice(t *testing.T) {
 	if hint, err := a.Check(ctx, c); err != nil || hint != "Project X" {
 		t.Fatalf("Check: %q %v", hint, err)
 	}
-	c.Cred.Extra = nil
+	c.Settings = nil
 	if _, err := a.Check(ctx, c); !errors.Is(err, drive.ErrNoFolder) {
 		t.Fatalf("no folder: %v", err)
 	}
@@ -119,7 +96,7 @@ func TestEveryCallStaysInTheFolder(t *testing.T) {
 	}
 	// Asked over every drive, with the shared-drive flags.
 	var listed bool
-	for _, u := range d.seen() {
+	for _, u := range d.Seen() {
 		q := u.Query()
 		if u.Path == "/drive/v3/files" && strings.Contains(q.Get("q"), "fullText contains 'plan'") {
 			listed = q.Get("corpora") == "allDrives" && q.Get("includeItemsFromAllDrives") == "true" && q.Get("supportsAllDrives") == "true"
@@ -173,9 +150,7 @@ func TestEveryCallStaysInTheFolder(t *testing.T) {
 	if out, err := call(t, ctx, c, "create_file", `{"name":"notes.txt","text_content":"hello"}`); err != nil || !strings.Contains(out, "\tnotes.txt\ttext/plain\t") {
 		t.Fatalf("create: %q %v", out, err)
 	}
-	d.mu.Lock()
-	writes := strings.Join(d.writes, "; ")
-	d.mu.Unlock()
+	writes := strings.Join(d.Writes(), "; ")
 	if writes != "copy plan -> sub; create notes.txt -> proj" {
 		t.Fatalf("writes: %s", writes)
 	}
@@ -220,14 +195,7 @@ func TestFilesMoveThroughTheWorkspace(t *testing.T) {
 	if err != nil || !strings.Contains(out, "\treport.pdf\tapplication/pdf\t") {
 		t.Fatalf("create from the workspace: %q %v", out, err)
 	}
-	d.mu.Lock()
-	var created []byte
-	for _, f := range d.files {
-		if f.Name == "report.pdf" {
-			created = f.Content
-		}
-	}
-	d.mu.Unlock()
+	created, _ := d.Content("report.pdf")
 	if string(created) != string(pdf) {
 		t.Fatalf("uploaded %q", created)
 	}

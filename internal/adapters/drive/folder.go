@@ -161,31 +161,75 @@ type filesAnswer struct {
 	NextPageToken string `json:"nextPageToken"`
 }
 
+// Corpora of a folder list: My Drive, Shared with me, the shared drives.
+const (
+	CorpusMy     = "my"
+	CorpusShared = "shared"
+	CorpusDrives = "drives"
+)
+
+// ChoiceError is a folder list's or choice's bad input, naming the field.
+type ChoiceError struct{ Field, Message string }
+
+func (e *ChoiceError) Error() string { return e.Field + ": " + e.Message }
+
 // Folders lists what the operator chooses from: the folders at the top of
 // My Drive, the folders shared with the login, and the shared drives.
 func Folders(ctx context.Context, c adapters.Conn) ([]Folder, error) {
 	var out []Folder
-	for _, l := range []struct{ place, q string }{
-		{PlaceMyDrive, "'root' in parents and mimeType = '" + FolderType + "' and trashed = false"},
-		{PlaceSharedWithMe, "sharedWithMe and mimeType = '" + FolderType + "' and trashed = false"},
-	} {
-		var ans filesAnswer
-		q := url.Values{"q": {l.q}, "fields": {"files(id,name)"}, "pageSize": {"100"}, "orderBy": {"name"}}
-		if err := getJSON(ctx, c, "/files", q, &ans); err != nil {
+	for _, corpus := range []string{CorpusMy, CorpusShared, CorpusDrives} {
+		f, err := ListFolders(ctx, c, corpus, "")
+		if err != nil {
 			return nil, err
 		}
-		for _, f := range ans.Files {
-			out = append(out, Folder{ID: f.ID, Name: f.Name, Place: l.place})
+		out = append(out, f...)
+	}
+	return out, nil
+}
+
+// ListFolders lists one corpus's folders: with no parent its top (the
+// folders at the top of My Drive, the folders shared with the login, the
+// shared drives), else the folders inside parent, wherever it is.
+func ListFolders(ctx context.Context, c adapters.Conn, corpus, parent string) ([]Folder, error) {
+	place := map[string]string{CorpusMy: PlaceMyDrive, CorpusShared: PlaceSharedWithMe, CorpusDrives: PlaceSharedDrive}[corpus]
+	if place == "" {
+		return nil, &ChoiceError{Field: "corpus", Message: fmt.Sprintf("%q is not one of my, shared, drives", corpus)}
+	}
+	folderQ := " and mimeType = '" + FolderType + "' and trashed = false"
+	q := url.Values{"fields": {"files(id,name)"}, "pageSize": {"100"}, "orderBy": {"name"}}
+	switch {
+	case strings.TrimSpace(parent) != "":
+		id, err := checkID("parent", parent)
+		if err != nil {
+			return nil, &ChoiceError{Field: "parent", Message: strings.TrimPrefix(err.Error(), "parent: ")}
 		}
+		q.Set("q", quote(id)+" in parents"+folderQ)
+		q.Set("corpora", "allDrives")
+		q.Set("includeItemsFromAllDrives", "true")
+	case corpus == CorpusDrives:
+		var drives struct {
+			Drives []struct{ ID, Name string } `json:"drives"`
+		}
+		if err := c.GetJSON(ctx, "/drives", url.Values{"pageSize": {"100"}}, authHeader(c), &drives); err != nil {
+			return nil, err
+		}
+		out := []Folder{}
+		for _, d := range drives.Drives {
+			out = append(out, Folder{ID: d.ID, Name: d.Name, Place: PlaceSharedDrive})
+		}
+		return out, nil
+	case corpus == CorpusShared:
+		q.Set("q", "sharedWithMe"+folderQ)
+	default:
+		q.Set("q", "'root' in parents"+folderQ)
 	}
-	var drives struct {
-		Drives []struct{ ID, Name string } `json:"drives"`
-	}
-	if err := c.GetJSON(ctx, "/drives", url.Values{"pageSize": {"100"}}, authHeader(c), &drives); err != nil {
+	var ans filesAnswer
+	if err := getJSON(ctx, c, "/files", q, &ans); err != nil {
 		return nil, err
 	}
-	for _, d := range drives.Drives {
-		out = append(out, Folder{ID: d.ID, Name: d.Name, Place: PlaceSharedDrive})
+	out := []Folder{}
+	for _, f := range ans.Files {
+		out = append(out, Folder{ID: f.ID, Name: f.Name, Place: place})
 	}
 	return out, nil
 }
@@ -195,26 +239,26 @@ func Folders(ctx context.Context, c adapters.Conn) ([]Folder, error) {
 func CheckFolder(ctx context.Context, c adapters.Conn, raw string) (Folder, error) {
 	id, err := checkID(FieldFolderID, raw)
 	if err != nil {
-		return Folder{}, err
+		return Folder{}, &ChoiceError{Field: FieldFolderID, Message: strings.TrimPrefix(err.Error(), FieldFolderID+": ")}
 	}
 	var root File
 	if err := getJSON(ctx, c, "/files/root", url.Values{"fields": {"id"}}, &root); err != nil {
 		return Folder{}, err
 	}
 	if id == "root" || id == root.ID {
-		return Folder{}, fmt.Errorf("%s: My Drive cannot be chosen: choose one folder in it, shared with you, or a shared drive", FieldFolderID)
+		return Folder{}, &ChoiceError{Field: FieldFolderID, Message: "My Drive cannot be chosen: choose one folder in it, shared with you, or a shared drive"}
 	}
 	var f File
 	err = getJSON(ctx, c, "/files/"+url.PathEscape(id), url.Values{"fields": {fileFields}}, &f)
 	var he *adapters.HTTPError
 	if errors.As(err, &he) && he.Status == http.StatusNotFound {
-		return Folder{}, fmt.Errorf("%s: this login sees no folder %s", FieldFolderID, id)
+		return Folder{}, &ChoiceError{Field: FieldFolderID, Message: "this login sees no folder " + id}
 	}
 	if err != nil {
 		return Folder{}, err
 	}
 	if f.MimeType != FolderType || f.Trashed {
-		return Folder{}, fmt.Errorf("%s: %s is not a folder", FieldFolderID, id)
+		return Folder{}, &ChoiceError{Field: FieldFolderID, Message: id + " is not a folder"}
 	}
 	place := PlaceMyDrive
 	if f.DriveID != "" {

@@ -1,4 +1,6 @@
-package drive_test
+// Package drivetest is a local Drive API v3 for tests of the confined Drive
+// adapter (internal/adapters/drive) and of what is built on it.
+package drivetest
 
 import (
 	"encoding/json"
@@ -16,26 +18,29 @@ import (
 	"testing"
 )
 
-// fakeDrive is a local Drive API v3 speaking its wire format for what the
+// Fake is a local Drive API v3 speaking its wire format for what the
 // adapter uses: files.list with q (the subset of the query language below),
 // corpora, includeItemsFromAllDrives, supportsAllDrives, pageSize,
 // pageToken and orderBy; files.get (metadata, alt=media), files.export,
 // files.copy, multipart upload, permissions.list, drives.list, and the
 // "root" alias. Shared-drive files are invisible without
 // supportsAllDrives=true, and lists skip them without corpora=allDrives.
-type fakeDrive struct {
+type Fake struct {
 	*httptest.Server
-	token string
+	// Valid accepts a bearer token.
+	Valid func(token string) bool
 
 	mu       sync.Mutex
-	files    map[string]*fakeFile
+	files    map[string]*File
 	order    []string
 	next     int
 	requests []*url.URL
 	writes   []string // "copy <id> -> <parent>", "create <name> -> <parent>"
 }
 
-type fakeFile struct {
+// File is one file or folder of the fake (a shared drive is a folder whose
+// DriveID is its own ID).
+type File struct {
 	ID, Name, MimeType, DriveID, Modified string
 	Parents                               []string
 	Content                               []byte
@@ -44,16 +49,27 @@ type fakeFile struct {
 	Perms                                 []map[string]string
 }
 
-const folderType = "application/vnd.google-apps.folder"
+// exportTypes are the export formats the fake converts to.
+var exportTypes = map[string]string{"text/plain": "text/plain", "text/csv": "text/csv", "application/pdf": "application/pdf", "image/png": "image/png"}
 
-func newFakeDrive(t testing.TB, token string) *fakeDrive {
-	d := &fakeDrive{token: token, files: map[string]*fakeFile{}}
+// FolderType is Drive's folder type.
+const FolderType = "application/vnd.google-apps.folder"
+
+// New serves a Drive that accepts the one bearer token given.
+func New(t testing.TB, token string) *Fake {
+	return NewValid(t, func(s string) bool { return s == token })
+}
+
+// NewValid serves a Drive that accepts the tokens valid accepts.
+func NewValid(t testing.TB, valid func(string) bool) *Fake {
+	d := &Fake{Valid: valid, files: map[string]*File{}}
 	d.Server = httptest.NewServer(http.HandlerFunc(d.serve))
 	t.Cleanup(d.Close)
 	return d
 }
 
-func (d *fakeDrive) add(f fakeFile) {
+// Add stores a file.
+func (d *Fake) Add(f File) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if f.Modified == "" {
@@ -66,7 +82,8 @@ func (d *fakeDrive) add(f fakeFile) {
 	d.order = append(d.order, f.ID)
 }
 
-func (d *fakeDrive) seen() []*url.URL {
+// Seen are the requests' URLs so far.
+func (d *Fake) Seen() []*url.URL {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]*url.URL(nil), d.requests...)
@@ -79,7 +96,26 @@ func fail(w http.ResponseWriter, status int, reason, msg string) {
 		"errors": []any{map[string]any{"domain": "global", "reason": reason, "message": msg}}}})
 }
 
-func (f *fakeFile) json() map[string]any {
+// Writes are the writes so far: "copy <id> -> <parent>", "create <name> -> <parent>".
+func (d *Fake) Writes() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.writes...)
+}
+
+// Content is the content of the file named name ("" and false when none).
+func (d *Fake) Content(name string) ([]byte, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, f := range d.files {
+		if f.Name == name {
+			return f.Content, true
+		}
+	}
+	return nil, false
+}
+
+func (f *File) json() map[string]any {
 	m := map[string]any{"id": f.ID, "name": f.Name, "mimeType": f.MimeType, "parents": f.Parents, "modifiedTime": f.Modified,
 		"trashed": f.Trashed, "webViewLink": "https://drive.example/file/d/" + f.ID}
 	if f.DriveID != "" {
@@ -96,17 +132,18 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func (d *fakeDrive) serve(w http.ResponseWriter, r *http.Request) {
+func (d *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.requests = append(d.requests, r.URL)
-	if r.Header.Get("Authorization") != "Bearer "+d.token {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || !d.Valid(tok) {
 		fail(w, 401, "authError", "Invalid Credentials")
 		return
 	}
 	q := r.URL.Query()
 	all := q.Get("supportsAllDrives") == "true"
-	visible := func(id string) (*fakeFile, bool) {
+	visible := func(id string) (*File, bool) {
 		f, ok := d.files[id]
 		if !ok || (f.DriveID != "" && !all) {
 			return nil, false
@@ -152,8 +189,13 @@ func (d *fakeDrive) serve(w http.ResponseWriter, r *http.Request) {
 				fail(w, 403, "fileNotExportable", "Export only supports Docs Editors files.")
 				return
 			}
-			w.Header().Set("Content-Type", q.Get("mimeType"))
-			_, _ = fmt.Fprintf(w, "[%s as %s] %s", f.Name, q.Get("mimeType"), f.Content)
+			mt, ok := exportTypes[q.Get("mimeType")]
+			if !ok {
+				fail(w, 400, "badRequest", "The requested conversion is not supported.")
+				return
+			}
+			w.Header().Set("Content-Type", mt)
+			_, _ = fmt.Fprintf(w, "[%s as %s] %s", f.Name, mt, f.Content)
 		case sub == "permissions":
 			writeJSON(w, map[string]any{"permissions": f.Perms})
 		case sub == "copy" && r.Method == http.MethodPost:
@@ -177,9 +219,9 @@ func (d *fakeDrive) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (d *fakeDrive) create(name, mt string, parents []string, content []byte) *fakeFile {
+func (d *Fake) create(name, mt string, parents []string, content []byte) *File {
 	d.next++
-	nf := &fakeFile{ID: fmt.Sprintf("new%03d", d.next), Name: name, MimeType: mt, Parents: parents, Content: content, Modified: "2026-09-30T10:00:00.000Z",
+	nf := &File{ID: fmt.Sprintf("new%03d", d.next), Name: name, MimeType: mt, Parents: parents, Content: content, Modified: "2026-09-30T10:00:00.000Z",
 		Perms: []map[string]string{{"id": "p1", "type": "user", "role": "owner", "emailAddress": "owner@acme.example"}}}
 	if len(parents) > 0 {
 		if p := d.files[parents[0]]; p != nil {
@@ -191,7 +233,7 @@ func (d *fakeDrive) create(name, mt string, parents []string, content []byte) *f
 	return nf
 }
 
-func (d *fakeDrive) upload(w http.ResponseWriter, r *http.Request) {
+func (d *Fake) upload(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("uploadType") != "multipart" {
 		fail(w, 400, "badRequest", "uploadType must be multipart")
 		return
@@ -227,7 +269,7 @@ func (d *fakeDrive) upload(w http.ResponseWriter, r *http.Request) {
 // "and", a parenthesised "or" of terms, and the terms 'X' in parents,
 // sharedWithMe, mimeType = / != 'X', trashed = false, name contains 'X',
 // fullText contains 'X'. Anything else is Drive's 400 Invalid Value.
-func (d *fakeDrive) list(w http.ResponseWriter, q url.Values) {
+func (d *Fake) list(w http.ResponseWriter, q url.Values) {
 	allDrives := q.Get("corpora") == "allDrives"
 	if allDrives && (q.Get("includeItemsFromAllDrives") != "true" || q.Get("supportsAllDrives") != "true") {
 		fail(w, 403, "teamDrivesParameterRequired", "includeItemsFromAllDrives and supportsAllDrives must be true with corpora allDrives")
@@ -238,7 +280,7 @@ func (d *fakeDrive) list(w http.ResponseWriter, q url.Values) {
 		fail(w, 400, "invalid", "Invalid Value")
 		return
 	}
-	var out []*fakeFile
+	var out []*File
 	for _, id := range d.order {
 		f := d.files[id]
 		if id == "root-id" || (f.DriveID != "" && !allDrives) || !match(f) {
@@ -274,11 +316,11 @@ func unquote(s string) (string, bool) {
 	return strings.NewReplacer(`\'`, `'`, `\\`, `\`).Replace(s[1 : len(s)-1]), true
 }
 
-func parseQuery(q string) (func(*fakeFile) bool, error) {
-	var preds []func(*fakeFile) bool
+func parseQuery(q string) (func(*File) bool, error) {
+	var preds []func(*File) bool
 	for _, clause := range splitTop(q, " and ") {
 		clause = strings.TrimSpace(clause)
-		var ors []func(*fakeFile) bool
+		var ors []func(*File) bool
 		inner := clause
 		if strings.HasPrefix(clause, "(") && strings.HasSuffix(clause, ")") {
 			inner = clause[1 : len(clause)-1]
@@ -290,7 +332,7 @@ func parseQuery(q string) (func(*fakeFile) bool, error) {
 			}
 			ors = append(ors, p)
 		}
-		preds = append(preds, func(f *fakeFile) bool {
+		preds = append(preds, func(f *File) bool {
 			for _, p := range ors {
 				if p(f) {
 					return true
@@ -299,7 +341,7 @@ func parseQuery(q string) (func(*fakeFile) bool, error) {
 			return false
 		})
 	}
-	return func(f *fakeFile) bool {
+	return func(f *File) bool {
 		for _, p := range preds {
 			if !p(f) {
 				return false
@@ -332,12 +374,12 @@ func splitTop(s, sep string) []string {
 	return append(out, s[start:])
 }
 
-func parseTerm(t string) (func(*fakeFile) bool, error) {
+func parseTerm(t string) (func(*File) bool, error) {
 	switch {
 	case t == "sharedWithMe":
-		return func(f *fakeFile) bool { return f.Shared }, nil
+		return func(f *File) bool { return f.Shared }, nil
 	case t == "trashed = false":
-		return func(f *fakeFile) bool { return !f.Trashed }, nil
+		return func(f *File) bool { return !f.Trashed }, nil
 	case strings.HasSuffix(t, " in parents"):
 		v, ok := unquote(strings.TrimSuffix(t, " in parents"))
 		if !ok {
@@ -346,7 +388,7 @@ func parseTerm(t string) (func(*fakeFile) bool, error) {
 		if v == "root" {
 			v = "root-id"
 		}
-		return func(f *fakeFile) bool {
+		return func(f *File) bool {
 			for _, p := range f.Parents {
 				if p == v {
 					return true
@@ -364,22 +406,55 @@ func parseTerm(t string) (func(*fakeFile) bool, error) {
 		if !ok {
 			return nil, fmt.Errorf("bad term %q", t)
 		}
-		get := map[string]func(*fakeFile) string{
-			"mimeType": func(f *fakeFile) string { return f.MimeType },
-			"name":     func(f *fakeFile) string { return f.Name },
-			"fullText": func(f *fakeFile) string { return f.Name + " " + string(f.Content) },
+		get := map[string]func(*File) string{
+			"mimeType": func(f *File) string { return f.MimeType },
+			"name":     func(f *File) string { return f.Name },
+			"fullText": func(f *File) string { return f.Name + " " + string(f.Content) },
 		}[field]
 		if get == nil {
 			return nil, fmt.Errorf("bad field %q", field)
 		}
 		switch op {
 		case " = ":
-			return func(f *fakeFile) bool { return get(f) == v }, nil
+			return func(f *File) bool { return get(f) == v }, nil
 		case " != ":
-			return func(f *fakeFile) bool { return get(f) != v }, nil
+			return func(f *File) bool { return get(f) != v }, nil
 		default:
-			return func(f *fakeFile) bool { return strings.Contains(strings.ToLower(get(f)), strings.ToLower(v)) }, nil
+			return func(f *File) bool { return strings.Contains(strings.ToLower(get(f)), strings.ToLower(v)) }, nil
 		}
 	}
 	return nil, fmt.Errorf("bad term %q", t)
+}
+
+// Secret is in every file outside the folder Tree's login chooses.
+const Secret = "top secret numbers"
+
+// Outside are the ids (and a name) of Tree's files outside that folder,
+// which no call may return, read, copy into or reveal.
+var Outside = []string{"hidden1", "otherplan", "sdplan", "sharedplan", "plan-secret"}
+
+// Tree fills the Drive a login sees: the folder proj ("Project X") in My
+// Drive with a subfolder, and outside it a file in My Drive, another
+// folder, a shared drive and a folder shared with the login, all holding
+// "plan" files.
+func (d *Fake) Tree() {
+	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+	for _, f := range []File{
+		{ID: "root-id", Name: "My Drive", MimeType: FolderType},
+		{ID: "proj", Name: "Project X", MimeType: FolderType, Parents: []string{"root-id"}},
+		{ID: "plan", Name: "plan.txt", MimeType: "text/plain", Parents: []string{"proj"}, Content: []byte("the plan: ship")},
+		{ID: "sub", Name: "drafts", MimeType: FolderType, Parents: []string{"proj"}},
+		{ID: "deep", Name: "plan doc", MimeType: "application/vnd.google-apps.document", Parents: []string{"sub"}, Content: []byte("deep plan text")},
+		{ID: "logo", Name: "logo.png", MimeType: "image/png", Parents: []string{"proj"}, Content: []byte(png)},
+		{ID: "old", Name: "old plan", MimeType: "text/plain", Parents: []string{"proj"}, Trashed: true, Content: []byte("trashed plan")},
+		{ID: "hidden1", Name: "plan-secret.txt", MimeType: "text/plain", Parents: []string{"root-id"}, Content: []byte(Secret + " plan")},
+		{ID: "other", Name: "Other", MimeType: FolderType, Parents: []string{"root-id"}},
+		{ID: "otherplan", Name: "other plan.txt", MimeType: "text/plain", Parents: []string{"other"}, Content: []byte(Secret)},
+		{ID: "sd1", Name: "Finance drive", MimeType: FolderType, DriveID: "sd1"},
+		{ID: "sdplan", Name: "sd plan.txt", MimeType: "text/plain", Parents: []string{"sd1"}, DriveID: "sd1", Content: []byte(Secret)},
+		{ID: "shared", Name: "Shared folder", MimeType: FolderType, Shared: true},
+		{ID: "sharedplan", Name: "shared plan.txt", MimeType: "text/plain", Parents: []string{"shared"}, Content: []byte(Secret)},
+	} {
+		d.Add(f)
+	}
 }
