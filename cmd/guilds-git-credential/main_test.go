@@ -110,3 +110,26 @@ func TestGitClonesAndPushesThroughTheHelper(t *testing.T) {
 		t.Fatalf(".git/config holds the token (%v)", err)
 	}
 }
+
+// The relay mode does nothing without a tokens file or a proxy in it, and
+// names what is missing when the file names a proxy but no socket.
+func TestRelayModeNeedsAProxyInTheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "git-tokens.json")
+	if err := ensureRelay(path); err != nil {
+		t.Fatalf("no file: %v", err)
+	}
+	for f, want := range map[*gittokens.File]string{
+		{Hosts: []string{"https://github.com"}}: "",
+		{Proxy: gittokens.ProxyURL}:             "no proxy socket",
+	} {
+		b, _ := json.Marshal(f)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		err := ensureRelay(path)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%+v: %v, want %q", f, err, want)
+		}
+	}
+}
