@@ -3,6 +3,7 @@ import { h, clear, form, tabs, status, errorBox } from "../ui.js";
 import { navigate, setTab } from "../app.js";
 import { toolsView } from "./tools.js";
 import { renameForm, notesPanel, secretsPanel } from "./parts.js";
+import { collectionsPanel } from "./collections.js";
 
 export async function orgPage(main, id) {
   const org = await api.get_orgs_by_id(id);
@@ -14,6 +15,7 @@ export async function orgPage(main, id) {
     { id: "tools", label: "Tools", render: (p) => toolsView(p, "organisation", id) },
     { id: "models", label: "Model keys", render: (p) => modelKeysPanel(p, org) },
     { id: "members", label: "Members", render: (p) => membersPanel(p, org) },
+    { id: "collections", label: "Collections", render: (p) => collectionsPanel(p, org) },
     { id: "notes", label: "Notes", render: (p) => notesPanel(p, "organisation", id) },
     { id: "secrets", label: "Secrets", render: (p) => secretsPanel(p, "organisation", id) },
     { id: "settings", label: "Settings", render: (p) => p.append(

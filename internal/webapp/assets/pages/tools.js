@@ -86,6 +86,9 @@ function serverCard(s, row, ctx) {
   }
   if (own) {
     if (own.status === "connected") actions.append(h("button", { type: "button", class: "test", onclick: () => testDialog(s, own) }, "Test"));
+    if (own.status === "connected" && s.kind === "github") {
+      actions.append(h("button", { type: "button", class: "repos", onclick: () => reposDialog(s, own) }, "Repositories"));
+    }
     if (own.status === "connected" && (row?.config?.adapter || s.slug).replace(/-/g, "_") === "pinned_prices") {
       actions.append(h("button", { type: "button", class: "coins", onclick: () => coinsDialog(s, own) }, "Coins"));
     }
@@ -105,6 +108,24 @@ function serverCard(s, row, ctx) {
         t.description ? h("p", { class: "muted" }, t.description) : null)))));
   }
   return card;
+}
+
+// reposDialog picks the repositories a GitHub login works on.
+async function reposDialog(s, conn) {
+  const body = h("div", { class: "dlg-body" });
+  const d = dialog(`${s.name}: repositories`, body);
+  let repos;
+  try { repos = await api.get_mcp_connections_by_id_github_repositories(conn.id); } catch (e) { body.append(errorBox(e)); return; }
+  const chosen = new Set((s.github_repositories || []).map((r) => r.url));
+  const boxes = repos.map((r, i) => h("div", { class: "field check" }, h("input", { type: "checkbox", id: "repo-" + i, value: r.url, checked: chosen.has(r.url) }),
+    h("label", { for: "repo-" + i }, r.full_name || r.name, r.private ? " (private)" : "")));
+  const err = h("p", { class: "form-error", role: "alert" });
+  body.append(h("fieldset", {}, h("legend", {}, "Repositories the installation reaches"), boxes), err,
+    h("div", { class: "actions" }, h("button", { type: "button", onclick: async () => {
+      const pick = repos.filter((r, i) => boxes[i].querySelector("input").checked).map((r) => ({ name: r.name, url: r.url, default_branch: r.default_branch }));
+      try { await api.put_mcp_connections_by_id_github_selected(conn.id, { repositories: pick }); status("Repositories saved"); d.close(); }
+      catch (e) { err.textContent = e.message; }
+    } }, "Save repositories")));
 }
 
 // coinsDialog edits a connected Pinned prices login's coins.
