@@ -170,3 +170,35 @@ func TestAppClientMatchesTheRouteTable(t *testing.T) {
 		t.Fatal("internal/webapp/assets/api.gen.js is stale: run go generate ./internal/webapp")
 	}
 }
+
+// Outside loopback the session cookies are Secure; a sign-in posted by
+// another site's page is refused.
+func TestAppSessionCookieIsSecureOutsideLoopbackAndRefusesOtherSites(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	post := func(host, origin string) *http.Response {
+		req, _ := http.NewRequest("POST", e.HTTP.URL+"/api/session", strings.NewReader(`{"token":"`+e.AdminToken+`"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Host = host
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp
+	}
+	resp := post("guilds.example.com", "https://guilds.example.com")
+	if resp.StatusCode != http.StatusCreated || len(resp.Cookies()) != 2 {
+		t.Fatalf("sign in: %d %v", resp.StatusCode, resp.Cookies())
+	}
+	for _, c := range resp.Cookies() {
+		if !c.Secure || c.SameSite != http.SameSiteStrictMode {
+			t.Errorf("cookie %s outside loopback: %+v", c.Name, c)
+		}
+	}
+	if resp := post("guilds.example.com", "https://evil.example"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("sign in from another site: %d", resp.StatusCode)
+	}
+}

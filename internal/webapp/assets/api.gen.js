@@ -116,6 +116,8 @@ export const get_instance = (opts) => call("GET", `/api/instance`, undefined, op
 export const get_mcp_connections = (opts) => call("GET", `/api/mcp/connections`, undefined, opts);
 /** GET /api/mcp/connections/{id}: Get a login's metadata */
 export const get_mcp_connections_by_id = (id, opts) => call("GET", `/api/mcp/connections/${encodeURIComponent(id)}`, undefined, opts);
+/** GET /api/mcp/connections/{id}/drive/folders: Folders a Drive login may be confined to: corpus my (My Drive), shared (Shared with me) or drives (Shared drives); parent lists the folders inside one */
+export const get_mcp_connections_by_id_drive_folders = (id, opts) => call("GET", `/api/mcp/connections/${encodeURIComponent(id)}/drive/folders`, undefined, opts);
 /** GET /api/mcp/connections/{id}/github/repositories: The repositories a GitHub login's installation reaches */
 export const get_mcp_connections_by_id_github_repositories = (id, opts) => call("GET", `/api/mcp/connections/${encodeURIComponent(id)}/github/repositories`, undefined, opts);
 /** GET /api/mcp/connections/{id}/health: A login's credential health: state, failed refresh attempts, next retry, last success and failure */
@@ -258,6 +260,8 @@ export const put_guilds_by_id_notes_by_key = (id, key, body, opts) => call("PUT"
 export const put_guilds_by_id_secrets_by_name = (id, name, body, opts) => call("PUT", `/api/guilds/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}`, body, opts);
 /** PUT /api/guilds/{id}/secrets/{name}/grants: Grant (enabled true) or revoke (enabled false) a secret for the agents at and below a scope within its owner */
 export const put_guilds_by_id_secrets_by_name_grants = (id, name, body, opts) => call("PUT", `/api/guilds/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}/grants`, body, opts);
+/** PUT /api/mcp/connections/{id}/drive/folder: Choose the folder a Drive login is confined to (not My Drive); the login is connected with the folder's name as its account hint */
+export const put_mcp_connections_by_id_drive_folder = (id, body, opts) => call("PUT", `/api/mcp/connections/${encodeURIComponent(id)}/drive/folder`, body, opts);
 /** PUT /api/mcp/connections/{id}/github/selected: Store the repositories a GitHub login works on; each must be one its installation reaches (a guild login mirrors them into the guild's repositories) */
 export const put_mcp_connections_by_id_github_selected = (id, body, opts) => call("PUT", `/api/mcp/connections/${encodeURIComponent(id)}/github/selected`, body, opts);
 /** PUT /api/mcp/connections/{id}/pinned-prices: Replace a Pinned prices login's coins (1 to 20, each quoted by CoinGecko) */
