@@ -62,12 +62,13 @@ var classTimeouts = map[tools.Class]time.Duration{
 	tools.ClassMCP:     mcppool.CallTimeout + poolMargin,
 	tools.ClassCode:    code.GraphTimeout + codeMargin, // a first graph build of a large repository
 	tools.ClassShell:   code.ShellMax + codeMargin,
-	tools.ClassAdapter: mcppool.AdapterTimeout + poolMargin,
+	tools.ClassAdapter: mcppool.AdapterMaxTimeout + poolMargin, // a tool's own timeout (Qonto upload_invoice) at most
 	tools.ClassScript:  120 * time.Second,
 }
 
 // poolMargin: a remote tool's activity outlives the session pool's own
-// timeout (90 s for tools/call, 30 s for an adapter's HTTP request), so a
+// timeout (90 s for tools/call; for an adapter's call 30 s, or the tool's
+// own timeout up to mcppool.AdapterMaxTimeout, 90 s), so a
 // server that never answers ends as the pool's ERROR result naming that
 // timeout, stored by the activity, rather than as a timed-out activity. The
 // margin covers resolving the login and recording the result.

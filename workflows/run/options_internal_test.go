@@ -17,7 +17,7 @@ func TestRemoteToolActivityOutlivesThePoolTimeout(t *testing.T) {
 		timeout time.Duration
 	}{
 		tools.ClassMCP:     {"tools/call", mcppool.CallTimeout},
-		tools.ClassAdapter: {"adapter HTTP", mcppool.AdapterTimeout},
+		tools.ClassAdapter: {"longest adapter tool", mcppool.AdapterMaxTimeout},
 	} {
 		got := toolOptions(class, false, "x", "{}").StartToCloseTimeout
 		if got <= pool.timeout {
