@@ -16,6 +16,12 @@ export async function landingPage(main) {
   history.replaceState(null, "", "/connected");
   const ok = q.get("result") === "connected";
   const code = q.get("reason") || "";
+  if (q.get("result") === "pending") {
+    main.append(h("h1", {}, "One more step"), h("p", { id: "landing-result", role: "status" },
+      "The sign-in worked. The login waits for a choice on its Tools view (for Drive, the folder it may reach)."),
+    h("p", {}, h("a", { href: "/" }, "Back to the organisations")));
+    return;
+  }
   main.append(h("h1", {}, ok ? "Connected" : "The login did not complete"),
     h("p", { id: "landing-result", role: "status" }, ok
       ? `The login is connected${q.get("account") ? " as " + q.get("account") : ""}. You can close this tab and go back to the Tools view.`

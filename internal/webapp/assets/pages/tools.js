@@ -86,6 +86,9 @@ function serverCard(s, row, ctx) {
   }
   if (own) {
     if (own.status === "connected") actions.append(h("button", { type: "button", class: "test", onclick: () => testDialog(s, own) }, "Test"));
+    if (own.status === "pending" && (row?.config?.adapter || s.slug) === "drive") {
+      actions.append(h("button", { type: "button", class: "folder", onclick: () => folderDialog(s, own, ctx) }, "Choose folder"));
+    }
     if (own.status === "connected" && s.kind === "github") {
       actions.append(h("button", { type: "button", class: "repos", onclick: () => reposDialog(s, own) }, "Repositories"));
     }
@@ -108,6 +111,29 @@ function serverCard(s, row, ctx) {
         t.description ? h("p", { class: "muted" }, t.description) : null)))));
   }
   return card;
+}
+
+// folderDialog confines a Drive login to one folder that is not My Drive.
+async function folderDialog(s, conn, ctx) {
+  const body = h("div", { class: "dlg-body" });
+  const d = dialog(`${s.name}: choose a folder`, body);
+  const list = h("ul", { class: "rows", "aria-live": "polite" });
+  const err = h("p", { class: "form-error", role: "alert" });
+  const show = async (corpus, parent) => {
+    try {
+      const folders = await api.get_mcp_connections_by_id_drive_folders(conn.id, { query: { corpus, parent } });
+      clear(list, folders.length ? folders.map((f) => h("li", {}, h("strong", {}, f.name), " ", h("span", { class: "muted" }, f.place || ""), " ",
+        h("button", { type: "button", class: "small", onclick: () => show(corpus, f.id) }, "Open"), " ",
+        h("button", { type: "button", class: "small", onclick: async () => {
+          try { await api.put_mcp_connections_by_id_drive_folder(conn.id, { folder_id: f.id }); status(`${s.name} confined to ${f.name}`); d.close(); ctx.reload(); }
+          catch (e) { err.textContent = e.message; }
+        } }, "Use this folder"))) : h("li", { class: "muted" }, "No folder here."));
+    } catch (e) { err.textContent = e.message; }
+  };
+  body.append(h("p", {}, "Drive tools reach only the folder you choose and what it holds (not My Drive itself)."),
+    h("div", { class: "actions" }, [["my", "My Drive"], ["shared", "Shared with me"], ["drives", "Shared drives"]].map(([c, label]) =>
+      h("button", { type: "button", class: "small", onclick: () => show(c) }, label))), err, list);
+  show("my");
 }
 
 // reposDialog picks the repositories a GitHub login works on.
