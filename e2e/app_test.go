@@ -91,6 +91,14 @@ func TestOperatorApp(t *testing.T) {
 	// A key login at the guild, Test one of its tools.
 	b.open("/guilds/" + guild + "?tab=tools")
 	b.waitVisible(`#server-keyed button.connect`)
+	// What the box cannot do says which variable would switch it on.
+	b.waitText(`#native-tavily_search`, "not offered")
+	b.waitText(`#native-tavily_search`, "TAVILY_API_KEY")
+	b.waitText(`#server-gmail`, "Not set up")
+	b.waitText(`#server-gmail .missing`, "GMAIL_OAUTH_CLIENT_ID")
+	if b.eval(`String(document.querySelector("#server-gmail button.connect").disabled)`) != "true" {
+		t.Error("Connect is offered on a server that is not set up")
+	}
 	b.click(`#server-keyed button.connect`)
 	b.fill(`dialog input[name="key"]`, "k-bad")
 	b.submit(`dialog form`)

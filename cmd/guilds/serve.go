@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/worker"
@@ -23,6 +25,10 @@ func serveCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer, 
 		srv, err := p.apiServer(ctx)
 		if err != nil {
 			return err
+		}
+		// The operator app links a run to its workflow in the Temporal UI.
+		if ui := strings.TrimRight(os.Getenv("GUILDS_TEMPORAL_UI_URL"), "/"); ui != "" {
+			srv.TemporalUI = ui + "/namespaces/" + p.cfg.TemporalNS + "/workflows/"
 		}
 		p.log.Info("api listening", "addr", p.cfg.HTTPAddr)
 		return srv.Serve(ctx, p.cfg.HTTPAddr)
