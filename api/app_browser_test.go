@@ -62,6 +62,19 @@ func TestAppLocalModeInChromium(t *testing.T) {
 		}
 	}
 
+	// A token row with key_fields (Qonto's shape) and a configured row with fields.
+	for _, row := range []map[string]any{
+		{"slug": "twokeys", "name": "Two keys", "auth": "token", "config": map[string]any{"key_fields": []map[string]any{
+			{"name": "login", "label": "Login"}, {"name": "secret_key", "label": "Secret key"}, {"name": "extra", "label": "Extra", "optional": true}}}},
+		{"slug": "valued", "name": "Valued", "auth": "none", "config": map[string]any{"fields": []map[string]any{
+			{"name": "tenant", "label": "Tenant", "header": "X-Tenant", "secret": false}}}},
+	} {
+		row["transport"], row["published"], row["url"] = "http", true, "https://example.com/mcp"
+		if r := e.Do("", "POST", "/api/admin/mcp/servers", row); r.Status != 201 {
+			t.Fatalf("add %s: %d %s", row["slug"], r.Status, r.Body)
+		}
+	}
+
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
 		chromedp.WindowSize(390, 844), chromedp.Flag("disable-dev-shm-usage", true)) // a phone's width
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -106,6 +119,23 @@ func TestAppLocalModeInChromium(t *testing.T) {
 
 	open("/orgs/" + org + "?tab=tools")
 	waitFor("#tools-view", "Bulk 49")
+	// Connect's form has the fields the catalog row declares.
+	click := func(sel string) {
+		t.Helper()
+		c, stop := context.WithTimeout(ctx, 10*time.Second)
+		defer stop()
+		if err := chromedp.Do(c, chromedp.Click(chromedp.CSS(sel))); err != nil {
+			t.Fatalf("click %s: %v", sel, err)
+		}
+	}
+	click(`#server-twokeys button.connect`)
+	waitFor(`dialog form`, "Secret key")
+	waitFor(`dialog [data-field="login"]`, "Login")
+	waitFor(`dialog [data-field="extra"]`, "Extra (optional)")
+	click(`dialog .close`)
+	click(`#server-valued button.connect`)
+	waitFor(`dialog [data-field="tenant"]`, "Tenant")
+	click(`dialog .close`)
 	c, stop := context.WithTimeout(ctx, 10*time.Second)
 	defer stop()
 	figure, err := chromedp.Run(c, chromedp.Evaluate[string](
