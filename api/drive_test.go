@@ -106,8 +106,8 @@ func TestDriveLoginChoosesItsFolder(t *testing.T) {
 	if r := me.Admin("GET", "/api/mcp/connections/"+id+"/drive/folders", nil); r.Status != 409 || r.ErrorCode() != "not_logged_in" {
 		t.Fatalf("folders before the login: %d %s", r.Status, r.Body)
 	}
-	if r := me.callback(t, follow(t, authURL)); r.Status != 200 {
-		t.Fatalf("callback: %d %s", r.Status, r.Body)
+	if r := me.callback(t, follow(t, authURL)); r.Status != 200 || !strings.Contains(string(r.Body), `"status":"pending"`) {
+		t.Fatalf("callback (the login waits for its folder): %d %s", r.Status, r.Body)
 	}
 	if st := me.status(t, id); st != "pending" {
 		t.Fatalf("after the Google login the login is %s, want pending until a folder is chosen", st)

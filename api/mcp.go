@@ -21,6 +21,7 @@ import (
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
@@ -403,7 +404,15 @@ func (s *Server) completeCallback(ctx context.Context, c *gin.Context, db store.
 	if res.Status != connect.StatusConnected {
 		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "oauth_" + string(res.Status), Message: res.Error}
 	}
-	return http.StatusOK, mcpCallbackReply{ConnectionID: connID, Status: string(res.Status), AccountHint: res.AccountHint, Tools: res.Tools}, nil
+	reply := mcpCallbackReply{ConnectionID: connID, Status: string(res.Status), AccountHint: res.AccountHint, Tools: res.Tools}
+	// A login that needs one more choice after the provider's login (Drive's
+	// folder) stays pending: say so rather than echo the workflow's outcome.
+	if id, err := connstore.ParseID(connID); err == nil {
+		if stored, err := connstore.Get(ctx, db, id); err == nil && stored.Status == connstore.StatusPending {
+			reply.Status, reply.AccountHint, reply.Tools = string(stored.Status), "", 0
+		}
+	}
+	return http.StatusOK, reply, nil
 }
 
 // oauthCode keeps a provider's error parameter only when it looks like an
