@@ -83,6 +83,7 @@ func TestOperatorApp(t *testing.T) {
 	b.submit(`form[aria-label="Agent settings"]`)
 	b.waitText(`[data-field="max_scripts"] .field-error`, "between 0 and 1000")
 	b.shot("agent-settings")
+	b.checkLabels("agent settings")
 	b.fill(`form[aria-label="Agent settings"] input[name="max_scripts"]`, "3")
 	b.click(`#flag-scripting`)
 	b.submit(`form[aria-label="Agent settings"]`)
@@ -116,12 +117,14 @@ func TestOperatorApp(t *testing.T) {
 	b.submit(`dialog form[aria-label^="Arguments"]`)
 	b.waitText(`#test-result`, "echo: hello from the app")
 	b.shot("test-tool")
+	b.checkLabels("Test")
 	b.eval(`(document.querySelector("dialog").close(), "")`)
 
 	// A native tool Off at the guild, On at the agent: each view names who decides.
 	b.click(`#native-note_get input[value="off"] + label`)
 	b.waitText(`#native-note_get`, "decided by the guild")
 	b.shot("guild-tools")
+	b.checkLabels("guild Tools view")
 	b.open("/agents/" + agent + "?tab=tools")
 	b.waitText(`#native-note_get`, "decided by the guild")
 	b.click(`#native-note_get input[value="on"] + label`)
@@ -165,6 +168,7 @@ func TestOperatorApp(t *testing.T) {
 	b.open("/guilds/" + guild + "?tab=issues")
 	b.waitText("#issues", "the fixture tool failed")
 	b.shot("issues")
+	b.checkLabels("Issues")
 	b.click(`#issues li.issue button`)
 	b.waitText("#issues", "No open issue")
 
@@ -172,6 +176,7 @@ func TestOperatorApp(t *testing.T) {
 	b.open("/admin?tab=catalog")
 	b.waitText("#catalog", "Keyed")
 	b.shot("admin-catalog")
+	b.checkLabels("Connector catalog")
 	b.open("/admin?tab=keys")
 	b.waitText("#integrations", "OPENROUTER_API_KEY")
 	if strings.Contains(b.eval(`document.body.innerText`), boxModelKey) {
@@ -214,6 +219,15 @@ func TestOperatorApp(t *testing.T) {
 	}
 	b.click("#signout")
 	b.waitText("h1", "Sign in")
+}
+
+// checkLabels fails the test when a form control of the page has no label.
+func (b *browser) checkLabels(page string) {
+	b.t.Helper()
+	bad := b.eval(`[...document.querySelectorAll("input, select, textarea")].filter(el => el.type !== "hidden" && !el.labels?.length && !el.getAttribute("aria-label")).map(el => el.name || el.id || el.outerHTML.slice(0, 60)).join(", ")`)
+	if bad != "" {
+		b.t.Errorf("%s: controls without a label: %s", page, bad)
+	}
 }
 
 // keyedServer is acme's MCP server behind a fixed Authorization header.
