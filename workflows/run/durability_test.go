@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/runs"
+	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/testtemporal"
 	"github.com/guilds/guilds/workflows/run"
 )
@@ -26,7 +26,13 @@ import (
 func workerProcess() int {
 	get := os.Getenv
 	ctx := context.Background()
-	db, err := pgxpool.New(ctx, get("RUNTEST_DB"))
+	// Pooled as guilds worker pools (GUILDS_DB_MAX_CONNS, else the store's size).
+	cfg, err := config.Load(nil)
+	if err != nil {
+		return 2
+	}
+	cfg.DatabaseURL = get("RUNTEST_DB")
+	db, err := store.Open(ctx, cfg.PoolURL())
 	if err != nil {
 		return 2
 	}
@@ -37,7 +43,7 @@ func workerProcess() int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a, _ := activitiesWith(db, get("RUNTEST_GATE"), get("RUNTEST_MODEL"), get("RUNTEST_MCP"), get("RUNTEST_ADAPTER"), log,
 		get("RUNTEST_QUICK") == "1")
-	w := sdkworker.New(c, get("RUNTEST_QUEUE"), workerOptions())
+	w := sdkworker.New(c, get("RUNTEST_QUEUE"), workerOptions(cfg))
 	run.Register(w, a)
 	if err := w.Run(sdkworker.InterruptCh()); err != nil {
 		return 1
@@ -47,11 +53,7 @@ func workerProcess() int {
 
 // workerOptions sizes a worker subprocess as guilds worker is sized
 // (GUILDS_WORKER_*, their defaults when unset).
-func workerOptions() sdkworker.Options {
-	cfg, err := config.Load(nil)
-	if err != nil {
-		return sdkworker.Options{}
-	}
+func workerOptions(cfg config.Config) sdkworker.Options {
 	w := cfg.Worker
 	return sdkworker.Options{MaxConcurrentActivityExecutionSize: w.MaxActivities,
 		MaxConcurrentLocalActivityExecutionSize: w.MaxActivities, MaxConcurrentWorkflowTaskExecutionSize: w.MaxWorkflowTasks,

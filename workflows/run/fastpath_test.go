@@ -1,12 +1,15 @@
 package run_test
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"testing"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
 
+	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/internal/runs"
 )
 
@@ -116,4 +119,43 @@ func runFastPathScript(t *testing.T, quick bool) []storedRow {
 		recordHistory(t, e, id, "fast_path.json")
 	}
 	return rows
+}
+
+// A quick call whose worker was lost between storing the call and storing
+// its result message (two statements) runs again as a local activity: the
+// second run returns the stored call and stores the missing message, so the
+// model's next turn sees the result and asks for nothing twice.
+func TestToolLocalRestoresALostResultMessage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{quick: true}, turn{Calls: []call{{"echo", `{"text":"kept"}`}}}, turn{Text: "done"})
+	id := e.start("lose a message", 5)
+	if _, err := e.wait(id, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tr := transcript(t, e, id)
+	if len(tr.ToolCalls) != 1 {
+		t.Fatalf("calls = %+v", tr.ToolCalls)
+	}
+	tc := tr.ToolCalls[0]
+	if _, err := e.db.Exec(ctx, `DELETE FROM messages WHERE run_id = $1 AND seq = $2`, id, tc.Seq); err != nil {
+		t.Fatal(err)
+	}
+	a, closeMCP := activitiesWith(e.db, e.gate, e.model.URL, e.mcpURL, "", slog.New(slog.DiscardHandler), true)
+	defer closeMCP()
+	out, err := a.ToolLocal(ctx, runact.ToolInput{RunID: id, Seq: tc.Seq, CallID: tc.CallID, Name: "echo", Arguments: `{"text":"kept"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Result != tc.Result || out.Outcome != tc.Outcome {
+		t.Fatalf("second run = %+v, stored %+v", out, tc)
+	}
+	var content, callID string
+	if err := e.db.QueryRow(ctx, `SELECT content, tool_call_id FROM messages WHERE run_id = $1 AND seq = $2 AND role = 'tool'`,
+		id, tc.Seq).Scan(&content, &callID); err != nil {
+		t.Fatalf("result message not restored: %v", err)
+	}
+	if content != tc.Result || callID != tc.CallID {
+		t.Fatalf("restored message %q %q", content, callID)
+	}
 }

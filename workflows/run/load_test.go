@@ -120,6 +120,7 @@ func TestLoad(t *testing.T) {
 
 	tool := e.durations(t, `SELECT c.tool_name, extract(epoch FROM c.finished_at - a.created_at) FROM tool_calls c
 		CROSS JOIN LATERAL (SELECT created_at FROM messages WHERE run_id = c.run_id AND seq < c.seq AND role = 'assistant' ORDER BY seq DESC LIMIT 1) a`)
+	inCall := e.durations(t, `SELECT tool_name, extract(epoch FROM finished_at - started_at) FROM tool_calls`)
 	runTimes := e.durations(t, `SELECT 'run', extract(epoch FROM finished_at - created_at) FROM runs`)
 	t.Logf("load: %d runs × %d calls on %d worker(s) (kill=%v), GUILDS_WORKER_* %s, GUILDS_DB_MAX_CONNS=%q",
 		n, m, workers, kill, workerSettings(), os.Getenv("GUILDS_DB_MAX_CONNS"))
@@ -128,6 +129,8 @@ func TestLoad(t *testing.T) {
 	for _, name := range []string{"quick", "native", "mcp", "adapter", "all"} {
 		p50, p95, p99 := pct(tool[name])
 		t.Logf("tool call %-8s (model answer stored → result stored) n=%d p50 %v p95 %v p99 %v", name, len(tool[name]), p50, p95, p99)
+		p50, p95, p99 = pct(inCall[name])
+		t.Logf("tool call %-8s (handler and pipeline, started → finished)  p50 %v p95 %v p99 %v", name, p50, p95, p99)
 	}
 	p50, p95, p99 := pct(runTimes["run"])
 	t.Logf("run completion (created → finished) p50 %v p95 %v p99 %v", p50, p95, p99)
