@@ -154,7 +154,7 @@ func newLogger(w io.Writer) *slog.Logger {
 func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev bool) (*platform, error) {
 	env := snapshotEnvironment()
 	p := &platform{cfg: cfg, env: env, log: log, integrations: integrations.New(env.Getenv)}
-	db, err := store.Open(ctx, cfg.DatabaseURL)
+	db, err := store.Open(ctx, cfg.PoolURL()) // GUILDS_DB_MAX_CONNS
 	if err != nil {
 		return nil, err
 	}
