@@ -106,6 +106,11 @@ func TestLoad(t *testing.T) {
 	if short != 0 {
 		t.Errorf("%d runs without exactly %d calls", short, m)
 	}
+	// Every stored call has its result message, which is what the model reads.
+	if lost := e.count(`SELECT count(*) FROM tool_calls c WHERE NOT EXISTS
+		(SELECT 1 FROM messages m WHERE m.run_id = c.run_id AND m.seq = c.seq AND m.role = 'tool')`); lost != 0 {
+		t.Errorf("%d stored calls have no result message (the model asks for them again)", lost)
+	}
 	// side_effect, not idempotent, ran at most once per call (once unless interrupted).
 	var sideCalls, sideRuns, interrupted int
 	if err := e.db.QueryRow(context.Background(), `SELECT
