@@ -2,10 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
-
-	"github.com/guilds/guilds/internal/runs"
-	"github.com/guilds/guilds/internal/store"
 )
 
 // ToolLocalName is the tool activity on the fast path: a quick native tool's
@@ -20,21 +16,8 @@ const ToolLocalName = "tool_local"
 // row at (run, seq) makes that second run return the stored result, and only
 // tools idempotent besides are offered on this path.
 //
-// The row and its result message are two statements (runs.SaveToolCall): a
-// worker lost between them leaves a call whose result the model would never
-// see, so a second run that finds the row stores the message too (a no-op
-// when it is there).
+// A call already stored has its result message repaired by
+// runs.StoredToolCall, on this path as on the activity path.
 func (a *Activities) ToolLocal(ctx context.Context, in ToolInput) (ToolOutput, error) {
-	prev, err := runs.GetToolCall(ctx, a.d.DB, in.RunID, in.Seq)
-	if errors.Is(err, store.ErrNotFound) {
-		return a.Tool(ctx, in)
-	}
-	if err != nil {
-		return ToolOutput{}, err
-	}
-	if _, err := runs.AppendMessage(ctx, a.d.DB, runs.Message{RunID: in.RunID, Seq: prev.Seq, Role: runs.RoleTool,
-		Content: prev.Result, ToolCallID: prev.CallID}); err != nil {
-		return ToolOutput{}, err
-	}
-	return ToolOutput{Seq: prev.Seq, Result: prev.Result, Outcome: prev.Outcome}, nil
+	return a.Tool(ctx, in)
 }

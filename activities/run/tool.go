@@ -25,7 +25,7 @@ import (
 // only the stamped string. A call already stored (a retry, or a restart after
 // the result was written) returns the stored result without running again.
 func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error) {
-	if prev, err := runs.GetToolCall(ctx, a.d.DB, in.RunID, in.Seq); err == nil {
+	if prev, err := runs.StoredToolCall(ctx, a.d.DB, in.RunID, in.Seq); err == nil {
 		return ToolOutput{Seq: prev.Seq, Result: prev.Result, Outcome: prev.Outcome}, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return ToolOutput{}, err

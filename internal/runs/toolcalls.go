@@ -35,7 +35,7 @@ type ToolCall struct {
 // When the seq is already taken, the stored call wins and is returned, with
 // stored = true, so a retried activity hands back the first result.
 func SaveToolCall(ctx context.Context, db store.DB, tc ToolCall) (out ToolCall, stored bool, err error) {
-	if prev, err := GetToolCall(ctx, db, tc.RunID, tc.Seq); err == nil {
+	if prev, err := StoredToolCall(ctx, db, tc.RunID, tc.Seq); err == nil {
 		return prev, true, nil
 	}
 	meta := tc.Metadata
@@ -51,7 +51,7 @@ func SaveToolCall(ctx context.Context, db store.DB, tc ToolCall) (out ToolCall, 
 		return ToolCall{}, false, store.Map(err)
 	}
 	if tag.RowsAffected() == 0 {
-		prev, err := GetToolCall(ctx, db, tc.RunID, tc.Seq)
+		prev, err := StoredToolCall(ctx, db, tc.RunID, tc.Seq)
 		return prev, true, err
 	}
 	if _, err := AppendMessage(ctx, db, Message{RunID: tc.RunID, Seq: tc.Seq, Role: RoleTool,
@@ -60,6 +60,23 @@ func SaveToolCall(ctx context.Context, db store.DB, tc ToolCall) (out ToolCall, 
 	}
 	tc.Metadata = meta
 	return tc, false, nil
+}
+
+// StoredToolCall returns the call stored at seq and makes sure its result
+// message is there too. The row and the message are two statements: a worker
+// lost between them leaves a call whose result the model would never see,
+// and every later attempt finds the row, so the one that does writes the
+// message (a no-op when it exists).
+func StoredToolCall(ctx context.Context, db store.DB, runID string, seq int) (ToolCall, error) {
+	prev, err := GetToolCall(ctx, db, runID, seq)
+	if err != nil {
+		return ToolCall{}, err
+	}
+	if _, err := AppendMessage(ctx, db, Message{RunID: runID, Seq: prev.Seq, Role: RoleTool,
+		Content: prev.Result, ToolCallID: prev.CallID}); err != nil {
+		return ToolCall{}, err
+	}
+	return prev, nil
 }
 
 // GetToolCall returns the call stored at seq.

@@ -158,4 +158,27 @@ func TestToolLocalRestoresALostResultMessage(t *testing.T) {
 	if content != tc.Result || callID != tc.CallID {
 		t.Fatalf("restored message %q %q", content, callID)
 	}
+	// The activity path and the record of an interrupted call repair it the same way.
+	for name, again := range map[string]func() error{
+		"activity": func() error {
+			_, err := a.Tool(ctx, runact.ToolInput{RunID: id, Seq: tc.Seq, CallID: tc.CallID, Name: "echo", Arguments: `{"text":"kept"}`})
+			return err
+		},
+		"record": func() error {
+			_, _, err := runs.SaveToolCall(ctx, e.db, runs.ToolCall{RunID: id, Seq: tc.Seq, CallID: tc.CallID, Tool: "echo",
+				Result: "ERROR: interrupted", Outcome: runs.OutcomeInterrupted})
+			return err
+		},
+	} {
+		if _, err := e.db.Exec(ctx, `DELETE FROM messages WHERE run_id = $1 AND seq = $2`, id, tc.Seq); err != nil {
+			t.Fatal(err)
+		}
+		if err := again(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := e.db.QueryRow(ctx, `SELECT content FROM messages WHERE run_id = $1 AND seq = $2 AND role = 'tool'`,
+			id, tc.Seq).Scan(&content); err != nil || content != tc.Result {
+			t.Fatalf("%s: result message not restored (%q, %v)", name, content, err)
+		}
+	}
 }
