@@ -1,12 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
-
 	"github.com/guilds/guilds/internal/codeops"
 	"github.com/guilds/guilds/internal/codeproto"
 )
@@ -15,60 +9,6 @@ import (
 // secrets are all it holds.
 const maxRequestFile = 4 << 20
 
-// readRequest decodes the argument: the base64 request itself, or
-// "@<path>" naming a request file directly under /run/guilds/requests/,
-// deleted once read whatever it held.
 func readRequest(arg string) (codeproto.Request, error) {
-	p, isFile := strings.CutPrefix(arg, "@")
-	if !isFile {
-		return codeproto.DecodeRequest([]byte(arg))
-	}
-	fsPath, err := requestFile(p)
-	if err != nil {
-		return codeproto.Request{}, err
-	}
-	raw, err := readSmall(fsPath, maxRequestFile)
-	_ = os.Remove(fsPath)
-	if err != nil {
-		return codeproto.Request{}, fmt.Errorf("request file %s: %w", p, err)
-	}
-	return codeproto.DecodeRequest(raw)
-}
-
-// requestFile maps a request file's sandbox path to the filesystem the
-// helper sees (the same folder on the local development driver).
-func requestFile(p string) (string, error) {
-	clean := filepath.Clean(p)
-	hostDir := filepath.Join(codeops.RunDirFS(), "requests")
-	name, ok := strings.CutPrefix(clean, codeproto.RequestDir+"/")
-	if !ok {
-		name, ok = strings.CutPrefix(clean, hostDir+"/")
-	}
-	if !ok || name == "" || strings.Contains(name, "/") || strings.HasPrefix(name, ".") {
-		return "", fmt.Errorf("request file %q is not a file directly under %s", p, codeproto.RequestDir)
-	}
-	return filepath.Join(hostDir, name), nil
-}
-
-func readSmall(p string, limit int64) ([]byte, error) {
-	f, err := os.Open(p) //nolint:gosec // G304: a request file under the request folder
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file")
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%d bytes, over the %d byte limit", st.Size(), limit)
-	}
-	buf := make([]byte, st.Size())
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, err
-	}
-	return buf, nil
+	return codeops.ReadRequest(arg, maxRequestFile)
 }
