@@ -67,9 +67,9 @@ func TestChatPostAndRead(t *testing.T) {
 	path := "/api/guilds/" + guild + "/chat/messages"
 
 	for name, body := range map[string]any{
-		"empty":     map[string]any{"message": "  \n "},
-		"missing":   map[string]any{},
-		"oversize":  map[string]any{"message": strings.Repeat("é", groupchat.MaxContent+1)},
+		"empty":    map[string]any{"message": "  \n "},
+		"missing":  map[string]any{},
+		"oversize": map[string]any{"message": strings.Repeat("é", groupchat.MaxContent+1)},
 	} {
 		if r := e.Do(op, "POST", path, body); r.Status != 422 || problemOf(r) != "message" {
 			t.Errorf("%s: %d %s", name, r.Status, r.Body)
