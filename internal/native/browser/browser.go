@@ -18,10 +18,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/guilds/guilds/internal/browserproto"
+	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/sandbox"
@@ -142,7 +142,7 @@ func (d Deps) run(ctx context.Context, agentID string, req browserproto.Request)
 		return none, fmt.Errorf("%s did not finish within %s", req.Tool, ExecTimeout)
 	}
 	if res.ExitCode != 0 {
-		return none, fmt.Errorf("the browser helper failed (exit %d)%s", res.ExitCode, lastLine(res.Stderr))
+		return none, fmt.Errorf("the browser helper failed (exit %d)%s", res.ExitCode, code.StderrTail(res.Stderr))
 	}
 	if res.Truncated {
 		return none, errors.New("the browser helper's answer was too long")
@@ -170,16 +170,4 @@ func (d Deps) writeRequest(ctx context.Context, agentID string, req browserproto
 		return "", fmt.Errorf("write the %s request into the workspace: %w", req.Tool, err)
 	}
 	return "@" + p, nil
-}
-
-func lastLine(stderr []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(stderr)), "\n")
-	line := strings.TrimSpace(lines[len(lines)-1])
-	if line == "" {
-		return ""
-	}
-	if len(line) > 300 {
-		line = strings.ToValidUTF8(line[:300], "") + "…"
-	}
-	return ": " + line
 }

@@ -36,7 +36,7 @@ func (d Deps) handler(tool string) tools.Handler {
 		}
 		req := codeproto.Request{Tool: tool, Args: call.Args, RunID: call.RunID, CallID: call.CallID,
 			AgentID: call.AgentID, Step: call.Seq, MaxBytes: d.MaxResultBytes}
-		if req.CallID = fileName(call.CallID); req.CallID == "" {
+		if req.CallID = SafeFileName(call.CallID); req.CallID == "" {
 			req.CallID = "seq-" + strconv.Itoa(call.Seq)
 		}
 		if sp, ok := d.Workspace.(ShellPreparer); ok && tool == ToolShell {
@@ -109,7 +109,7 @@ func (d Deps) run(ctx context.Context, agentID string, req codeproto.Request) (c
 		return none, fmt.Errorf("%s did not finish within %s", req.Tool, timeout)
 	}
 	if res.ExitCode != 0 {
-		return none, fmt.Errorf("the code helper failed (exit %d)%s", res.ExitCode, lastLine(res.Stderr))
+		return none, fmt.Errorf("the code helper failed (exit %d)%s", res.ExitCode, StderrTail(res.Stderr))
 	}
 	if res.Truncated {
 		return none, errors.New("the code helper's answer was too long")
@@ -143,10 +143,10 @@ func (d Deps) writeRequest(ctx context.Context, agentID string, req codeproto.Re
 // maxCallIDName bounds the call id as it names the shell log.
 const maxCallIDName = 64
 
-// fileName makes the provider's call id safe to name the call's log file
+// SafeFileName makes a provider's call id safe to name the call's log file
 // (/home/agent/.runs/<run id>/<call id>.log): letters, digits, '_' and '-'
 // are kept, anything else becomes '_'.
-func fileName(id string) string {
+func SafeFileName(id string) string {
 	b := []byte(id)
 	if len(b) > maxCallIDName {
 		b = b[:maxCallIDName]
@@ -163,9 +163,9 @@ func fileNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
-// lastLine is ": " and the last non-empty line of the helper's stderr,
+// StderrTail is ": " and the last non-empty line of a helper's stderr,
 // clipped; "" when there is none.
-func lastLine(stderr []byte) string {
+func StderrTail(stderr []byte) string {
 	lines := bytes.Split(bytes.TrimSpace(stderr), []byte("\n"))
 	line := strings.TrimSpace(string(lines[len(lines)-1]))
 	if line == "" {

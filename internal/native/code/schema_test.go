@@ -83,7 +83,7 @@ func TestParseRangeForms(t *testing.T) {
 func TestCallIDNamesAFileInTheRunFolder(t *testing.T) {
 	for in, want := range map[string]string{"call_abc-1": "call_abc-1", "../../etc/x": "______etc_x", "a b/c": "a_b_c",
 		strings.Repeat("x", 100): strings.Repeat("x", 64)} {
-		if got := fileName(in); got != want {
+		if got := SafeFileName(in); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/guilds/guilds/internal/native/artifacts"
+	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/native/scripts/runproto"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"
@@ -206,7 +207,7 @@ func (h *handlers) delete(ctx context.Context, call tools.Call) (string, error) 
 			return "", fmt.Errorf("remove %s from the workspace: %w", runproto.Path(in.Name), err)
 		}
 		if res.ExitCode != 0 {
-			return "", fmt.Errorf("remove %s from the workspace: exit %d: %s", runproto.Path(in.Name), res.ExitCode, lastLine(res.Stderr))
+			return "", fmt.Errorf("remove %s from the workspace: exit %d: %s", runproto.Path(in.Name), res.ExitCode, code.StderrTail(res.Stderr))
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -12,10 +12,10 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/guilds/guilds/internal/codeproto"
 	"github.com/guilds/guilds/internal/native/artifacts"
+	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/native/scripts/runproto"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/sandbox"
@@ -72,7 +72,7 @@ func (h *handlers) run(ctx context.Context, call tools.Call) (string, error) {
 	}
 	rawArgs, _ := json.Marshal(runproto.Args{Name: e.Name, Arguments: args, TimeoutSeconds: h.d.Timeout.Seconds()})
 	req := codeproto.Request{Tool: runproto.Tool, Args: rawArgs, RunID: call.RunID, AgentID: a.ID, Step: call.Seq,
-		CallID: fileName(call.CallID), MaxBytes: h.d.MaxResultBytes}
+		CallID: code.SafeFileName(call.CallID), MaxBytes: h.d.MaxResultBytes}
 	if req.CallID == "" {
 		req.CallID = "seq-" + strconv.Itoa(call.Seq)
 	}
@@ -119,7 +119,7 @@ func (h *handlers) exec(ctx context.Context, agentID string, req codeproto.Reque
 		return none, fmt.Errorf("the script helper did not answer within %s", timeout)
 	}
 	if res.ExitCode != 0 {
-		return none, fmt.Errorf("the script helper failed (exit %d)%s", res.ExitCode, lastLine(res.Stderr))
+		return none, fmt.Errorf("the script helper failed (exit %d)%s", res.ExitCode, code.StderrTail(res.Stderr))
 	}
 	if res.Truncated {
 		return none, errors.New("the script helper's answer was too long")
@@ -157,35 +157,4 @@ func (h *handlers) writeRequest(ctx context.Context, agentID string, req codepro
 		return "", fmt.Errorf("write the script request into the workspace: %w", err)
 	}
 	return "@" + p, nil
-}
-
-// fileName makes the provider's call id safe to name the call's log file.
-func fileName(id string) string {
-	b := []byte(id)
-	if len(b) > 64 {
-		b = b[:64]
-	}
-	for i, c := range b {
-		if !plain(c) {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
-func plain(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-}
-
-// lastLine is ": " and the last non-empty line of stderr, clipped; "" when none.
-func lastLine(stderr []byte) string {
-	lines := bytes.Split(bytes.TrimSpace(stderr), []byte("\n"))
-	line := strings.TrimSpace(string(lines[len(lines)-1]))
-	if line == "" {
-		return ""
-	}
-	if len(line) > 300 {
-		line = strings.ToValidUTF8(line[:300], "") + "…"
-	}
-	return ": " + line
 }
