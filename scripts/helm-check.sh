@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Checks the Helm chart in deploy/helm/guilds offline (make helm-check):
+#   1. the manifest validator's own tests (tools/helm/kubecheck);
+#   2. helm lint --strict with the default values and with each file in ci/;
+#   3. helm template of each value set, validated by kubecheck: every document
+#      decoded strictly into its typed Kubernetes object, plus the basics;
+#   4. the values schema refuses a misspelt key and a value of the wrong type.
+# HELM names the helm binary (default .bin/helm, built by `make .bin/helm`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HELM=${HELM:-.bin/helm}
+GO=${GO:-go}
+chart=deploy/helm/guilds
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Helm keeps no state of ours: no repositories, no cache, no plugins.
+export HELM_CACHE_HOME=$work/cache HELM_CONFIG_HOME=$work/config HELM_DATA_HOME=$work/data
+
+# Lint and render for the Kubernetes version whose API types kubecheck
+# decodes into (k8s.io/api v0.N.x is Kubernetes 1.N): a Helm built from source
+# would otherwise assume 1.20.
+kube_minor=$(cd tools/helm && $GO list -m -f '{{.Version}}' k8s.io/api | cut -d. -f2)
+kube="--kube-version=1.$kube_minor.0"
+
+echo "== kubecheck tests"
+(cd tools/helm && $GO test -count=1 ./kubecheck/)
+(cd tools/helm && $GO build -o "$work/kubecheck" ./kubecheck)
+
+# name, values file ("" = the defaults), the objects it must render.
+sets=(
+	"default||Deployment=2,Service=1,ConfigMap=1,Secret=1,Job=1,Ingress=0,PodDisruptionBudget=0"
+	"all|$chart/ci/all-values.yaml|Deployment=3,Service=2,ConfigMap=1,Secret=2,Job=1,Ingress=1,PodDisruptionBudget=2"
+	"external|$chart/ci/external-values.yaml|Deployment=2,Service=1,ConfigMap=1,Secret=0,Job=1,Ingress=0,PodDisruptionBudget=0"
+)
+for s in "${sets[@]}"; do
+	IFS='|' read -r name file expect <<<"$s"
+	args=()
+	[ -n "$file" ] && args=(-f "$file")
+	echo "== $name values: lint, template, kubecheck"
+	"$HELM" lint --strict "$kube" "$chart" "${args[@]}"
+	"$HELM" template guilds "$chart" "$kube" --namespace guilds "${args[@]}" >"$work/$name.yaml"
+	"$work/kubecheck" -expect "$expect" "$work/$name.yaml"
+	# Migrations run before any new pod: the Job is a pre-install/pre-upgrade hook.
+	grep -q 'helm.sh/hook: pre-install,pre-upgrade' "$work/$name.yaml" ||
+		{ echo "helm-check: $name: the migration Job is not a pre-install/pre-upgrade hook" >&2; exit 1; }
+done
+
+echo "== the values schema is in force"
+refuse() {
+	local why=$1
+	shift
+	if "$HELM" template guilds "$chart" "$kube" "$@" >/dev/null 2>"$work/refused"; then
+		echo "helm-check: the chart accepted $why ($*)" >&2
+		exit 1
+	fi
+	grep -q 'values don.t meet the specifications of the schema' "$work/refused" ||
+		{ echo "helm-check: $why failed for another reason than the schema:" >&2; cat "$work/refused" >&2; exit 1; }
+}
+refuse "a misspelt key" --set api.replica=3
+refuse "a string for a number" --set-string worker.replicas=two
+refuse "an unknown codec" --set config.temporalCodec=aes
+refuse "an address without a port" --set temporal.address=temporal.example.com
+echo "helm-check: ok"
