@@ -5,6 +5,7 @@ BIN   := .bin
 TEMPORAL_CLI := $(BIN)/temporal
 GOLANGCI_LINT := $(BIN)/golangci-lint
 WORKFLOWCHECK := $(BIN)/workflowcheck
+HELM := $(BIN)/helm
 # Integration tests share one Temporal dev server started by `make test`.
 TEST_TEMPORAL_PORT ?= 7299
 GOTEST_FLAGS ?= -race -timeout 25m
@@ -33,6 +34,15 @@ $(WORKFLOWCHECK): tools/lint/go.mod tools/lint/go.sum
 	@echo "building workflowcheck (pinned in tools/lint)"
 	cd tools/lint && $(GO) build -o ../../$(WORKFLOWCHECK) go.temporal.io/sdk/contrib/tools/workflowcheck
 
+$(HELM): tools/helm/go.mod tools/helm/go.sum
+	@mkdir -p $(BIN)
+	@echo "building helm (pinned in tools/helm; the first build takes a few minutes)"
+	cd tools/helm && $(GO) build -o ../../$(HELM) helm.sh/helm/v3/cmd/helm
+
+.PHONY: helm-check
+helm-check: $(HELM) ## Lint and render the Helm chart (deploy/helm/guilds) and validate the manifests offline (tools/helm/kubecheck)
+	HELM=$(HELM) GO=$(GO) scripts/helm-check.sh
+
 .PHONY: lint
 lint: $(GOLANGCI_LINT) $(WORKFLOWCHECK) ## Run golangci-lint (.golangci.yml) and Temporal's workflowcheck on the workflows
 	$(GOLANGCI_LINT) run ./...
@@ -54,6 +64,7 @@ test: lint build temporal sandbox-image ## Run the linters, then every test agai
 	@# Allocation counts are only meaningful without the race detector.
 	$(GO) test -count=1 -run 'Allocat|HotPathAllocs' ./internal/tools/ ./internal/connectors/
 	$(MAKE) --no-print-directory fuzz-smoke
+	$(MAKE) --no-print-directory helm-check
 	$(MAKE) --no-print-directory conformance
 
 .PHONY: sandbox-image
