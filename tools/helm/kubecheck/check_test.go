@@ -214,3 +214,40 @@ func TestRunExitCodes(t *testing.T) {
 		t.Fatalf("bad -expect: exit %d", code)
 	}
 }
+
+func TestContainerEnv(t *testing.T) {
+	stream := good + `---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: web-secret
+data:
+  DATABASE_URL: cG9zdGdyZXM6Ly94QGRiL3g=
+  GUILDS_LOG_LEVEL: ZGVidWc=
+`
+	objs, errs := Check(strings.NewReader(stream))
+	for _, e := range errs {
+		t.Fatal(e)
+	}
+	env, err := ContainerEnv(objs, "Deployment/web-api/api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Secret comes after the ConfigMap in envFrom: its GUILDS_LOG_LEVEL wins.
+	if got, want := strings.Join(env, " "), "GUILDS_LOG_LEVEL=debug DATABASE_URL=postgres://x@db/x"; got != want {
+		t.Fatalf("env %q, want %q", got, want)
+	}
+	if _, err := ContainerEnv(objs, "Job/web-migrate/migrate"); err == nil || !strings.Contains(err.Error(), `Secret "web-migrate", which is not in the stream`) {
+		t.Fatalf("a secretKeyRef to a Secret outside the stream: %v", err)
+	}
+	if _, err := ContainerEnv(objs, "Deployment/web-api/worker"); err == nil {
+		t.Fatal("a container that is not there has an environment")
+	}
+	var out, errw bytes.Buffer
+	if code := run([]string{"-env", "Deployment/web-api/api"}, strings.NewReader(stream), &out, &errw); code != 0 {
+		t.Fatalf("exit %d: %s", code, errw.String())
+	}
+	if out.String() != "GUILDS_LOG_LEVEL=debug\x00DATABASE_URL=postgres://x@db/x\x00" {
+		t.Fatalf("stdout %q", out.String())
+	}
+}

@@ -7,6 +7,11 @@
 // downloaded: the Go types are the schema.
 //
 //	kubecheck [-expect Deployment=2,Service=1] [FILE…]   (stdin without FILE)
+//	kubecheck -env Deployment/NAME/CONTAINER [FILE]
+//
+// With -env it prints, once the stream passed, the environment Kubernetes
+// would give that container (NAME=VALUE, each ended by a NUL byte), so that
+// a script can start the real binary with exactly the chart's configuration.
 package main
 
 import (
@@ -27,7 +32,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("kubecheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	expect := fs.String("expect", "", "exact count of objects of each `Kind=N[,Kind=N…]`; other kinds are not counted")
+	envOf := fs.String("env", "", "print the environment of `Kind/name/container`, NUL-separated, instead of the summary")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *envOf != "" && fs.NArg() > 1 {
+		fmt.Fprintln(stderr, "kubecheck: -env reads one stream")
 		return 2
 	}
 	want, err := parseExpect(*expect)
@@ -58,6 +68,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		if len(errs) > 0 {
 			failed = true
+			continue
+		}
+		if *envOf != "" {
+			env, err := ContainerEnv(objs, *envOf)
+			if err != nil {
+				fmt.Fprintf(stderr, "kubecheck: %s: %v\n", names[i], err)
+				return 1
+			}
+			for _, kv := range env {
+				fmt.Fprint(stdout, kv, "\x00")
+			}
 			continue
 		}
 		fmt.Fprintf(stdout, "kubecheck: %s: %d objects ok (%s)\n", names[i], len(objs), summary(objs))
