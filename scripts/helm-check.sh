@@ -5,6 +5,8 @@
 #   3. helm template of each value set, validated by kubecheck: every document
 #      decoded strictly into its typed Kubernetes object, plus the basics;
 #   4. the values schema refuses a misspelt key and a value of the wrong type.
+#   5. with GUILDS set (make helm-check sets .bin/guilds), that binary accepts
+#      the environment each of its containers gets.
 # HELM names the helm binary (default .bin/helm, built by `make .bin/helm`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +46,31 @@ for s in "${sets[@]}"; do
 	grep -q 'helm.sh/hook: pre-install,pre-upgrade' "$work/$name.yaml" ||
 		{ echo "helm-check: $name: the migration Job is not a pre-install/pre-upgrade hook" >&2; exit 1; }
 done
+
+# The binary itself reads the configuration the chart renders: each process
+# of the every-option set starts with exactly its container's environment and
+# must get past the configuration (exit 2 is a refused setting) to the first
+# dial, PostgreSQL on a closed loopback port (exit 1, "not reachable").
+if [ -n "${GUILDS:-}" ]; then
+	echo "== the guilds binary accepts the rendered environment"
+	for proc in "Deployment/guilds-all-api/api serve" "Deployment/guilds-all-worker/worker worker" "Job/guilds-all-migrate/migrate migrate up"; do
+		read -r ref cmd <<<"$proc"
+		mapfile -d '' envs < <("$work/kubecheck" -env "$ref" "$work/all.yaml")
+		[ ${#envs[@]} -gt 5 ] || { echo "helm-check: no environment for $ref" >&2; exit 1; }
+		set +e
+		# shellcheck disable=SC2086 # cmd is the subcommand and its argument
+		env -i PATH=/usr/bin:/bin "${envs[@]}" DATABASE_URL='postgres://guilds@127.0.0.1:1/guilds?sslmode=disable&connect_timeout=5' \
+			timeout 60 "$GUILDS" $cmd >"$work/out" 2>&1
+		code=$?
+		set -e
+		if [ $code -ne 1 ] || ! grep -q 'PostgreSQL at .* is not reachable' "$work/out"; then
+			echo "helm-check: guilds $cmd with the environment of $ref: exit $code, want 1 at the database dial:" >&2
+			cat "$work/out" >&2
+			exit 1
+		fi
+		echo "guilds $cmd: ${#envs[@]} variables accepted"
+	done
+fi
 
 echo "== the values schema is in force"
 refuse() {
