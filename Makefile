@@ -40,8 +40,8 @@ $(HELM): tools/helm/go.mod tools/helm/go.sum
 	cd tools/helm && $(GO) build -o ../../$(HELM) helm.sh/helm/v3/cmd/helm
 
 .PHONY: helm-check
-helm-check: $(HELM) ## Lint and render the Helm chart (deploy/helm/guilds) and validate the manifests offline (tools/helm/kubecheck)
-	HELM=$(HELM) GO=$(GO) scripts/helm-check.sh
+helm-check: $(HELM) build ## Lint and render the Helm chart (deploy/helm/guilds), validate the manifests offline (tools/helm/kubecheck), start guilds with their environment
+	HELM=$(HELM) GO=$(GO) GUILDS=$(BIN)/guilds scripts/helm-check.sh
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) $(WORKFLOWCHECK) ## Run golangci-lint (.golangci.yml) and Temporal's workflowcheck on the workflows
