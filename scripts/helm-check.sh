@@ -5,7 +5,8 @@
 #   3. helm template of each value set, validated by kubecheck: every document
 #      decoded strictly into its typed Kubernetes object, plus the basics;
 #   4. the values schema refuses a misspelt key and a value of the wrong type.
-#   5. with GUILDS set (make helm-check sets .bin/guilds), that binary accepts
+#   5. the defaults give no credential; every guilds pod is locked down;
+#   6. with GUILDS set (make helm-check sets .bin/guilds), that binary accepts
 #      the environment each of its containers gets.
 # HELM names the helm binary (default .bin/helm, built by `make .bin/helm`).
 set -euo pipefail
@@ -45,6 +46,23 @@ for s in "${sets[@]}"; do
 	# Migrations run before any new pod: the Job is a pre-install/pre-upgrade hook.
 	grep -q 'helm.sh/hook: pre-install,pre-upgrade' "$work/$name.yaml" ||
 		{ echo "helm-check: $name: the migration Job is not a pre-install/pre-upgrade hook" >&2; exit 1; }
+done
+
+# The defaults carry no credential, and every guilds container runs locked down.
+mapfile -d '' envs < <("$work/kubecheck" -env Deployment/guilds-api/api "$work/default.yaml")
+for kv in "${envs[@]}"; do
+	case ${kv%%=*} in DATABASE_URL | REDIS_URL | GUILDS_ENCRYPTION_KEY | *_KEY | *_SECRET | *_TOKEN | *_PASSWORD | *_DSN)
+		echo "helm-check: the default values give the API a credential: ${kv%%=*}" >&2
+		exit 1
+		;;
+	esac
+done
+for f in "$work"/{default,all,external}.yaml; do
+	n=$(grep -c 'image: ".*guilds:' "$f")
+	for want in 'readOnlyRootFilesystem: true' 'allowPrivilegeEscalation: false' 'runAsNonRoot: true' 'automountServiceAccountToken: false'; do
+		[ "$(grep -c "$want" "$f")" -ge "$n" ] ||
+			{ echo "helm-check: $f: fewer than $n guilds pods or containers with $want" >&2; exit 1; }
+	done
 done
 
 # The binary itself reads the configuration the chart renders: each process
