@@ -1,8 +1,6 @@
 package telemetry
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -37,11 +35,6 @@ func TokenRefresh(outcome string) { tokenRefreshes.WithLabelValues(outcome).Inc(
 
 // RunFinished counts a run that ended with status.
 func RunFinished(status string) { runsFinished.WithLabelValues(label(status)).Inc() }
-
-// SandboxExec observes one sandbox command.
-func SandboxExec(outcome string, d time.Duration) {
-	sandboxExecs.WithLabelValues(outcome).Observe(d.Seconds())
-}
 
 func label(s string) string {
 	if s == "" {

@@ -1,33 +1,21 @@
 package telemetry
 
 import (
-	"context"
 	"time"
 
 	"github.com/guilds/guilds/sandbox"
 )
 
-// Driver counts a sandbox driver's execs (guilds_sandbox_exec_duration_seconds);
-// everything else passes through.
-type Driver struct{ sandbox.Driver }
-
-// CountExecs wraps d; a nil d stays nil.
-func CountExecs(d sandbox.Driver) sandbox.Driver {
-	if d == nil {
-		return nil
-	}
-	if _, done := d.(Driver); done {
-		return d
-	}
-	return Driver{d}
-}
-
-// Exec runs the command and observes it.
-func (d Driver) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
-	start := time.Now()
-	res, err := d.Driver.Exec(ctx, id, req)
-	SandboxExec(execOutcome(res, err), time.Since(start))
-	return res, err
+// SandboxExec observes one command run in an agent's sandbox
+// (guilds_sandbox_exec_duration_seconds), by its outcome: ok, nonzero (the
+// command exited non-zero), timeout, or error (it could not run).
+//
+// The caller that runs the command observes it (internal/workspaces), not a
+// wrapper around the driver: a wrapper would hide the driver's optional
+// methods (the local driver's HostPath) from the type assertions that look
+// for them.
+func SandboxExec(res sandbox.ExecResult, err error, d time.Duration) {
+	sandboxExecs.WithLabelValues(execOutcome(res, err)).Observe(d.Seconds())
 }
 
 func execOutcome(res sandbox.ExecResult, err error) string {

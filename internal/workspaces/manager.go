@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/codeproto"
+	"github.com/guilds/guilds/internal/telemetry"
 	"github.com/guilds/guilds/sandbox"
 )
 
@@ -121,8 +122,13 @@ func checkAgent(agentID string) error {
 
 // Exec runs a command in the agent's sandbox, creating the sandbox first
 // if it has none, and re-creating it once if it turns out to be gone.
+//
+// Each call is one observation of guilds_sandbox_exec_duration_seconds: the
+// time of the command's last attempt on the driver (a sandbox's creation is
+// not in it), or, when it never reached the driver, of the whole call.
 func (m *Manager) Exec(ctx context.Context, agentID string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	var res sandbox.ExecResult
+	start := time.Now()
 	err := m.use(ctx, agentID, func(h handle) error {
 		r := req
 		if len(h.env) > 0 {
@@ -131,9 +137,11 @@ func (m *Manager) Exec(ctx context.Context, agentID string, req sandbox.ExecRequ
 			maps.Copy(r.Env, req.Env)
 		}
 		var err error
+		start = time.Now()
 		res, err = m.driver.Exec(ctx, h.id, r)
 		return err
 	})
+	telemetry.SandboxExec(res, err, time.Since(start))
 	return res, err
 }
 
