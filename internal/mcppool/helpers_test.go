@@ -1,7 +1,10 @@
 package mcppool_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -37,8 +40,9 @@ func newMCP() *server.MCPServer {
 	return s
 }
 
-// remote is a stateful MCP server on httptest behind a header check; restart
-// swaps in a fresh server, so old session ids get 404.
+// remote is a stateful MCP server of the handshake era on httptest behind a
+// header check; restart swaps in a fresh server, so old session ids get 404.
+// A stateless remote speaks 2026-07-28 instead.
 type remote struct {
 	*httptest.Server
 	h       atomic.Pointer[http.Handler]
@@ -48,10 +52,25 @@ type remote struct {
 	reject  atomic.Int64 // requests to answer 401 whatever their key
 	echoErr atomic.Bool  // answer 502 quoting the credential header
 	lastVal atomic.Pointer[string]
+	// stateless: the server speaks 2026-07-28 (no session)
+	stateless bool
 }
 
 func newRemote(t testing.TB, header string) *remote {
-	r := &remote{header: header}
+	return startRemote(t, &remote{header: header})
+}
+
+func newStatelessRemote(t testing.TB, header string) *remote {
+	return startRemote(t, &remote{header: header, stateless: true})
+}
+
+// eachEra runs a test against a remote of each protocol era.
+func eachEra(t *testing.T, test func(t *testing.T, newRemote func(testing.TB, string) *remote)) {
+	t.Run("handshake", func(t *testing.T) { test(t, newRemote) })
+	t.Run("stateless", func(t *testing.T) { test(t, newStatelessRemote) })
+}
+
+func startRemote(t testing.TB, r *remote) *remote {
 	r.restart()
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		v := req.Header.Get(r.header)
@@ -77,7 +96,10 @@ func newRemote(t testing.TB, header string) *remote {
 }
 
 func (r *remote) restart() {
-	var h http.Handler = server.NewStreamableHTTPServer(newMCP(), server.WithStateful(true))
+	h := handshakeOnly(server.NewStreamableHTTPServer(newMCP(), server.WithStateful(true)))
+	if r.stateless {
+		h = server.NewStreamableHTTPServer(newMCP())
+	}
 	r.h.Store(&h)
 }
 
@@ -151,3 +173,25 @@ VALUES ($1, $1, 'http', $2, $3, $4) ON CONFLICT (slug) DO UPDATE SET url = EXCLU
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// handshakeOnly makes an MCP server of the handshake era: server/discover is
+// an unknown method. Tests of what only that era has (session ids, a DELETE
+// at close, listings without a ttlMs hint) use it.
+func handshakeOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(body, &m) == nil && m.Method == "server/discover" {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`))
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -68,36 +68,37 @@ func ListInjected(ctx context.Context, hc *http.Client, info ServerInfo, inj con
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	var c *client.Client
-	var err error
-	switch info.Transport {
-	case "http":
-		c, err = client.NewStreamableHttpClient(info.URL, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaders(inj.Headers))
-	case "sse":
-		c, err = client.NewSSEMCPClient(info.URL, transport.WithHTTPClient(hc), transport.WithHeaders(inj.Headers))
-	case "stdio":
-		if info.Command == "" {
-			return nil, fmt.Errorf("%s: a stdio server needs a command in its catalog config", info.Slug)
+	newClient := func() (*client.Client, error) {
+		switch info.Transport {
+		case "http":
+			return client.NewStreamableHttpClient(info.URL, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaders(inj.Headers))
+		case "sse":
+			return client.NewSSEMCPClient(info.URL, transport.WithHTTPClient(hc), transport.WithHeaders(inj.Headers))
+		case "stdio":
+			if info.Command == "" {
+				return nil, fmt.Errorf("%s: a stdio server needs a command in its catalog config", info.Slug)
+			}
+			env := make([]string, 0, len(inj.Env))
+			for k, v := range inj.Env {
+				env = append(env, k+"="+v)
+			}
+			sort.Strings(env)
+			return client.NewStdioMCPClientWithOptions(info.Command, env, info.Args, transport.WithCommandFunc(stdioCommand))
 		}
-		env := make([]string, 0, len(inj.Env))
-		for k, v := range inj.Env {
-			env = append(env, k+"="+v)
-		}
-		sort.Strings(env)
-		c, err = client.NewStdioMCPClientWithOptions(info.Command, env, info.Args, transport.WithCommandFunc(stdioCommand))
-	default:
 		return nil, fmt.Errorf("%s: unknown transport %q", info.Slug, info.Transport)
 	}
-	if err != nil {
-		return nil, err
+	known := eraUnknown
+	if info.Transport == "sse" {
+		known = eraLegacy
 	}
-	defer func() { _ = c.Close() }()
-	if err := initialize(ctx, c); err != nil {
+	c, _, err := connect(ctx, newClient, known)
+	if err != nil {
 		if isUnauthorized(err) {
 			return nil, ErrKeyRejected
 		}
 		return nil, err
 	}
+	defer func() { _ = c.Close() }()
 	tools, err := listAll(ctx, c, info.Slug)
 	if isUnauthorized(err) {
 		return nil, ErrKeyRejected

@@ -73,6 +73,7 @@ type Pool struct {
 	closed   bool
 	stop     chan struct{} // closed by Close: ends the sweep
 	hints    sync.Map      // connection id → time.Duration: the ttlMs of its last listing here (ttl.go)
+	eras     eras          // server → the protocol era its last session settled on (era.go)
 }
 
 // New builds a pool; sessions open lazily on first use.

@@ -19,38 +19,40 @@ import (
 )
 
 func TestCallListAndNames(t *testing.T) {
-	ctx := context.Background()
-	db := testdb.New(t)
-	rs := newRemote(t, "Authorization")
-	rs.allow("Bearer tok-1")
-	id := addConnection(t, db, "notion", rs.URL, "oauth", `{}`)
-	cr := &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"tok-1"}}}
-	p := mcppool.New(mcppool.Options{DB: db, Credentials: cr})
-	t.Cleanup(p.Close)
+	eachEra(t, func(t *testing.T, newRemote func(testing.TB, string) *remote) {
+		ctx := context.Background()
+		db := testdb.New(t)
+		rs := newRemote(t, "Authorization")
+		rs.allow("Bearer tok-1")
+		id := addConnection(t, db, "notion", rs.URL, "oauth", `{}`)
+		cr := &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"tok-1"}}}
+		p := mcppool.New(mcppool.Options{DB: db, Credentials: cr})
+		t.Cleanup(p.Close)
 
-	tools, err := p.Sync(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := map[string]string{}
-	for _, tl := range tools {
-		names[tl.Name] = tl.RemoteName
-	}
-	if names["notion_pages_search"] != "pages.search" || names["notion_echo"] != "echo" {
-		t.Fatalf("names %v", names)
-	}
-	stored, err := mcppool.Stored(ctx, db, id)
-	if err != nil || len(stored) != 3 {
-		t.Fatalf("stored %v %v", stored, err)
-	}
-	out, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"hi"}`))
-	if err != nil || out != "echo: hi" {
-		t.Fatalf("call = %q, %v", out, err)
-	}
-	out, err = p.Call(ctx, id, "fail", nil)
-	if err != nil || out != "ERROR: quota exceeded" {
-		t.Fatalf("erroring tool = %q, %v", out, err)
-	}
+		tools, err := p.Sync(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]string{}
+		for _, tl := range tools {
+			names[tl.Name] = tl.RemoteName
+		}
+		if names["notion_pages_search"] != "pages.search" || names["notion_echo"] != "echo" {
+			t.Fatalf("names %v", names)
+		}
+		stored, err := mcppool.Stored(ctx, db, id)
+		if err != nil || len(stored) != 3 {
+			t.Fatalf("stored %v %v", stored, err)
+		}
+		out, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"hi"}`))
+		if err != nil || out != "echo: hi" {
+			t.Fatalf("call = %q, %v", out, err)
+		}
+		out, err = p.Call(ctx, id, "fail", nil)
+		if err != nil || out != "ERROR: quota exceeded" {
+			t.Fatalf("erroring tool = %q, %v", out, err)
+		}
+	})
 }
 
 func TestTokenServerHeader(t *testing.T) {
@@ -103,49 +105,53 @@ func TestTransientKeyRejectionIsRetried(t *testing.T) {
 }
 
 func TestUnauthorizedRefreshesOnceThenRetries(t *testing.T) {
-	ctx := context.Background()
-	db := testdb.New(t)
-	rs := newRemote(t, "Authorization")
-	rs.allow("Bearer old")
-	id := addConnection(t, db, "notion", rs.URL, "oauth", `{}`)
-	cr := &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"old", "new"}}}
-	p := mcppool.New(mcppool.Options{DB: db, Credentials: cr})
-	t.Cleanup(p.Close)
-	if _, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"1"}`)); err != nil {
-		t.Fatal(err)
-	}
-	rs.revoke("Bearer old")
-	rs.allow("Bearer new")
-	out, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"2"}`))
-	if err != nil || out != "echo: 2" || cr.refreshes != 1 {
-		t.Fatalf("after 401: %q %v refreshes=%d", out, err, cr.refreshes)
-	}
+	eachEra(t, func(t *testing.T, newRemote func(testing.TB, string) *remote) {
+		ctx := context.Background()
+		db := testdb.New(t)
+		rs := newRemote(t, "Authorization")
+		rs.allow("Bearer old")
+		id := addConnection(t, db, "notion", rs.URL, "oauth", `{}`)
+		cr := &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"old", "new"}}}
+		p := mcppool.New(mcppool.Options{DB: db, Credentials: cr})
+		t.Cleanup(p.Close)
+		if _, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"1"}`)); err != nil {
+			t.Fatal(err)
+		}
+		rs.revoke("Bearer old")
+		rs.allow("Bearer new")
+		out, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"2"}`))
+		if err != nil || out != "echo: 2" || cr.refreshes != 1 {
+			t.Fatalf("after 401: %q %v refreshes=%d", out, err, cr.refreshes)
+		}
+	})
 }
 
 func TestRejectedFreshTokenMarksReconnectRequired(t *testing.T) {
-	ctx := context.Background()
-	db := testdb.New(t)
-	rs := newRemote(t, "Authorization")
-	rs.allow("Bearer a")
-	id := addConnection(t, db, "notion", rs.URL, "oauth", `{}`)
-	cr := &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"a", "b"}}}
-	p := mcppool.New(mcppool.Options{DB: db, Credentials: cr})
-	t.Cleanup(p.Close)
-	if _, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"1"}`)); err != nil {
-		t.Fatal(err)
-	}
-	rs.revoke("Bearer a")
-	_, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"2"}`))
-	if !errors.Is(err, &connectors.ErrReconnectRequired{}) || cr.refreshes != 1 {
-		t.Fatalf("err=%v refreshes=%d", err, cr.refreshes)
-	}
-	if code := cr.rejectedCode(id); code != "token_rejected" {
-		t.Fatalf("the login was marked %q, want token_rejected", code)
-	}
-	// No loop: the next call fails at once without refreshing again.
-	if _, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"3"}`)); !errors.Is(err, &connectors.ErrReconnectRequired{}) || cr.refreshes != 1 {
-		t.Fatalf("second call err=%v refreshes=%d", err, cr.refreshes)
-	}
+	eachEra(t, func(t *testing.T, newRemote func(testing.TB, string) *remote) {
+		ctx := context.Background()
+		db := testdb.New(t)
+		rs := newRemote(t, "Authorization")
+		rs.allow("Bearer a")
+		id := addConnection(t, db, "notion", rs.URL, "oauth", `{}`)
+		cr := &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"a", "b"}}}
+		p := mcppool.New(mcppool.Options{DB: db, Credentials: cr})
+		t.Cleanup(p.Close)
+		if _, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"1"}`)); err != nil {
+			t.Fatal(err)
+		}
+		rs.revoke("Bearer a")
+		_, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"2"}`))
+		if !errors.Is(err, &connectors.ErrReconnectRequired{}) || cr.refreshes != 1 {
+			t.Fatalf("err=%v refreshes=%d", err, cr.refreshes)
+		}
+		if code := cr.rejectedCode(id); code != "token_rejected" {
+			t.Fatalf("the login was marked %q, want token_rejected", code)
+		}
+		// No loop: the next call fails at once without refreshing again.
+		if _, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"3"}`)); !errors.Is(err, &connectors.ErrReconnectRequired{}) || cr.refreshes != 1 {
+			t.Fatalf("second call err=%v refreshes=%d", err, cr.refreshes)
+		}
+	})
 }
 
 func TestLostSessionIsReinitialised(t *testing.T) {

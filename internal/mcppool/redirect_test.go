@@ -26,7 +26,7 @@ type headerRecorder struct {
 
 func newHeaderRecorder(t *testing.T) *headerRecorder {
 	r := &headerRecorder{}
-	h := server.NewStreamableHTTPServer(newMCP(), server.WithStateful(true))
+	h := handshakeOnly(server.NewStreamableHTTPServer(newMCP(), server.WithStateful(true)))
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.mu.Lock()
 		r.seen = append(r.seen, req.Header.Clone())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -265,53 +266,48 @@ func (p *Pool) open(ctx context.Context, connectionID string) (*session, error) 
 }
 
 func (p *Pool) dial(ctx context.Context, s *session) (*client.Client, error) {
-	var c *client.Client
-	var err error
+	key := eraKey(s.info)
+	known := p.eras.get(key)
+	if s.info.Transport == "sse" {
+		known = eraLegacy // HTTP+SSE is the 2024-11-05 transport: handshake only
+	}
+	c, got, err := connect(ctx, func() (*client.Client, error) { return p.newClient(ctx, s) }, known)
+	p.eras.set(key, got)
+	return c, err
+}
+
+// eraKey names a server for the era memory: its catalog row and where it is
+// reached, so a row pointed at another server is probed again.
+func eraKey(info ServerInfo) string {
+	if info.Transport == "stdio" {
+		return info.ServerID + " " + info.Command + " " + strings.Join(info.Args, " ")
+	}
+	return info.ServerID + " " + info.URL
+}
+
+func (p *Pool) newClient(ctx context.Context, s *session) (*client.Client, error) {
 	switch s.info.Transport {
 	case "http":
-		c, err = client.NewStreamableHttpClient(s.info.URL,
+		return client.NewStreamableHttpClient(s.info.URL,
 			transport.WithHTTPBasicClient(p.httpClient(s)), transport.WithHTTPHeaderFunc(p.headerFunc(s)))
 	case "sse":
-		c, err = client.NewSSEMCPClient(s.info.URL,
+		c, err := client.NewSSEMCPClient(s.info.URL,
 			transport.WithHTTPClient(p.httpClient(s)), transport.WithHeaderFunc(p.headerFunc(s)))
 		if err == nil {
 			c.OnConnectionLost(func(error) { s.lost.Store(true) })
 		}
+		return c, err
 	case "stdio":
 		if s.info.Command == "" {
 			return nil, fmt.Errorf("%s: a stdio server needs a command in its catalog config", s.info.Slug)
 		}
-		env, eerr := p.stdioEnv(ctx, s)
-		if eerr != nil {
-			return nil, eerr
+		env, err := p.stdioEnv(ctx, s)
+		if err != nil {
+			return nil, err
 		}
-		c, err = client.NewStdioMCPClientWithOptions(s.info.Command, env, s.info.Args, transport.WithCommandFunc(stdioCommand))
-	default:
-		return nil, fmt.Errorf("%s: unknown transport %q", s.info.Slug, s.info.Transport)
+		return client.NewStdioMCPClientWithOptions(s.info.Command, env, s.info.Args, transport.WithCommandFunc(stdioCommand))
 	}
-	if err != nil {
-		return nil, err
-	}
-	if err := initialize(ctx, c); err != nil {
-		_ = c.Close()
-		return nil, err
-	}
-	return c, nil
-}
-
-func initialize(ctx context.Context, c *client.Client) error {
-	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
-		return err
-	}
-	req := mcp.InitializeRequest{}
-	// The newest revision with the initialize handshake: asking for a newer
-	// one makes mcp-go probe with server/discover first, which servers that
-	// answer unknown methods with an empty result mistake for success (and
-	// which then never resume an SSE stream; see docs/conformance.md).
-	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "guilds", Version: "1"}
-	_, err := c.Initialize(ctx, req)
-	return err
+	return nil, fmt.Errorf("%s: unknown transport %q", s.info.Slug, s.info.Transport)
 }
 
 type envSource interface {

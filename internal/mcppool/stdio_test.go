@@ -78,7 +78,11 @@ func stdioPeer() *server.MCPServer {
 			var token string
 			if m := req.Params.Meta; m != nil {
 				for k := range m.AdditionalFields {
-					r.MetaKeys = append(r.MetaKeys, k)
+					// The stateless revision's own keys (protocol version,
+					// client info) ride on every request; only others count.
+					if !strings.HasPrefix(k, "io.modelcontextprotocol/") {
+						r.MetaKeys = append(r.MetaKeys, k)
+					}
 				}
 				token, _ = m.AdditionalFields[connectors.MetaTokenField].(string)
 			}

@@ -22,12 +22,14 @@ import (
 
 // slowMCP is a stateful MCP server whose "slow" tool and, while stallList is
 // set, whose tools/list block until released or the request ends. It counts
-// initialize requests, so a test can tell a reused session from a new one.
+// session openings (an initialize, or the first server/discover of a
+// stateless session), so a test can tell a reused session from a new one.
 type slowMCP struct {
 	*httptest.Server
 	release   chan struct{}
 	stallList atomic.Bool
 	inits     atomic.Int64
+	discovers atomic.Int64
 	ended     atomic.Int64 // blocked requests whose context ended
 }
 
@@ -50,6 +52,12 @@ func newSlowMCP(t *testing.T) *slowMCP {
 		switch msg.Method {
 		case "initialize":
 			m.inits.Add(1)
+		case "server/discover":
+			// A stateless session is opened by a probe; the pool's first
+			// session of a server checks the answer with a second one.
+			if m.discovers.Add(1)%2 == 1 {
+				m.inits.Add(1)
+			}
 		case "tools/list":
 			if m.stallList.Load() {
 				m.block(r.Context())

@@ -1,0 +1,138 @@
+package mcppool
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// era is the protocol family a server speaks: the stateless revision
+// (2026-07-28 and later: server/discover, protocol metadata on every request)
+// or the revisions with the initialize handshake (2025-11-25 and before).
+type era uint8
+
+const (
+	eraUnknown era = iota
+	eraModern
+	eraLegacy
+)
+
+func (e era) String() string {
+	switch e {
+	case eraModern:
+		return "stateless"
+	case eraLegacy:
+		return "handshake"
+	}
+	return "unknown"
+}
+
+// eraRecheck is how long a server's era is trusted before the next session
+// probes it again: a server upgraded to the stateless revision is noticed
+// within it, and a server that stopped speaking it fails its next handshake
+// and is probed at once.
+const eraRecheck = time.Hour
+
+// eras remembers, per server, the era its last handshake settled on, so a
+// handshake-only server is not sent a probe it cannot answer (some take 5 s
+// to ignore it on stdio) at every session.
+type eras struct {
+	mu sync.Mutex
+	m  map[string]eraSeen
+}
+
+type eraSeen struct {
+	era era
+	at  time.Time
+}
+
+func (e *eras) get(key string) era {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.m[key]
+	if !ok || time.Since(s.at) > eraRecheck {
+		return eraUnknown
+	}
+	return s.era
+}
+
+func (e *eras) set(key string, v era) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		e.m = map[string]eraSeen{}
+	}
+	if v == eraUnknown {
+		delete(e.m, key)
+		return
+	}
+	e.m[key] = eraSeen{v, time.Now()}
+}
+
+// errFakeDiscover: the server answered server/discover with something that is
+// not a discover result. Servers that answer every unknown method with an
+// empty result do that; the client has by then settled on the stateless wire,
+// so the session is dialled again for the handshake.
+var errFakeDiscover = errors.New("mcppool: server/discover answered without a discover result")
+
+// handshake starts c and settles the session's era. mcp-go probes with
+// server/discover when asked for the stateless revision and falls back to the
+// initialize handshake when the probe fails; what it cannot tell is a probe
+// "answered" with an empty result, so the first session of a server checks the
+// answer again (the versions it lists must include the one in use).
+func handshake(ctx context.Context, c *client.Client, known era) (era, error) {
+	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
+		return eraUnknown, err
+	}
+	if known == eraLegacy {
+		return eraLegacy, initializeAt(ctx, c, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	}
+	if err := initializeAt(ctx, c, mcp.LATEST_PROTOCOL_VERSION); err != nil {
+		return eraUnknown, err
+	}
+	if !mcp.IsModernProtocol(c.ProtocolVersion()) {
+		return eraLegacy, nil
+	}
+	if known == eraModern {
+		return eraModern, nil
+	}
+	d, err := c.Discover(ctx, mcp.DiscoverRequest{})
+	if err != nil || !slices.Contains(d.SupportedVersions, c.ProtocolVersion()) {
+		return eraLegacy, errFakeDiscover
+	}
+	return eraModern, nil
+}
+
+func initializeAt(ctx context.Context, c *client.Client, version string) error {
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = version
+	req.Params.ClientInfo = mcp.Implementation{Name: "guilds", Version: "1"}
+	_, err := c.Initialize(ctx, req)
+	return err
+}
+
+// connect makes a client with newClient and settles its era, dialling once
+// more for the handshake when the server faked a discover answer. It returns
+// the era to remember; a failed handshake forgets what was known.
+func connect(ctx context.Context, newClient func() (*client.Client, error), known era) (*client.Client, era, error) {
+	for {
+		c, err := newClient()
+		if err != nil {
+			return nil, eraUnknown, err
+		}
+		got, err := handshake(ctx, c, known)
+		if err == nil {
+			return c, got, nil
+		}
+		_ = c.Close()
+		if !errors.Is(err, errFakeDiscover) || known == eraLegacy {
+			return nil, eraUnknown, err
+		}
+		known = eraLegacy
+	}
+}

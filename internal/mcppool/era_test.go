@@ -1,0 +1,166 @@
+package mcppool_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/testdb"
+)
+
+// wire records the JSON-RPC requests an MCP server receives: method, the
+// Mcp-Method and Mcp-Name headers, and the protocol version in _meta.
+type wire struct {
+	mu   sync.Mutex
+	seen []wireRequest
+}
+
+type wireRequest struct {
+	Method, HeaderMethod, HeaderName, MetaVersion string
+}
+
+func (w *wire) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var m struct {
+				Method string `json:"method"`
+				Params struct {
+					Meta struct {
+						Version string `json:"io.modelcontextprotocol/protocolVersion"`
+					} `json:"_meta"`
+				} `json:"params"`
+			}
+			_ = json.Unmarshal(body, &m)
+			w.mu.Lock()
+			w.seen = append(w.seen, wireRequest{m.Method, r.Header.Get("Mcp-Method"), r.Header.Get("Mcp-Name"), m.Params.Meta.Version})
+			w.mu.Unlock()
+		}
+		h.ServeHTTP(rw, r)
+	})
+}
+
+func (w *wire) count(method string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, r := range w.seen {
+		if r.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+func (w *wire) last(method string) wireRequest {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := len(w.seen) - 1; i >= 0; i-- {
+		if w.seen[i].Method == method {
+			return w.seen[i]
+		}
+	}
+	return wireRequest{}
+}
+
+func (w *wire) reset() {
+	w.mu.Lock()
+	w.seen = nil
+	w.mu.Unlock()
+}
+
+// callEcho opens a new login on the server row slug and calls its echo tool.
+func callEcho(t *testing.T, p *mcppool.Pool, id string) {
+	t.Helper()
+	out, err := p.Call(context.Background(), id, "echo", json.RawMessage(`{"text":"hi"}`))
+	if err != nil || out != "echo: hi" {
+		t.Fatalf("call = %q, %v", out, err)
+	}
+}
+
+func TestStatelessServerIsSpokenAtItsRevision(t *testing.T) {
+	db := testdb.New(t)
+	w := &wire{}
+	srv := httptest.NewServer(w.wrap(server.NewStreamableHTTPServer(newMCP())))
+	t.Cleanup(srv.Close)
+	first := addConnection(t, db, "modern", srv.URL, "none", `{}`)
+	second := addConnection(t, db, "modern", srv.URL, "none", `{}`)
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{}}})
+	t.Cleanup(p.Close)
+
+	callEcho(t, p, first)
+	if n := w.count("initialize"); n != 0 {
+		t.Fatalf("a 2026-07-28 server got %d initialize requests", n)
+	}
+	call := w.last("tools/call")
+	if call.HeaderMethod != "tools/call" || call.HeaderName != "echo" || call.MetaVersion != "2026-07-28" {
+		t.Fatalf("tools/call went out as %+v, want the stateless wire's headers and _meta", call)
+	}
+	// The first session checked the discover answer; a later one trusts
+	// what was learnt and sends one probe only.
+	if n := w.count("server/discover"); n != 2 {
+		t.Fatalf("first session: %d server/discover, want the probe and its check", n)
+	}
+	w.reset()
+	callEcho(t, p, second)
+	if n := w.count("server/discover"); n != 1 {
+		t.Fatalf("second session: %d server/discover, want 1", n)
+	}
+}
+
+func TestServerFakingDiscoverGetsTheHandshake(t *testing.T) {
+	db := testdb.New(t)
+	w := &wire{}
+	legacy := server.NewStreamableHTTPServer(newMCP(), server.WithStateful(true))
+	// Like some servers of the handshake era: every unknown method "succeeds"
+	// with an empty result.
+	fake := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		if m.Method == "server/discover" {
+			rw.Header().Set("Content-Type", "application/json")
+			_, _ = rw.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{}}`))
+			return
+		}
+		legacy.ServeHTTP(rw, r)
+	})
+	srv := httptest.NewServer(w.wrap(fake))
+	t.Cleanup(srv.Close)
+	first := addConnection(t, db, "old", srv.URL, "none", `{}`)
+	second := addConnection(t, db, "old", srv.URL, "none", `{}`)
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{}}})
+	t.Cleanup(p.Close)
+
+	callEcho(t, p, first)
+	if n := w.count("initialize"); n != 1 {
+		t.Fatalf("%d initialize requests, want the handshake once", n)
+	}
+	if v := w.last("tools/call").MetaVersion; v != "" {
+		t.Fatalf("tools/call carried the stateless _meta (%q) to a handshake server", v)
+	}
+	// Remembered: the next session of the same server goes straight to the
+	// handshake.
+	w.reset()
+	callEcho(t, p, second)
+	if n := w.count("server/discover"); n != 0 {
+		t.Fatalf("second session sent %d server/discover to a server known to need the handshake", n)
+	}
+	if n := w.count("initialize"); n != 1 {
+		t.Fatalf("second session: %d initialize, want 1", n)
+	}
+}
