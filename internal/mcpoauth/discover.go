@@ -36,6 +36,10 @@ type ServerMetadata struct {
 	// IssParameterSupported: the server puts iss in every authorization
 	// response (RFC 9207), so a callback without it is refused.
 	IssParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
+	// ClientIDMetadataDocumentSupported: the server accepts an https URL as
+	// client id and fetches the client's metadata document from it (the
+	// OAuth Client ID Metadata Document draft), so no registration is needed.
+	ClientIDMetadataDocumentSupported bool `json:"client_id_metadata_document_supported,omitempty"`
 }
 
 // Challenge is what a 401 from the MCP server says in WWW-Authenticate.
@@ -292,4 +296,5 @@ func hostOf(raw string) string {
 	return u.Host
 }
 
-var errNoRegistration = errors.New("the authorization server offers no dynamic client registration")
+// ErrNoRegistration: the server has no registration endpoint (RFC 7591).
+var ErrNoRegistration = errors.New("the authorization server offers no dynamic client registration")

@@ -62,7 +62,7 @@ type RegisteredClient struct {
 // server's metadata lists only confidential methods.
 func (d *Discoverer) Register(ctx context.Context, md ServerMetadata, name, redirectURI, scope string) (RegisteredClient, error) {
 	if md.RegistrationEndpoint == "" {
-		return RegisteredClient{}, errNoRegistration
+		return RegisteredClient{}, ErrNoRegistration
 	}
 	if _, err := d.Policy.Check(md.RegistrationEndpoint); err != nil {
 		return RegisteredClient{}, err

@@ -28,18 +28,65 @@ type OAuthConfig struct {
 	Registered  bool   `json:"registered,omitempty"`
 	UserinfoURL string `json:"userinfo_url,omitempty"`
 	Issuer      string `json:"issuer,omitempty"`
-	// Registrations holds every client this package registered, by redirect
-	// URI: a login through one redirect URI (a Host spelling, a former
-	// PUBLIC_BASE_URL) never replaces the client of another, whose logins
-	// keep refreshing with it.
+	// Registrations holds every client this package registered, by
+	// authorization server and redirect URI (RegistrationKey): a login
+	// through one redirect URI (a Host spelling, a former PUBLIC_BASE_URL)
+	// never replaces the client of another, whose logins keep refreshing
+	// with it, and a server that moves to another authorization server gets
+	// a client there instead of sending it the former server's client id.
 	Registrations map[string]Registration `json:"registrations,omitempty"`
 }
 
-// Registration is a client registered for one redirect URI.
+// Registration is a client of one authorization server for one redirect URI.
 type Registration struct {
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret,omitempty"`
 	AuthStyle    string `json:"auth_style,omitempty"`
+	// Issuer is the authorization server the client belongs to. An entry
+	// written before it was kept has none and belongs to the row's Issuer
+	// of that time; Prepare writes that issuer into it before the row names
+	// another one.
+	Issuer string `json:"issuer,omitempty"`
+	// Document: ClientID is the platform's client ID metadata document URL,
+	// used because the server accepts such documents, not a registration.
+	Document bool `json:"metadata_document,omitempty"`
+}
+
+// RegistrationKey is the key of the client of (issuer, redirectURI) in
+// OAuthConfig.Registrations: the issuer, a space (which no URL holds) and
+// the redirect URI. Keys written before clients were kept per issuer are
+// the redirect URI alone.
+func RegistrationKey(issuer, redirectURI string) string {
+	if issuer == "" {
+		return redirectURI
+	}
+	return issuer + " " + redirectURI
+}
+
+// SplitRegistrationKey reads a key of OAuthConfig.Registrations back into
+// the issuer and redirect URI of its client: a key of the older form (the
+// redirect URI alone) belongs to r.Issuer, else to rowIssuer.
+func SplitRegistrationKey(key string, r Registration, rowIssuer string) (issuer, redirectURI string) {
+	if i, u, ok := strings.Cut(key, " "); ok {
+		return i, u
+	}
+	if r.Issuer != "" {
+		return r.Issuer, key
+	}
+	return rowIssuer, key
+}
+
+// Registration returns the client the row holds for (issuer, redirectURI).
+func (o OAuthConfig) Registration(issuer, redirectURI string) (Registration, bool) {
+	if r, ok := o.Registrations[RegistrationKey(issuer, redirectURI)]; ok {
+		return r, true
+	}
+	if r, ok := o.Registrations[redirectURI]; ok {
+		if i, _ := SplitRegistrationKey(redirectURI, r, o.Issuer); i == issuer {
+			return r, true
+		}
+	}
+	return Registration{}, false
 }
 
 // Prepared is the outcome of Prepare.
@@ -50,8 +97,11 @@ type Prepared struct {
 }
 
 // Prepare makes a catalog row ready for an authorization URL: it discovers
-// the server's metadata, keeps an admin-configured client or a client
-// registered for this redirect URI, registers a new public client otherwise,
+// the server's metadata, keeps an admin-configured client, or picks the
+// client of this authorization server and redirect URI (Client: the
+// platform's client ID metadata document when the server accepts one and
+// the redirect URI is the platform's, a stored registration, else a new
+// RFC 7591 registration),
 // and returns the row config with "provider", "oauth" and "resource" set.
 // Keys of the config it does not know are kept.
 func (d *Discoverer) Prepare(ctx context.Context, mcpURL, redirectURI, clientName string, config json.RawMessage) (Prepared, error) {
@@ -105,27 +155,13 @@ func (d *Discoverer) Prepare(ctx context.Context, mcpURL, redirectURI, clientNam
 	}
 	adminClient := cur.ClientID != "" && !cur.Registered
 	if !adminClient {
-		next.Registrations = map[string]Registration{}
-		for uri, r := range cur.Registrations {
-			next.Registrations[uri] = r
+		c, err := d.Client(ctx, cur, md, ClientRequest{Issuer: issuer, RedirectURI: redirectURI, ClientName: clientName,
+			Scope: strings.Join(next.Scopes, " "), MetadataURL: ClientMetadataURL(redirectURI)})
+		if err != nil {
+			return Prepared{}, err
 		}
-		// A row from before registrations were kept per redirect URI.
-		if _, ok := next.Registrations[cur.RedirectURI]; !ok && cur.ClientID != "" && cur.RedirectURI != "" {
-			next.Registrations[cur.RedirectURI] = Registration{cur.ClientID, cur.ClientSecret, cur.AuthStyle}
-		}
-		reg, ok := next.Registrations[redirectURI]
-		if !ok {
-			rc, err := d.Register(ctx, md, clientName, redirectURI, strings.Join(next.Scopes, " "))
-			if err != nil {
-				return Prepared{}, err
-			}
-			reg = Registration{rc.ClientID, rc.ClientSecret, AuthStyleOf(rc.TokenEndpointAuthMethod)}
-			next.Registrations[redirectURI] = reg
-		}
-		// The top-level client is the one of the latest redirect URI, for
-		// readers that know no registrations.
-		next.ClientID, next.ClientSecret, next.AuthStyle = reg.ClientID, reg.ClientSecret, reg.AuthStyle
-		next.Registered, next.RedirectURI = true, redirectURI
+		next.Registrations, next.ClientID, next.ClientSecret, next.AuthStyle = c.Registrations, c.ClientID, c.ClientSecret, c.AuthStyle
+		next.Registered, next.RedirectURI = c.Registered, c.RedirectURI
 	} else if next.AuthStyle == "" {
 		next.AuthStyle = ChooseAuthStyle(md.TokenEndpointAuthMethodsSupported, next.ClientSecret != "")
 	}

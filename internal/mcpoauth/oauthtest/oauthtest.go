@@ -2,7 +2,9 @@
 // resource for tests, on httptest, speaking the real wire formats: RFC 8414
 // metadata, RFC 9728 protected-resource metadata, RFC 7591 registration, the
 // authorization endpoint (approving at once, as a browser that clicked
-// Allow), PKCE S256 verification, code exchange and refresh with rotation.
+// Allow), PKCE S256 verification, code exchange and refresh with rotation,
+// client ID metadata documents (fetched from the client's URL), and a
+// resource that moves to another authorization server (MoveResourcesTo).
 package oauthtest
 
 import (
@@ -11,9 +13,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,15 +41,24 @@ type Server struct {
 	UserinfoDomain string
 	// Deny makes the authorization endpoint answer error=access_denied.
 	Deny bool
+	// ClientIDMetadataDocuments advertises client_id_metadata_document_supported:
+	// an https (or loopback http) URL is then accepted as client_id, and the
+	// server fetches that client's metadata document from it.
+	ClientIDMetadataDocuments bool
+	// DocumentClient fetches client ID metadata documents (default: a
+	// client with a 5s timeout).
+	DocumentClient *http.Client
 
-	mu       sync.Mutex
-	clients  map[string]client
-	codes    map[string]grant
-	access   map[string]time.Time // token → expiry
-	refresh  map[string]string    // refresh token → client id
-	counts   map[string]int
-	lastAuth url.Values
-	issued   []string // every access and refresh token handed out
+	mu          sync.Mutex
+	clients     map[string]client
+	codes       map[string]grant
+	access      map[string]time.Time // token → expiry
+	refresh     map[string]string    // refresh token → client id
+	counts      map[string]int
+	lastAuth    url.Values
+	issued      []string // every access and refresh token handed out
+	movedTo     *Server  // the authorization server this server's resources now name
+	refreshSeen []string // every refresh token presented, valid or not
 }
 
 type client struct {
@@ -77,7 +90,9 @@ func (s *Server) count(k string) {
 	s.mu.Unlock()
 }
 
-// Count returns how often an endpoint ("register", "authorize", "code", "refresh", "metadata", "userinfo") was used.
+// Count returns how often an endpoint ("register", "authorize", "code",
+// "refresh", "metadata", "userinfo", "document" for a client ID metadata
+// document fetched) was used.
 func (s *Server) Count(k string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -155,6 +170,9 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	if s.NoUserinfo {
 		delete(md, "userinfo_endpoint")
 	}
+	if s.ClientIDMetadataDocuments {
+		md["client_id_metadata_document_supported"] = true
+	}
 	writeJSON(w, 200, md)
 }
 
@@ -201,6 +219,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	s.lastAuth = q
 	c, ok := s.clients[q.Get("client_id")]
 	s.mu.Unlock()
+	if !ok && s.ClientIDMetadataDocuments {
+		c, ok = s.document(r, q.Get("client_id"), q.Get("redirect_uri"))
+	}
 	if !ok || q.Get("redirect_uri") != c.redirect || q.Get("response_type") != "code" ||
 		q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
 		http.Error(w, "bad authorization request", http.StatusBadRequest)
@@ -234,6 +255,9 @@ func (s *Server) clientAuth(r *http.Request) (string, bool) {
 	s.mu.Lock()
 	c, ok := s.clients[id]
 	s.mu.Unlock()
+	if !ok && s.ClientIDMetadataDocuments {
+		c, ok = s.document(r, id, r.PostForm.Get("redirect_uri"))
+	}
 	if !ok {
 		return "", false
 	}
@@ -276,6 +300,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		s.count("refresh")
 		rt := r.PostForm.Get("refresh_token")
 		s.mu.Lock()
+		s.refreshSeen = append(s.refreshSeen, rt)
 		owner, ok := s.refresh[rt]
 		delete(s.refresh, rt) // rotation: a refresh token works once
 		s.mu.Unlock()
@@ -337,12 +362,82 @@ func (s *Server) Protect(t interface{ Cleanup(func()) }, mcpPath string, h http.
 	mux := http.NewServeMux()
 	prm := "/.well-known/oauth-protected-resource" + mcpPath
 	mux.HandleFunc("GET "+prm, func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, 200, map[string]any{"resource": rs.URL + mcpPath, "authorization_servers": []string{s.URL}})
+		writeJSON(w, 200, map[string]any{"resource": rs.URL + mcpPath, "authorization_servers": []string{s.current().URL}})
 	})
-	mux.Handle(mcpPath, BearerOnly(h, valid, func() string { return rs.URL + prm }))
+	check := func(tok string) bool {
+		if as := s.current(); as != s {
+			return as.Valid(tok) // moved: only the new server's tokens are accepted
+		}
+		return valid(tok)
+	}
+	mux.Handle(mcpPath, BearerOnly(h, check, func() string { return rs.URL + prm }))
 	rs = httptest.NewServer(mux)
 	t.Cleanup(rs.Close)
 	return rs
+}
+
+// MoveResourcesTo makes every resource this server protects name other as
+// its authorization server (RFC 9728 metadata) and accept only other's
+// tokens, as an MCP server that moved to another authorization server.
+func (s *Server) MoveResourcesTo(other *Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.movedTo = other
+}
+
+func (s *Server) current() *Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.movedTo != nil {
+		return s.movedTo
+	}
+	return s
+}
+
+// RefreshTokensSeen returns every refresh token presented at the token
+// endpoint, accepted or not.
+func (s *Server) RefreshTokensSeen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.refreshSeen...)
+}
+
+// document fetches the client ID metadata document a URL client id names
+// and accepts the client when the document names itself by that URL and
+// lists redirect among its redirect URIs, as the draft asks of a server. The
+// client is public (token_endpoint_auth_method none).
+func (s *Server) document(r *http.Request, id, redirect string) (client, bool) {
+	u, err := url.Parse(id)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return client{}, false
+	}
+	s.count("document")
+	hc := s.DocumentClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 5 * time.Second}
+	}
+	// Fetching the URL the client names is what the draft asks of a server;
+	// this one only runs in tests, against the tests' own servers.
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, id, nil) //nolint:gosec // G704: see above
+	if err != nil {
+		return client{}, false
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req) //nolint:gosec // G704: see above
+	if err != nil {
+		return client{}, false
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		ClientID                string   `json:"client_id"`
+		RedirectURIs            []string `json:"redirect_uris"`
+		TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 5<<10)).Decode(&doc) != nil ||
+		doc.ClientID != id || doc.TokenEndpointAuthMethod != "none" || !slices.Contains(doc.RedirectURIs, redirect) {
+		return client{}, false
+	}
+	return client{method: "none", redirect: redirect}, true
 }
 
 // BearerOnly lets through requests whose bearer token valid accepts and
