@@ -234,7 +234,19 @@ type binding struct {
 	oauth    OAuthProvider
 	injector Injector
 	header   catalogHeader
-	err      error
+	// issuer is the authorization server the row names now (config.oauth.
+	// issuer); "" when it names none.
+	issuer string
+	err    error
+}
+
+// issuerMoved reports whether c was issued by another authorization server
+// than the one the row names now: the MCP server moved (its RFC 9728
+// metadata names a new issuer, which the next connect wrote into the row).
+// Logins that recorded no issuer, and rows that name none, cannot tell and
+// are taken as current.
+func (b *binding) issuerMoved(c Credential) bool {
+	return b.issuer != "" && c.Client != nil && c.Client.Issuer != "" && c.Client.Issuer != b.issuer
 }
 
 func (b *binding) inject(c Credential) Injection {
@@ -311,6 +323,7 @@ func (e *Engine) binding(slug string, cfg []byte) *binding {
 	b := &binding{slug: slug, ref: refFromConfig(slug, cfg), cfg: string(cfg)}
 	c, _ := catalog.ParseConfig(cfg) // lenient: no header named, default injection
 	b.header = catalogHeader{Header: c.Header, Scheme: c.Scheme}
+	b.issuer = c.OAuth.Issuer
 	e.bindings[slug] = b
 	p, ok := Lookup(b.ref.Provider)
 	if !ok || !e.enabled[b.ref.Provider] {

@@ -45,6 +45,17 @@ const (
 // is disconnected.
 const CodeDisconnected = "disconnected"
 
+// CodeIssuerChanged is the ErrReconnectRequired code of an OAuth login
+// issued by another authorization server than the one its catalog row now
+// names (the MCP server moved, RFC 9728): its tokens are neither refreshed
+// at the new server nor sent to the resource, and a new login is needed.
+const CodeIssuerChanged = "issuer_changed"
+
+// ErrIssuerChanged is what a provider's Refresh returns for a login of
+// another authorization server than the row's (ClassifyOAuthError: permanent,
+// CodeIssuerChanged). No request is sent.
+var ErrIssuerChanged = errors.New("connectors: the login was issued by another authorization server than the one the server now names")
+
 // ErrReconnectRequired is returned when a connection's login is dead and must
 // be authorised again. Its message names the connection and never a secret,
 // so it can be a tool result "ERROR: …" line as is.
@@ -63,6 +74,8 @@ func (e *ErrReconnectRequired) Error() string {
 		why = "its login expired and cannot be renewed"
 	case "token_rejected":
 		why = "the server no longer accepts its login"
+	case CodeIssuerChanged:
+		why = "the server moved to another authorization server, which did not issue its login"
 	default:
 		why = "the provider refused its login (" + e.Code + ")"
 	}

@@ -217,9 +217,14 @@ func isLoopbackHost(h string) bool {
 //     refresh token or client (invalid_request, invalid_client,
 //     unauthorized_client, access_denied), or a 400/401/403 without a code:
 //     permanent, reconnect required;
+//   - ErrIssuerChanged (a login of another authorization server than the
+//     row's): permanent, CodeIssuerChanged;
 //   - 5xx, 429, 408, other 4xx codes, timeouts, network errors and
 //     unparseable responses: transient, retried with backoff.
 func ClassifyOAuthError(err error) ErrorClass {
+	if errors.Is(err, ErrIssuerChanged) {
+		return ErrorClass{Permanent: true, Code: CodeIssuerChanged}
+	}
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		status := 0

@@ -430,7 +430,7 @@ func (r *Resolver) fromCache(ctx context.Context, s *slot, id uuid.UUID) *entry 
 		return nil
 	}
 	cred, err := unseal(r.keys, id, c.ct)
-	if err != nil {
+	if err != nil || b.issuerMoved(cred) {
 		return nil // e.g. sealed under a key dropped after rotation: read Postgres
 	}
 	return r.install(s, r.credEntry(b, cred, c.version, Health{State: HealthHealthy}, now))
@@ -491,6 +491,14 @@ func (r *Resolver) evaluate(rec *record, b *binding, mode loadMode) (e *entry, c
 	if err != nil {
 		r.log.Error("connectors: stored credential cannot be decrypted", "connection", c.ID, "key_id", rec.keyID, "err", err)
 		return r.errEntry(fmt.Errorf("connection %s (%s): its stored login cannot be decrypted with GUILDS_ENCRYPTION_KEY (key id %s)", label(c.ServerSlug), c.ID, rec.keyID), rec.version, now, time.Time{}), cred, false
+	}
+	if b.issuerMoved(cred) {
+		// Never served to the resource, never refreshed at the new server:
+		// the refresh path records the verdict, for the operator to see.
+		if b.oauth != nil {
+			return nil, cred, true
+		}
+		return r.errEntry(&ErrReconnectRequired{ConnectionID: c.ID, Server: c.ServerSlug, Code: CodeIssuerChanged}, rec.version, now, time.Time{}), cred, false
 	}
 	canRefresh := b.oauth != nil && cred.RefreshToken != ""
 	if cred.Expiry.IsZero() {
@@ -584,6 +592,9 @@ func (r *Resolver) refresh(ctx context.Context, s *slot, id uuid.UUID, rec *reco
 		return r.install(s, e), nil
 	}
 
+	if b.issuerMoved(cred) {
+		return r.refreshFailed(ctx, s, id, cur, b, cred, ErrorClass{Permanent: true, Code: CodeIssuerChanged})
+	}
 	rctx, rcancel := context.WithTimeout(ctx, r.t.RefreshTimeout)
 	fresh, err := b.oauth.Refresh(rctx, cur.conn.Ref.SubService, cred)
 	timedOut := rctx.Err() != nil

@@ -22,6 +22,7 @@ package oauthgeneric
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,7 @@ import (
 
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/mcpoauth"
 )
 
 // ID is the provider id of catalog rows using the generic provider.
@@ -65,24 +67,31 @@ type Config struct {
 	Scopes map[connectors.SubService][]string
 	// AuthParams are extra authorization URL parameters (access_type=offline, prompt=consent).
 	AuthParams map[string]string
-	// Registrations are clients registered per redirect URI (RFC 7591): a
-	// login uses the one of its redirect URI, else ClientID.
+	// Registrations are clients registered per authorization server and
+	// redirect URI (RFC 7591), keyed as mcpoauth.RegistrationKey writes them
+	// (a key of the older form, the redirect URI alone, belongs to the
+	// entry's Issuer, else to the row's): a login uses the one of Issuer and
+	// its redirect URI, else ClientID.
 	Registrations map[string]Registration
 	// Issuer is the authorization server's issuer, kept with each login.
 	Issuer     string
 	HTTPClient *http.Client
 }
 
-// Registration is a client registered for one redirect URI.
+// Registration is a client registered at one authorization server for one
+// redirect URI.
 type Registration struct {
 	ClientID     string    `json:"client_id"`
 	ClientSecret string    `json:"client_secret,omitempty"`
 	AuthStyle    AuthStyle `json:"auth_style,omitempty"`
+	Issuer       string    `json:"issuer,omitempty"` // "": the row's Issuer
 }
 
 // Provider is a configured OAuth 2 client implementing connectors.OAuthProvider.
 type Provider struct {
 	cfg Config
+	// regs are the registrations of cfg.Issuer, by redirect URI.
+	regs map[string]Registration
 }
 
 var _ connectors.OAuthProvider = (*Provider)(nil)
@@ -106,7 +115,14 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
-	return &Provider{cfg: cfg}, nil
+	p := &Provider{cfg: cfg, regs: map[string]Registration{}}
+	for k, r := range cfg.Registrations {
+		issuer, uri := mcpoauth.SplitRegistrationKey(k, mcpoauth.Registration{Issuer: r.Issuer}, cfg.Issuer)
+		if issuer == cfg.Issuer {
+			p.regs[uri] = r
+		}
+	}
+	return p, nil
 }
 
 // checkEndpoint accepts https URLs, and http on loopback (development, tests).
@@ -137,11 +153,12 @@ var (
 func (p *Provider) ID() connectors.ProviderID { return p.cfg.ID }
 
 // clientFor is the client a login through redirect uses: the registration
-// for that redirect URI, else the row's client.
+// of the row's authorization server for that redirect URI, else the row's
+// client.
 func (p *Provider) clientFor(redirect string) connectors.OAuthClient {
 	c := connectors.OAuthClient{ClientID: p.cfg.ClientID, ClientSecret: p.cfg.ClientSecret, AuthStyle: string(p.cfg.AuthStyle),
 		TokenURL: p.cfg.TokenURL, RevokeURL: p.cfg.RevokeURL, Issuer: p.cfg.Issuer, RedirectURI: redirect}
-	if r, ok := p.cfg.Registrations[redirect]; ok {
+	if r, ok := p.regs[redirect]; ok {
 		c.ClientID, c.ClientSecret, c.AuthStyle = r.ClientID, r.ClientSecret, string(r.AuthStyle)
 	}
 	return c
@@ -152,12 +169,17 @@ func (p *Provider) clientFor(redirect string) connectors.OAuthClient {
 // URI) the row's current values are used, so an operator's new client secret
 // takes effect; a client the row no longer holds is the one sealed with the
 // login. Logins stored before the client was kept with them use the row's.
+// A login of another authorization server than the row's keeps the sealed
+// client, whose endpoints are that server's: its tokens never go to the
+// row's new endpoints.
 func (p *Provider) clientOf(cred connectors.Credential) connectors.OAuthClient {
 	c := cred.Client
 	switch {
 	case c == nil || c.ClientID == "" || c.TokenURL == "":
 		return p.clientFor("")
-	case p.cfg.Registrations[c.RedirectURI].ClientID == c.ClientID:
+	case p.otherIssuer(cred):
+		return *c
+	case p.regs[c.RedirectURI].ClientID == c.ClientID:
 		return p.clientFor(c.RedirectURI)
 	case c.ClientID == p.cfg.ClientID:
 		return p.clientFor("")
@@ -233,8 +255,20 @@ func (p *Provider) Exchange(ctx context.Context, req connectors.ExchangeRequest)
 	return c, nil
 }
 
-// Refresh uses the refresh token once.
+// otherIssuer reports whether the login was issued by another
+// authorization server than the one the row names (both recorded).
+func (p *Provider) otherIssuer(cred connectors.Credential) bool {
+	return cred.Client != nil && cred.Client.Issuer != "" && p.cfg.Issuer != "" && cred.Client.Issuer != p.cfg.Issuer
+}
+
+// Refresh uses the refresh token once. A login of another authorization
+// server than the row's is not refreshed (connectors.ErrIssuerChanged): the
+// resource no longer takes that server's tokens, and the new server must
+// never see the former one's refresh token.
 func (p *Provider) Refresh(ctx context.Context, sub connectors.SubService, cred connectors.Credential) (connectors.Credential, error) {
+	if p.otherIssuer(cred) {
+		return connectors.Credential{}, connectors.ErrIssuerChanged
+	}
 	client := p.clientOf(cred)
 	src := p.oauthConfig(sub, client, "").TokenSource(p.ctx(ctx), &oauth2.Token{RefreshToken: cred.RefreshToken})
 	tok, err := src.Token()
@@ -323,17 +357,28 @@ func (plugin) Configure(pc connectors.ProviderConfig) (connectors.Provider, erro
 	default:
 		return nil, fmt.Errorf("server %s: auth_style must be basic, post or none", pc.Server)
 	}
+	// The issuer of each registration is read from the row as mcpoauth
+	// writes it (catalog.Registration does not carry it).
+	var withIssuers struct {
+		OAuth struct {
+			Registrations map[string]struct {
+				Issuer string `json:"issuer"`
+			} `json:"registrations"`
+		} `json:"oauth"`
+	}
+	_ = json.Unmarshal(pc.Config, &withIssuers) // ParseConfig above read it
 	var regs map[string]Registration
 	if len(o.Registrations) > 0 {
 		regs = make(map[string]Registration, len(o.Registrations))
 	}
-	for uri, r := range o.Registrations {
+	for key, r := range o.Registrations {
 		switch AuthStyle(r.AuthStyle) {
 		case AuthStyleAuto, AuthStyleBasic, AuthStylePost, AuthStyleNone:
 		default:
-			return nil, fmt.Errorf("server %s: the registration for %s has an unknown auth_style", pc.Server, uri)
+			return nil, fmt.Errorf("server %s: the registration for %s has an unknown auth_style", pc.Server, key)
 		}
-		regs[uri] = Registration{ClientID: r.ClientID, ClientSecret: r.ClientSecret, AuthStyle: AuthStyle(r.AuthStyle)}
+		regs[key] = Registration{ClientID: r.ClientID, ClientSecret: r.ClientSecret, AuthStyle: AuthStyle(r.AuthStyle),
+			Issuer: withIssuers.OAuth.Registrations[key].Issuer}
 	}
 	p, err := New(Config{AuthURL: o.AuthURL, TokenURL: o.TokenURL, RevokeURL: o.RevokeURL, ClientID: o.ClientID,
 		ClientSecret: secret, AuthStyle: AuthStyle(o.AuthStyle), Scopes: map[connectors.SubService][]string{"": o.Scopes},

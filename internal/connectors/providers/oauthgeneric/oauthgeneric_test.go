@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -463,5 +464,60 @@ func TestConfigureFromCatalogRow(t *testing.T) {
 		} else if strings.Contains(err.Error(), "from-env") {
 			t.Errorf("%s: error shows the secret: %v", name, err)
 		}
+	}
+}
+
+// A row that names two authorization servers' clients (the MCP server
+// moved): a login uses the client of the row's current issuer, a login
+// sealed by the former server is neither refreshed (no request at all, a
+// permanent issuer_changed verdict) nor revoked anywhere but at the former
+// server's own endpoint.
+func TestRegistrationsPerIssuer(t *testing.T) {
+	plug, _ := connectors.Lookup(oauthgeneric.ID)
+	conf := plug.(connectors.Configurer)
+	old, cur := newEndpoint(t, nil), newEndpoint(t, nil)
+	const redirect = "https://guilds.example/api/mcp/oauth/callback"
+	row := json.RawMessage(fmt.Sprintf(`{"provider":"oauth2","oauth":{"auth_url":"https://as2.example/authorize","token_url":%q,
+"issuer":"https://as2.example","client_id":"c2","auth_style":"none","registered":true,"redirect_uri":%q,"registrations":{
+%q:{"client_id":"c1","auth_style":"none","issuer":"https://as1.example"},
+%q:{"client_id":"c2","auth_style":"none","issuer":"https://as2.example"}}}}`,
+		cur.URL+"/token", redirect, redirect, "https://as2.example "+redirect))
+	p, err := conf.Configure(connectors.ProviderConfig{Server: "moved", Config: row})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := p.(connectors.OAuthProvider)
+	raw, _ := op.AuthCodeURL(connectors.AuthRequest{State: "s", Verifier: oauth2.GenerateVerifier(), RedirectURL: redirect})
+	if q, _ := url.Parse(raw); q.Query().Get("client_id") != "c2" {
+		t.Fatalf("authorization URL %s", raw)
+	}
+
+	former := connectors.Credential{AccessToken: "AT-1", RefreshToken: "RT-of-AS1", Client: &connectors.OAuthClient{ClientID: "c1",
+		AuthStyle: "none", TokenURL: old.URL + "/token", RevokeURL: old.URL + "/revoke", Issuer: "https://as1.example", RedirectURI: redirect}}
+	_, err = op.Refresh(context.Background(), "", former)
+	if !errors.Is(err, connectors.ErrIssuerChanged) {
+		t.Fatalf("refresh of the former server's login: %v", err)
+	}
+	if c := op.ClassifyError(err); !c.Permanent || c.Code != connectors.CodeIssuerChanged {
+		t.Fatalf("%+v", c)
+	}
+	if len(old.requests())+len(cur.requests()) != 0 {
+		t.Fatal("a refresh request was sent")
+	}
+	if err := op.Revoke(context.Background(), former); err != nil {
+		t.Fatal(err)
+	}
+	if len(cur.requests()) != 0 || len(old.requests()) != 1 || old.requests()[0].Path != "/revoke" {
+		t.Fatalf("revoke went to the wrong server: old %d, new %d", len(old.requests()), len(cur.requests()))
+	}
+
+	current := former
+	current.Client = &connectors.OAuthClient{ClientID: "c2", AuthStyle: "none", TokenURL: cur.URL + "/token",
+		Issuer: "https://as2.example", RedirectURI: redirect}
+	if _, err := op.Refresh(context.Background(), "", current); err != nil {
+		t.Fatal(err)
+	}
+	if r := cur.requests(); len(r) != 1 || r[0].Form.Get("client_id") != "c2" {
+		t.Fatalf("refresh of the current login: %+v", r)
 	}
 }
