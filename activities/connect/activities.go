@@ -105,6 +105,17 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (string, erro
     updated_at = now() WHERE id = $1`, serverID, p.Config); err != nil {
 				return "", err
 			}
+			// The server moved to another authorization server: the logins
+			// the former one issued are marked for reconnecting now (the
+			// resolver never sends nor refreshes them either way).
+			if was, _ := catalog.ParseConfig(cfg); was.OAuth.Issuer != "" && was.OAuth.Issuer != p.OAuth.Issuer {
+				if n, err := a.Engine.IssuerMoved(ctx, c.Server.ID); err != nil {
+					return "", err
+				} else if n > 0 {
+					a.log().Warn("connect: the server names a new authorization server; logins of the former one need reconnecting",
+						"server", slug, "logins", n)
+				}
+			}
 		}
 	}
 	// A retry over an older attempt: its state must not complete this one.
