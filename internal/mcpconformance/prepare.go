@@ -1,16 +1,12 @@
 package mcpconformance
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/guilds/guilds/internal/mcpoauth"
 )
@@ -52,14 +48,11 @@ type Prepared struct {
 // mcpoauth.Discoverer.Prepare, but takes the scope from the challenge the
 // caller observed (step-up), falls back to the default endpoints of servers
 // without metadata, and uses a pre-registered or URL-based client id when
-// given one. d.HTTP is replaced by a wrapper of its client for the call.
+// given one. The client itself is picked as the platform picks it
+// (mcpoauth.Discoverer.Client: the document URL where the server accepts
+// client ID metadata documents, else the registration kept for this
+// authorization server and redirect URI, else a new one).
 func Prepare(ctx context.Context, d mcpoauth.Discoverer, in PrepareInput) (Prepared, error) {
-	sniff := &sniffer{next: d.HTTP}
-	if sniff.next == nil {
-		sniff.next = d.Policy.Client(0)
-	}
-	d.HTTP = &http.Client{Transport: sniff, Timeout: sniff.next.Timeout, CheckRedirect: sniff.next.CheckRedirect}
-
 	row := map[string]json.RawMessage{}
 	if len(in.Config) > 0 {
 		if err := json.Unmarshal(in.Config, &row); err != nil {
@@ -112,22 +105,17 @@ func Prepare(ctx context.Context, d mcpoauth.Discoverer, in PrepareInput) (Prepa
 	case in.Client != nil && in.Client.ClientID != "":
 		next.ClientID, next.ClientSecret = in.Client.ClientID, in.Client.ClientSecret
 		next.AuthStyle = mcpoauth.ChooseAuthStyle(md.TokenEndpointAuthMethodsSupported, next.ClientSecret != "")
-	case in.ClientMetadataURL != "" && sniff.cimdSupported(md.AuthorizationEndpoint):
-		next.ClientID, next.AuthStyle = in.ClientMetadataURL, "none"
-	case cur.Registered && cur.ClientID != "" && cur.RedirectURI == in.RedirectURI && cur.TokenURL == md.TokenEndpoint && cur.Issuer == issuer:
-		// A client is kept only at the authorization server that registered
-		// it: one the resource moved to gets a registration of its own.
-		next.ClientID, next.ClientSecret, next.AuthStyle = cur.ClientID, cur.ClientSecret, cur.AuthStyle
-		next.Registered, next.RedirectURI = true, cur.RedirectURI
-	case md.RegistrationEndpoint != "":
-		rc, err := d.Register(ctx, md, in.ClientName, in.RedirectURI, strings.Join(next.Scopes, " "))
+	default:
+		c, err := d.Client(ctx, cur, md, mcpoauth.ClientRequest{Issuer: issuer, RedirectURI: in.RedirectURI, ClientName: in.ClientName,
+			Scope: strings.Join(next.Scopes, " "), MetadataURL: in.ClientMetadataURL})
+		if errors.Is(err, mcpoauth.ErrNoRegistration) {
+			return Prepared{}, fmt.Errorf("authorization server %s offers no client registration and no client is configured", hostOf(issuer))
+		}
 		if err != nil {
 			return Prepared{}, err
 		}
-		next.ClientID, next.ClientSecret, next.Registered, next.RedirectURI = rc.ClientID, rc.ClientSecret, true, in.RedirectURI
-		next.AuthStyle = mcpoauth.AuthStyleOf(rc.TokenEndpointAuthMethod)
-	default:
-		return Prepared{}, fmt.Errorf("authorization server %s offers no client registration and no client is configured", hostOf(issuer))
+		next.Registrations, next.ClientID, next.ClientSecret, next.AuthStyle = c.Registrations, c.ClientID, c.ClientSecret, c.AuthStyle
+		next.Registered, next.RedirectURI = c.Registered, c.RedirectURI
 	}
 
 	expectIssuer(in.RedirectURI, issuer, md.IssParameterSupported)
@@ -147,48 +135,4 @@ func hostOf(raw string) string {
 		return "?"
 	}
 	return u.Host
-}
-
-// sniffer keeps the authorization-server metadata documents that pass
-// through it, for the fields mcpoauth.ServerMetadata does not carry.
-type sniffer struct {
-	next *http.Client
-	mu   sync.Mutex
-	docs []map[string]any
-}
-
-func (s *sniffer) RoundTrip(req *http.Request) (*http.Response, error) {
-	tr := s.next.Transport
-	if tr == nil {
-		tr = http.DefaultTransport
-	}
-	resp, err := tr.RoundTrip(req)
-	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK || !strings.Contains(req.URL.Path, "/.well-known/") {
-		return resp, err
-	}
-	body, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	_ = resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	var doc map[string]any
-	if rerr == nil && json.Unmarshal(body, &doc) == nil {
-		if _, ok := doc["authorization_endpoint"]; ok {
-			s.mu.Lock()
-			s.docs = append(s.docs, doc)
-			s.mu.Unlock()
-		}
-	}
-	return resp, nil
-}
-
-// cimdSupported reports whether the metadata naming this authorization
-// endpoint advertises client ID metadata documents.
-func (s *sniffer) cimdSupported(authEndpoint string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, d := range s.docs {
-		if d["authorization_endpoint"] == authEndpoint && d["client_id_metadata_document_supported"] == true {
-			return true
-		}
-	}
-	return false
 }
