@@ -66,6 +66,7 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.runRoutes()...)
 	all = append(all, s.grantRoutes()...)
 	all = append(all, s.mcpRoutes()...)
+	all = append(all, s.oauthClientMetadataRoutes()...)
 	all = append(all, s.githubRoutes()...)
 	all = append(all, s.pinnedPricesRoutes()...)
 	all = append(all, s.driveRoutes()...)
