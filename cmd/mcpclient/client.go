@@ -53,6 +53,9 @@ type client struct {
 	slug  string
 	conn  uuid.UUID
 	scope []string // scopes of the last login
+	// calls are the arguments the scenario asks for, by tool name; other
+	// tools get arguments shaped from their schema.
+	calls map[string]json.RawMessage
 }
 
 // parseContext reads the scenario context the suite passes (a pre-registered
@@ -64,9 +67,19 @@ func (c *client) parseContext(raw string) error {
 	var ctx struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
+		ToolCalls    []struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"toolCalls"`
 	}
 	if err := json.Unmarshal([]byte(raw), &ctx); err != nil {
 		return err
+	}
+	for _, tc := range ctx.ToolCalls {
+		if c.calls == nil {
+			c.calls = map[string]json.RawMessage{}
+		}
+		c.calls[tc.Name] = tc.Arguments
 	}
 	if ctx.ClientID != "" {
 		c.preRegistered = &mcpconformance.PreRegistered{ClientID: ctx.ClientID, ClientSecret: ctx.ClientSecret}
@@ -194,7 +207,11 @@ func (c *client) exercise(ctx context.Context) error {
 	}
 	c.log.Info("mcpclient: listed tools", "count", len(tools))
 	for _, t := range tools {
-		out, err := c.pool.Call(ctx, c.conn.String(), t.RemoteName, argsFor(t.Schema))
+		args, ok := c.calls[t.RemoteName]
+		if !ok {
+			args = argsFor(t.Schema)
+		}
+		out, err := c.pool.Call(ctx, c.conn.String(), t.RemoteName, args)
 		if err != nil {
 			return fmt.Errorf("call %s: %w", t.RemoteName, err)
 		}

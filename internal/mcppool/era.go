@@ -1,13 +1,20 @@
 package mcppool
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -85,7 +92,7 @@ var errFakeDiscover = errors.New("mcppool: server/discover answered without a di
 // initialize handshake when the probe fails; what it cannot tell is a probe
 // "answered" with an empty result, so the first session of a server checks the
 // answer again (the versions it lists must include the one in use).
-func handshake(ctx context.Context, c *client.Client, known era) (era, error) {
+func handshake(ctx context.Context, c *client.Client, known era, watch *probeWatch) (era, error) {
 	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
 		return eraUnknown, err
 	}
@@ -93,6 +100,9 @@ func handshake(ctx context.Context, c *client.Client, known era) (era, error) {
 		return eraLegacy, initializeAt(ctx, c, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
 	}
 	if err := initializeAt(ctx, c, mcp.LATEST_PROTOCOL_VERSION); err != nil {
+		if watch.probeRefused() && !isUnauthorized(err) {
+			return eraUnknown, fmt.Errorf("server/discover: %w", transport.ErrUnauthorized)
+		}
 		return eraUnknown, err
 	}
 	if !mcp.IsModernProtocol(c.ProtocolVersion()) {
@@ -116,16 +126,20 @@ func initializeAt(ctx context.Context, c *client.Client, version string) error {
 	return err
 }
 
-// connect makes a client with newClient and settles its era, dialling once
-// more for the handshake when the server faked a discover answer. It returns
-// the era to remember; a failed handshake forgets what was known.
-func connect(ctx context.Context, newClient func() (*client.Client, error), known era) (*client.Client, era, error) {
+// dialer makes a session's client; an HTTP one hands back the watch on its
+// probe (nil otherwise).
+type dialer func() (*client.Client, *probeWatch, error)
+
+// connect makes a client with dial and settles its era, dialling once more
+// for the handshake when the server faked a discover answer. It returns the
+// era to remember; a failed handshake forgets what was known.
+func connect(ctx context.Context, dial dialer, known era) (*client.Client, era, error) {
 	for {
-		c, err := newClient()
+		c, watch, err := dial()
 		if err != nil {
 			return nil, eraUnknown, err
 		}
-		got, err := handshake(ctx, c, known)
+		got, err := handshake(ctx, c, known, watch)
 		if err == nil {
 			return c, got, nil
 		}
@@ -135,4 +149,82 @@ func connect(ctx context.Context, newClient func() (*client.Client, error), know
 		}
 		known = eraLegacy
 	}
+}
+
+// probeWatch is the round tripper of an HTTP session's client around its
+// server/discover probe. It notes a 401 answer: mcp-go then tries the
+// handshake, and a stateless server's answer to that (400, the handshake is
+// gone) would hide that the login was refused. And it sends the probe once
+// more when the server refuses the very version it lists as supported, which
+// a fleet in the middle of a rolling upgrade can do (mcp-go only retries
+// with a different version).
+type probeWatch struct {
+	base    http.RoundTripper
+	refused atomic.Bool
+}
+
+func watchProbe(hc *http.Client) (*http.Client, *probeWatch) {
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	w := &probeWatch{base: base}
+	c := *hc
+	c.Transport = w
+	return &c, w
+}
+
+func (w *probeWatch) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := w.base.RoundTrip(r)
+	if err != nil || r.Header.Get("Mcp-Method") != string(mcp.MethodServerDiscover) {
+		return res, err
+	}
+	switch res.StatusCode {
+	case http.StatusUnauthorized:
+		w.refused.Store(true)
+	case http.StatusBadRequest:
+		if r.GetBody == nil {
+			return res, nil
+		}
+		body, rerr := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+		_ = res.Body.Close()
+		res.Body = io.NopCloser(bytes.NewReader(body))
+		if rerr != nil || !refusesItsOwnVersion(body, r.Header.Get("Mcp-Protocol-Version")) {
+			return res, nil
+		}
+		again, gerr := r.GetBody()
+		if gerr != nil {
+			return res, nil
+		}
+		retry := r.Clone(r.Context())
+		retry.Body = again
+		return w.base.RoundTrip(retry)
+	}
+	return res, nil
+}
+
+// refusesItsOwnVersion reports whether body is an unsupported-version error
+// whose list of supported versions holds the one that was sent.
+func refusesItsOwnVersion(body []byte, sent string) bool {
+	var m struct {
+		Error *struct {
+			Code int `json:"code"`
+			Data struct {
+				Supported []string `json:"supported"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	return sent != "" && json.Unmarshal(body, &m) == nil && m.Error != nil &&
+		m.Error.Code == mcp.UNSUPPORTED_PROTOCOL_VERSION && slices.Contains(m.Error.Data.Supported, sent)
+}
+
+func (w *probeWatch) probeRefused() bool { return w != nil && w.refused.Load() }
+
+// declineElicitation answers every elicitation: a run has no person at hand
+// to fill a form or confirm, and saying so at once lets a server go on (or
+// fail with its own message) instead of waiting.
+type declineElicitation struct{}
+
+func (declineElicitation) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
 }

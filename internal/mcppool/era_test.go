@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/guilds/guilds/internal/mcppool"
@@ -162,5 +164,102 @@ func TestServerFakingDiscoverGetsTheHandshake(t *testing.T) {
 	}
 	if n := w.count("initialize"); n != 1 {
 		t.Fatalf("second session: %d initialize, want 1", n)
+	}
+}
+
+// statelessOnly answers initialize the way a 2026-07-28-only server does
+// (400: the handshake is gone) and passes everything else to h.
+func statelessOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		if m.Method == "initialize" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32020,"message":"Missing MCP-Protocol-Version header"}}`))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// A stateless server refusing the probe with 401 is a refused login, not a
+// failed handshake: the pool refreshes once and the call goes through.
+func TestRefusedProbeIsARefusedLogin(t *testing.T) {
+	db := testdb.New(t)
+	rs := newStatelessRemote(t, "Authorization")
+	inner := rs.Config.Handler
+	rs.Config.Handler = statelessOnly(inner)
+	rs.allow("Bearer good")
+	id := addConnection(t, db, "modern", rs.URL, "oauth", `{}`)
+	cr := &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"stale", "good"}}}
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: cr})
+	t.Cleanup(p.Close)
+	callEcho(t, p, id)
+	if cr.refreshes != 1 {
+		t.Fatalf("%d refreshes, want the one a 401 earns", cr.refreshes)
+	}
+}
+
+// A server refusing the version it lists as supported (a fleet mid-upgrade)
+// gets the probe again, never the handshake.
+func TestProbeRefusingItsOwnVersionIsSentAgain(t *testing.T) {
+	db := testdb.New(t)
+	w := &wire{}
+	h := server.NewStreamableHTTPServer(newMCP())
+	var refused atomic.Bool
+	flaky := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "server/discover" && refused.CompareAndSwap(false, true) {
+			rw.Header().Set("Content-Type", "application/json")
+			rw.WriteHeader(http.StatusBadRequest)
+			_, _ = rw.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}`))
+			return
+		}
+		h.ServeHTTP(rw, r)
+	})
+	srv := httptest.NewServer(w.wrap(statelessOnly(flaky)))
+	t.Cleanup(srv.Close)
+	id := addConnection(t, db, "modern", srv.URL, "none", `{}`)
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{}}})
+	t.Cleanup(p.Close)
+	callEcho(t, p, id)
+	if n := w.count("initialize"); n != 0 {
+		t.Fatalf("%d initialize requests after a refused probe", n)
+	}
+}
+
+// A tool asking for input (SEP-2322) gets a decline at once: a run has
+// nobody to ask. The server sees its request state echoed and finishes.
+func TestInputRequestsAreDeclined(t *testing.T) {
+	db := testdb.New(t)
+	s := newMCP()
+	var answer atomic.Pointer[string]
+	s.AddTool(mcp.NewTool("delete_all"), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r := server.ElicitationResponse(req.Params.InputResponses, "confirm"); r != nil {
+			a := string(r.Action) + " " + req.Params.RequestState
+			answer.Store(&a)
+			return mcp.NewToolResultText("not deleted: " + string(r.Action)), nil
+		}
+		return server.NewInputRequestBuilder("state-7").Elicit("confirm", mcp.ElicitationParams{
+			Message:         "Delete everything?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}},
+		}).ToolResult(), nil
+	})
+	srv := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(srv.Close)
+	id := addConnection(t, db, "modern", srv.URL, "none", `{}`)
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{}}})
+	t.Cleanup(p.Close)
+	out, err := p.Call(context.Background(), id, "delete_all", nil)
+	if err != nil || out != "not deleted: decline" {
+		t.Fatalf("call = %q, %v", out, err)
+	}
+	if a := answer.Load(); a == nil || *a != "decline state-7" {
+		t.Fatalf("the server saw %v, want the decline with its state echoed", a)
 	}
 }

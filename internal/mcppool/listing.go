@@ -68,30 +68,34 @@ func ListInjected(ctx context.Context, hc *http.Client, info ServerInfo, inj con
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	newClient := func() (*client.Client, error) {
+	dial := func() (*client.Client, *probeWatch, error) {
 		switch info.Transport {
 		case "http":
-			return client.NewStreamableHttpClient(info.URL, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaders(inj.Headers))
+			hc, watch := watchProbe(hc)
+			c, err := streamableClient(info.URL, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaders(inj.Headers))
+			return c, watch, err
 		case "sse":
-			return client.NewSSEMCPClient(info.URL, transport.WithHTTPClient(hc), transport.WithHeaders(inj.Headers))
+			c, err := client.NewSSEMCPClient(info.URL, transport.WithHTTPClient(hc), transport.WithHeaders(inj.Headers))
+			return c, nil, err
 		case "stdio":
 			if info.Command == "" {
-				return nil, fmt.Errorf("%s: a stdio server needs a command in its catalog config", info.Slug)
+				return nil, nil, fmt.Errorf("%s: a stdio server needs a command in its catalog config", info.Slug)
 			}
 			env := make([]string, 0, len(inj.Env))
 			for k, v := range inj.Env {
 				env = append(env, k+"="+v)
 			}
 			sort.Strings(env)
-			return client.NewStdioMCPClientWithOptions(info.Command, env, info.Args, transport.WithCommandFunc(stdioCommand))
+			c, err := stdioClient(info.Command, env, info.Args)
+			return c, nil, err
 		}
-		return nil, fmt.Errorf("%s: unknown transport %q", info.Slug, info.Transport)
+		return nil, nil, fmt.Errorf("%s: unknown transport %q", info.Slug, info.Transport)
 	}
 	known := eraUnknown
 	if info.Transport == "sse" {
 		known = eraLegacy
 	}
-	c, _, err := connect(ctx, newClient, known)
+	c, _, err := connect(ctx, dial, known)
 	if err != nil {
 		if isUnauthorized(err) {
 			return nil, ErrKeyRejected

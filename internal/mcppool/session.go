@@ -271,7 +271,7 @@ func (p *Pool) dial(ctx context.Context, s *session) (*client.Client, error) {
 	if s.info.Transport == "sse" {
 		known = eraLegacy // HTTP+SSE is the 2024-11-05 transport: handshake only
 	}
-	c, got, err := connect(ctx, func() (*client.Client, error) { return p.newClient(ctx, s) }, known)
+	c, got, err := connect(ctx, func() (*client.Client, *probeWatch, error) { return p.newClient(ctx, s) }, known)
 	p.eras.set(key, got)
 	return c, err
 }
@@ -285,29 +285,53 @@ func eraKey(info ServerInfo) string {
 	return info.ServerID + " " + info.URL
 }
 
-func (p *Pool) newClient(ctx context.Context, s *session) (*client.Client, error) {
+func (p *Pool) newClient(ctx context.Context, s *session) (*client.Client, *probeWatch, error) {
 	switch s.info.Transport {
 	case "http":
-		return client.NewStreamableHttpClient(s.info.URL,
-			transport.WithHTTPBasicClient(p.httpClient(s)), transport.WithHTTPHeaderFunc(p.headerFunc(s)))
+		hc, watch := watchProbe(p.httpClient(s))
+		c, err := streamableClient(s.info.URL, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaderFunc(p.headerFunc(s)))
+		return c, watch, err
 	case "sse":
 		c, err := client.NewSSEMCPClient(s.info.URL,
 			transport.WithHTTPClient(p.httpClient(s)), transport.WithHeaderFunc(p.headerFunc(s)))
 		if err == nil {
 			c.OnConnectionLost(func(error) { s.lost.Store(true) })
 		}
-		return c, err
+		return c, nil, err
 	case "stdio":
 		if s.info.Command == "" {
-			return nil, fmt.Errorf("%s: a stdio server needs a command in its catalog config", s.info.Slug)
+			return nil, nil, fmt.Errorf("%s: a stdio server needs a command in its catalog config", s.info.Slug)
 		}
 		env, err := p.stdioEnv(ctx, s)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return client.NewStdioMCPClientWithOptions(s.info.Command, env, s.info.Args, transport.WithCommandFunc(stdioCommand))
+		c, err := stdioClient(s.info.Command, env, s.info.Args)
+		return c, nil, err
 	}
-	return nil, fmt.Errorf("%s: unknown transport %q", s.info.Slug, s.info.Transport)
+	return nil, nil, fmt.Errorf("%s: unknown transport %q", s.info.Slug, s.info.Transport)
+}
+
+// clientOptions are every session's: elicitations are declined (a run has
+// nobody to ask).
+func clientOptions() []client.ClientOption {
+	return []client.ClientOption{client.WithElicitationHandler(declineElicitation{})}
+}
+
+func streamableClient(url string, opts ...transport.StreamableHTTPCOption) (*client.Client, error) {
+	t, err := transport.NewStreamableHTTP(url, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return client.NewClient(t, clientOptions()...), nil
+}
+
+func stdioClient(command string, env, args []string) (*client.Client, error) {
+	t := transport.NewStdioWithOptions(command, env, args, transport.WithCommandFunc(stdioCommand))
+	if err := t.Start(context.Background()); err != nil {
+		return nil, fmt.Errorf("failed to start stdio transport: %w", err)
+	}
+	return client.NewClient(t, clientOptions()...), nil
 }
 
 type envSource interface {
