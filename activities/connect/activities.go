@@ -108,7 +108,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (string, erro
 			// The server moved to another authorization server: the logins
 			// the former one issued are marked for reconnecting now (the
 			// resolver never sends nor refreshes them either way).
-			if was, _ := catalog.ParseConfig(cfg); was.OAuth.Issuer != "" && was.OAuth.Issuer != p.OAuth.Issuer {
+			if was, _ := catalog.ParseConfig(cfg); movedAway(was.OAuth, p.OAuth) {
 				if n, err := a.Engine.IssuerMoved(ctx, c.Server.ID); err != nil {
 					return "", err
 				} else if n > 0 {
@@ -131,6 +131,16 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (string, erro
 		return PendingURLMarker, nil
 	}
 	return u, nil
+}
+
+// movedAway reports whether discovery found the server on another
+// authorization server than the stored row named: another issuer, or, for a
+// row from before issuers were recorded, another token endpoint.
+func movedAway(was catalog.OAuth, now mcpoauth.OAuthConfig) bool {
+	if was.Issuer != "" {
+		return was.Issuer != now.Issuer
+	}
+	return was.TokenURL != "" && was.TokenURL != now.TokenURL
 }
 
 // discovers reports whether a catalog row gets its OAuth endpoints and client

@@ -14,7 +14,10 @@ import (
 // metadata names a new issuer), so the operator sees which logins need a new
 // authorisation before any of them is used. The resolver refuses such a
 // login by itself too (Resolver.Token, Refresh): this only makes the verdict
-// visible early. It returns how many logins it marked.
+// visible early. A login that recorded no issuer (stored before logins kept
+// their client) is marked too: it was issued under the row's former
+// issuer, and the resolver alone could not tell. It returns how many logins
+// it marked.
 func (e *Engine) IssuerMoved(ctx context.Context, serverID uuid.UUID) (int, error) {
 	if err := e.active(); err != nil {
 		return 0, err
@@ -25,11 +28,15 @@ func (e *Engine) IssuerMoved(ctx context.Context, serverID uuid.UUID) (int, erro
 	}
 	n := 0
 	for _, rec := range recs {
-		if rec.conn.ServerID != serverID || !rec.has || rec.conn.Health.State == HealthReconnectRequired {
+		if rec.conn.ServerID != serverID || rec.conn.Auth != AuthOAuth || !rec.has || rec.conn.Health.State == HealthReconnectRequired {
 			continue
 		}
 		cred, err := unseal(e.keys, rec.conn.ID, rec.ct)
-		if err != nil || !e.bindingFor(rec).issuerMoved(cred) {
+		if err != nil || cred.AccessToken == "" && cred.RefreshToken == "" { // a wiped login holds nothing to refuse
+			continue
+		}
+		unknown := cred.Client == nil || cred.Client.Issuer == ""
+		if !unknown && !e.bindingFor(rec).issuerMoved(cred) {
 			continue
 		}
 		_, v, err := recordFailure(ctx, e.db, rec.conn.ID, rec.version, true, CodeIssuerChanged)
