@@ -7,9 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/telemetry"
@@ -69,6 +73,98 @@ func BenchmarkToolCall(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkTracingCost is BenchmarkToolCall's two settings measured in
+// turns within one loop: chunks of tracingChunk calls alternate between
+// tracing off and on (every span sampled and exported, the chunk's spans
+// flushed before it ends), and each setting's CPU and allocations are summed
+// over its own chunks. A load that comes and goes on the machine then falls
+// on both alike, which separate sub-benchmarks seconds apart cannot give.
+// It reports per call off-cpu-ns, on-cpu-ns, overhead-% (on over off) and
+// the allocations of each.
+func BenchmarkTracingCost(b *testing.B) {
+	db := testdb.New(b)
+	peer := newMCPPeer(b)
+	conn := addConnection(b, db, peer.URL)
+	pool := mcppool.New(mcppool.Options{DB: db, Credentials: creds{}, Log: slog.New(slog.DiscardHandler)})
+	b.Cleanup(pool.Close)
+	args := json.RawMessage(`{"query":"roadmap"}`)
+	ctx := context.Background()
+	if _, err := pool.Call(ctx, conn, "lookup", args); err != nil { // opens the session
+		b.Fatal(err)
+	}
+	sink := newSink(b)
+	cfg, err := telemetry.ConfigFromEnv(func(k string) string {
+		return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": sink.URL}[k]
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tel, err := telemetry.Setup(ctx, cfg, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	on, ok := otel.GetTracerProvider().(*sdktrace.TracerProvider)
+	if !ok {
+		b.Fatal("Setup installed no SDK provider")
+	}
+	defer func() { _ = tel.Shutdown(ctx) }()
+	defer telemetry.Reset()
+
+	var cpu [2]time.Duration
+	var mallocs, calls [2]uint64
+	var ms runtime.MemStats
+	mode := 0
+	telemetry.Reset()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	startMallocs, startCPU := ms.Mallocs, cpuTime()
+	turn := func() { // ends the chunk of mode, starts one of the other
+		if mode == 1 {
+			_ = on.ForceFlush(ctx)
+		}
+		cpu[mode] += cpuTime() - startCPU
+		runtime.ReadMemStats(&ms)
+		mallocs[mode] += ms.Mallocs - startMallocs
+		mode = 1 - mode
+		if mode == 1 {
+			telemetry.Install(on)
+		} else {
+			telemetry.Reset()
+		}
+		startMallocs, startCPU = ms.Mallocs, cpuTime()
+	}
+	i := 0
+	for b.Loop() {
+		if i > 0 && i%tracingChunk == 0 {
+			turn()
+		}
+		i++
+		calls[mode]++
+		tctx, span := telemetry.StartToolCall(ctx, "run", "notion_lookup", "call_1")
+		out, err := pool.Call(tctx, conn, "lookup", args)
+		span.Content(string(args), out)
+		span.End("mcp", "mcp", "ok")
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	turn()
+	if calls[0] == 0 || calls[1] == 0 {
+		b.Logf("%d calls: too few for both settings (use -benchtime %dx or more)", b.N, 2*tracingChunk)
+		return
+	}
+	off, onNs := float64(cpu[0].Nanoseconds())/float64(calls[0]), float64(cpu[1].Nanoseconds())/float64(calls[1])
+	b.ReportMetric(off, "off-cpu-ns/op")
+	b.ReportMetric(onNs, "on-cpu-ns/op")
+	b.ReportMetric(100*(onNs-off)/off, "overhead-%")
+	b.ReportMetric(float64(mallocs[0])/float64(calls[0]), "off-allocs/op")
+	b.ReportMetric(float64(mallocs[1])/float64(calls[1]), "on-allocs/op")
+}
+
+// tracingChunk is how many calls BenchmarkTracingCost makes before it turns
+// tracing on or off: a full export batch (512 spans) with tracing on.
+const tracingChunk = 256
 
 // BenchmarkSpans is what tracing adds to one remote tool call, alone: the
 // execute_tool and tools/call spans, their metrics and the _meta trace

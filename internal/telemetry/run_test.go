@@ -325,8 +325,11 @@ func TestRunSpanTree(t *testing.T) {
 			t.Errorf("execute_tool %s = %q, want %q", k, lookup.Attrs[k], v)
 		}
 	}
-	if lookupMCP.Kind != "SPAN_KIND_CLIENT" || lookupMCP.Attrs["mcp.method.name"] != "tools/call" || lookupMCP.Attrs["mcp.session.id"] == "" ||
-		lookupMCP.Attrs["mcp.protocol.version"] == "" || lookupMCP.Attrs["error.type"] != "" {
+	// A session id only where the revision has sessions (the stateless
+	// 2026-07-28 one has none).
+	version := lookupMCP.Attrs["mcp.protocol.version"]
+	if lookupMCP.Kind != "SPAN_KIND_CLIENT" || lookupMCP.Attrs["mcp.method.name"] != "tools/call" || lookupMCP.Attrs["network.transport"] != "tcp" ||
+		version == "" || (version < "2026-07-28") != (lookupMCP.Attrs["mcp.session.id"] != "") || lookupMCP.Attrs["error.type"] != "" {
 		t.Errorf("tools/call lookup: kind %s, attributes %v", lookupMCP.Kind, lookupMCP.Attrs)
 	}
 	if failMCP.Attrs["error.type"] != "tool_error" || fail.Attrs["guilds.tool.outcome"] != "error" {

@@ -52,6 +52,8 @@ func Setup(ctx context.Context, cfg Config, version string) (*Telemetry, error) 
 // Install makes tp the global tracer provider and W3C trace context and
 // baggage the propagators (tests install an in-memory provider this way).
 func Install(tp trace.TracerProvider) {
+	_, off := tp.(noop.TracerProvider)
+	tracing.Store(!off)
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 }
@@ -99,5 +101,6 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 // Reset puts back the no-op provider and turns capture off (tests).
 func Reset() {
 	captureContent.Store(false)
+	tracing.Store(false)
 	otel.SetTracerProvider(noop.NewTracerProvider())
 }
