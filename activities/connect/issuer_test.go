@@ -33,6 +33,17 @@ func login(t *testing.T, a *acts.Activities, id, redirect string) *url.URL {
 		t.Fatal(err)
 	}
 	authURL, _ := url.Parse(raw)
+	state, code := approve(t, raw)
+	if _, err := a.Engine.CompleteOAuth(ctx, state, code); err != nil {
+		t.Fatal(err)
+	}
+	return authURL
+}
+
+// approve visits an authorization URL as the consenting browser and
+// returns the state and code of the redirect back.
+func approve(t *testing.T, raw string) (state, code string) {
+	t.Helper()
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noFollow.Get(raw)
 	if err != nil {
@@ -43,10 +54,7 @@ func login(t *testing.T, a *acts.Activities, id, redirect string) *url.URL {
 	if err != nil || back.Query().Get("code") == "" {
 		t.Fatalf("authorization answered HTTP %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	if _, err := a.Engine.CompleteOAuth(ctx, back.Query().Get("state"), back.Query().Get("code")); err != nil {
-		t.Fatal(err)
-	}
-	return authURL
+	return back.Query().Get("state"), back.Query().Get("code")
 }
 
 // The authorization-server migration: a login made through AS1; the MCP
@@ -179,6 +187,50 @@ VALUES ('moving', 'Moving', 'remote', 'http', $1, 'oauth', '{"provider":"oauth2"
 	}
 	if as1.Count("refresh")+as2.Count("refresh") != 0 {
 		t.Fatalf("refreshes: AS1 %d, AS2 %d", as1.Count("refresh"), as2.Count("refresh"))
+	}
+}
+
+// A login pending at AS1 when another connect finds the server moved to
+// AS2: its callback is refused before the code is exchanged, so neither
+// AS2's token endpoint nor anyone else sees AS1's code and verifier.
+func TestPendingLoginOfTheFormerServerIsNotExchanged(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.New(t)
+	k, _ := secret.GenerateKey("k1")
+	kr, _ := secret.ParseKeyring(k)
+	eng, err := connectors.New(ctx, connectors.Options{DB: db, Keyring: kr, Providers: []connectors.ProviderID{"oauth2"},
+		Logger: slog.New(slog.DiscardHandler), HTTPClient: mcpoauth.Policy{AllowLoopback: true}.Client(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Close)
+	as1, as2 := oauthtest.New(t), oauthtest.New(t)
+	rs := as1.Protect(t, "/mcp", http.NotFoundHandler(), nil)
+	var sid string
+	if err := db.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config)
+VALUES ('moving', 'Moving', 'remote', 'http', $1, 'oauth', '{"provider":"oauth2","dynamic_registration":true}') RETURNING id`,
+		rs.URL+"/mcp").Scan(&sid); err != nil {
+		t.Fatal(err)
+	}
+	a := &acts.Activities{DB: db, Engine: eng, Keyring: kr, Discoverer: &mcpoauth.Discoverer{Policy: mcpoauth.Policy{AllowLoopback: true}}}
+	const redirect = "http://127.0.0.1:1/cb"
+	pendingID := connectionstest.Insert(t, db, sid, "organisation", uuid.NewString())
+	raw, err := a.Prepare(ctx, acts.PrepareInput{ConnectionID: pendingID, RedirectURI: redirect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, code := approve(t, raw)
+
+	as1.MoveResourcesTo(as2)
+	other := connectionstest.Insert(t, db, sid, "organisation", uuid.NewString())
+	if _, err := a.Prepare(ctx, acts.PrepareInput{ConnectionID: other, RedirectURI: redirect}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.CompleteOAuth(ctx, state, code); err == nil {
+		t.Fatal("a login started at AS1 was completed after the server moved to AS2")
+	}
+	if as1.Count("code")+as2.Count("code") != 0 {
+		t.Fatalf("code exchanges: AS1 %d, AS2 %d", as1.Count("code"), as2.Count("code"))
 	}
 }
 

@@ -98,9 +98,10 @@ func (e *Engine) CompleteOAuth(ctx context.Context, state, code string) (uuid.UU
 		redirectURI string
 		ct          []byte
 		expires     time.Time
+		issuer      string
 	)
 	err := e.db.QueryRow(ctx, `DELETE FROM connection_oauth_pending WHERE state_hash = $1
-RETURNING connection_id, redirect_uri, verifier, expires_at`, sh).Scan(&id, &redirectURI, &ct, &expires)
+RETURNING connection_id, redirect_uri, verifier, expires_at, coalesce(issuer, '')`, sh).Scan(&id, &redirectURI, &ct, &expires, &issuer)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, ErrBadState
 	}
@@ -121,6 +122,15 @@ RETURNING connection_id, redirect_uri, verifier, expires_at`, sh).Scan(&id, &red
 	b := e.bindingFor(rec)
 	if b.oauth == nil {
 		return id, fmt.Errorf("connection %s (%s) has no OAuth provider loaded", rec.conn.ServerSlug, id)
+	}
+	// The server moved to another authorization server while the login was
+	// pending: the code is the former server's, and the row's token
+	// endpoint is the new one's, which must never see it (nor its verifier).
+	if now := issuerOf(rec); issuer != "" && now != "" && issuer != now {
+		e.log.Warn("connectors: oauth login started at another authorization server than the server now names; not exchanged",
+			"connection", id, "server", rec.conn.ServerSlug, "code", CodeIssuerChanged)
+		return id, fmt.Errorf("connection %s: the server moved to another authorization server while the login was pending; start the login again (%s)",
+			rec.conn.ServerSlug, CodeIssuerChanged)
 	}
 	xctx, cancel := context.WithTimeout(ctx, e.t.RefreshTimeout)
 	defer cancel()
