@@ -198,6 +198,10 @@ func (c *client) drive(ctx context.Context) error {
 	}
 }
 
+// schemaEcho is the suite's tool that wants another listed tool's input
+// schema back as its "schema" argument, to see what the client kept of it.
+const schemaEcho = "json_schema_echo"
+
 // exercise lists the tools and calls each once with arguments shaped from
 // its input schema.
 func (c *client) exercise(ctx context.Context) error {
@@ -210,6 +214,9 @@ func (c *client) exercise(ctx context.Context) error {
 		args, ok := c.calls[t.RemoteName]
 		if !ok {
 			args = argsFor(t.Schema)
+		}
+		if t.RemoteName == schemaEcho {
+			args = echoArgs(tools)
 		}
 		out, err := c.pool.Call(ctx, c.conn.String(), t.RemoteName, args)
 		if err != nil {
@@ -246,6 +253,18 @@ func (c *client) login(ctx context.Context, ch mcpconformance.Challenge) error {
 	c.pool.Drop(c.conn.String())
 	c.scope = p.OAuth.Scopes
 	return nil
+}
+
+// echoArgs passes the stored schema of the first other tool, as the pool
+// keeps it, to the schema echo tool.
+func echoArgs(tools []mcppool.Tool) json.RawMessage {
+	for _, t := range tools {
+		if t.RemoteName != schemaEcho {
+			out, _ := json.Marshal(map[string]json.RawMessage{"schema": t.Schema})
+			return out
+		}
+	}
+	return json.RawMessage(`{}`)
 }
 
 // covered reports whether every scope of want is in have.

@@ -75,7 +75,7 @@ func ListInjected(ctx context.Context, hc *http.Client, info ServerInfo, inj con
 			c, err := streamableClient(info.URL, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaders(inj.Headers))
 			return c, watch, err
 		case "sse":
-			c, err := client.NewSSEMCPClient(info.URL, transport.WithHTTPClient(hc), transport.WithHeaders(inj.Headers))
+			c, err := sseClient(info.URL, transport.WithHTTPClient(hc), transport.WithHeaders(inj.Headers))
 			return c, nil, err
 		case "stdio":
 			if info.Command == "" {

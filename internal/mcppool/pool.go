@@ -471,6 +471,7 @@ func listAll(ctx context.Context, c *client.Client, slug string) ([]Tool, error)
 func listPages(ctx context.Context, c *client.Client, slug string) ([]Tool, listHint, error) {
 	var out []Tool
 	var hint listHint
+	ctx, raw := withRawPages(ctx)
 	req := mcp.ListToolsRequest{}
 	for range 100 {
 		res, err := c.ListTools(ctx, req)
@@ -489,6 +490,12 @@ func listPages(ctx context.Context, c *client.Client, slug string) ([]Tool, list
 			break
 		}
 		req.Params.Cursor = res.NextCursor
+	}
+	kept := raw.schemas()
+	for i := range out {
+		if s, ok := kept[out[i].RemoteName]; ok {
+			out[i].Schema = s
+		}
 	}
 	return out, hint, nil
 }

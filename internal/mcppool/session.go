@@ -292,8 +292,7 @@ func (p *Pool) newClient(ctx context.Context, s *session) (*client.Client, *prob
 		c, err := streamableClient(s.info.URL, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaderFunc(p.headerFunc(s)))
 		return c, watch, err
 	case "sse":
-		c, err := client.NewSSEMCPClient(s.info.URL,
-			transport.WithHTTPClient(p.httpClient(s)), transport.WithHeaderFunc(p.headerFunc(s)))
+		c, err := sseClient(s.info.URL, transport.WithHTTPClient(p.httpClient(s)), transport.WithHeaderFunc(p.headerFunc(s)))
 		if err == nil {
 			c.OnConnectionLost(func(error) { s.lost.Store(true) })
 		}
@@ -323,7 +322,15 @@ func streamableClient(url string, opts ...transport.StreamableHTTPCOption) (*cli
 	if err != nil {
 		return nil, err
 	}
-	return client.NewClient(t, clientOptions()...), nil
+	return client.NewClient(&rawStreamable{t}, clientOptions()...), nil
+}
+
+func sseClient(url string, opts ...transport.ClientOption) (*client.Client, error) {
+	t, err := transport.NewSSE(url, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return client.NewClient(&rawSSE{t}, clientOptions()...), nil
 }
 
 func stdioClient(command string, env, args []string) (*client.Client, error) {
@@ -331,7 +338,7 @@ func stdioClient(command string, env, args []string) (*client.Client, error) {
 	if err := t.Start(context.Background()); err != nil {
 		return nil, fmt.Errorf("failed to start stdio transport: %w", err)
 	}
-	return client.NewClient(t, clientOptions()...), nil
+	return client.NewClient(&rawStdio{t}, clientOptions()...), nil
 }
 
 type envSource interface {

@@ -1,0 +1,91 @@
+package mcppool
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// A tool's input schema is stored as the server sent it: mcp-go decodes a
+// listed schema into a struct that keeps only type, properties, required,
+// $defs and additionalProperties, so $schema, allOf/anyOf, if/then/else,
+// $anchor and the rest would be lost. The session's transport is wrapped to
+// keep the raw result of each tools/list sent under withRawPages; only the
+// copy the model sees is shaped later (internal/grants).
+
+type rawPagesKey struct{}
+
+// rawPages holds the raw results of the tools/list requests of one listing.
+type rawPages struct {
+	mu      sync.Mutex
+	results []json.RawMessage
+}
+
+func withRawPages(ctx context.Context) (context.Context, *rawPages) {
+	p := &rawPages{}
+	return context.WithValue(ctx, rawPagesKey{}, p), p
+}
+
+func keepRaw(ctx context.Context, req transport.JSONRPCRequest, res *transport.JSONRPCResponse) {
+	if res == nil || req.Method != string(mcp.MethodToolsList) || len(res.Result) == 0 {
+		return
+	}
+	if p, ok := ctx.Value(rawPagesKey{}).(*rawPages); ok {
+		p.mu.Lock()
+		p.results = append(p.results, res.Result)
+		p.mu.Unlock()
+	}
+}
+
+// schemas is each listed tool's raw input schema, by name.
+func (p *rawPages) schemas() map[string]json.RawMessage {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]json.RawMessage{}
+	for _, r := range p.results {
+		var page struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"tools"`
+		}
+		if json.Unmarshal(r, &page) != nil {
+			continue
+		}
+		for _, t := range page.Tools {
+			if len(t.InputSchema) > 0 && string(t.InputSchema) != "null" {
+				out[t.Name] = t.InputSchema
+			}
+		}
+	}
+	return out
+}
+
+// The transports with the raw listing kept; every other method (and the
+// optional interfaces mcp-go asserts) is the embedded transport's.
+type (
+	rawStreamable struct{ *transport.StreamableHTTP }
+	rawSSE        struct{ *transport.SSE }
+	rawStdio      struct{ *transport.Stdio }
+)
+
+func (t *rawStreamable) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	res, err := t.StreamableHTTP.SendRequest(ctx, req)
+	keepRaw(ctx, req, res)
+	return res, err
+}
+
+func (t *rawSSE) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	res, err := t.SSE.SendRequest(ctx, req)
+	keepRaw(ctx, req, res)
+	return res, err
+}
+
+func (t *rawStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	res, err := t.Stdio.SendRequest(ctx, req)
+	keepRaw(ctx, req, res)
+	return res, err
+}
