@@ -100,7 +100,8 @@ type Deps struct {
 	// Credentials the section says the prices are unavailable.
 	Credentials CredentialSource
 	HTTP        *http.Client
-	// Heartbeat is how often a running tool call heartbeats; 0 means 2 s.
+	// Heartbeat is how often a running tool call or model turn heartbeats;
+	// 0 means 2 s.
 	Heartbeat time.Duration
 	// Repositories prepares a coding generation's GitHub repositories at
 	// its start (github.go); nil prepares none.

@@ -19,16 +19,17 @@ import (
 // calls the provider with the snapshot's tools and stores the answer at
 // in.Seq. A retry after the answer was stored returns it without calling
 // the provider again.
+//
+// It heartbeats for as long as it runs (the provider can take minutes), so
+// a worker lost mid-turn is noticed at the model's heartbeat timeout and the
+// turn retried elsewhere. Two attempts can then overlap (a worker stalled
+// rather than dead): the answer stored first at (run, seq) is the turn's,
+// and the later attempt returns it without sealing or storing its own.
 func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, error) {
-	if m, err := runs.GetMessage(ctx, a.d.DB, in.RunID, in.Seq); err == nil {
-		if snap, err := runs.SnapshotOf(ctx, a.d.DB, in.RunID); err == nil {
-			if err := a.recordExploration(ctx, snap); err != nil {
-				return ModelOutput{}, err
-			}
-		}
-		return modelOutput(m), nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return ModelOutput{}, err
+	stop := a.heartbeat(ctx)
+	defer stop()
+	if out, ok, err := a.storedTurn(ctx, in); err != nil || ok {
+		return out, err
 	}
 	r, err := runs.Load(ctx, a.d.DB, in.RunID)
 	if err != nil {
@@ -91,6 +92,12 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 		a.d.Log.WarnContext(ctx, "model call failed", "run_id", r.ID, "target", target, "err", err)
 		return ModelOutput{}, modelError(err)
 	}
+	// Another attempt of this turn may have stored its answer while this one
+	// waited on the provider: that answer stands, and its sealed arguments
+	// are not to be overwritten by this attempt's.
+	if out, ok, err := a.storedTurn(ctx, in); err != nil || ok {
+		return out, err
+	}
 	msg := runs.Message{RunID: r.ID, Seq: in.Seq, Role: runs.RoleAssistant, Content: resp.Content}
 	if !in.Final {
 		for i, c := range resp.ToolCalls {
@@ -112,6 +119,24 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 		return ModelOutput{}, err
 	}
 	return modelOutput(stored), nil
+}
+
+// storedTurn returns the answer already stored at in.Seq, if any (a retry,
+// or an attempt that overlapped this one).
+func (a *Activities) storedTurn(ctx context.Context, in ModelInput) (ModelOutput, bool, error) {
+	m, err := runs.GetMessage(ctx, a.d.DB, in.RunID, in.Seq)
+	if errors.Is(err, store.ErrNotFound) {
+		return ModelOutput{}, false, nil
+	}
+	if err != nil {
+		return ModelOutput{}, false, err
+	}
+	if snap, err := runs.SnapshotOf(ctx, a.d.DB, in.RunID); err == nil {
+		if err := a.recordExploration(ctx, snap); err != nil {
+			return ModelOutput{}, false, err
+		}
+	}
+	return modelOutput(m), true, nil
 }
 
 // hideArguments hands the arguments of every call to a sealed tool

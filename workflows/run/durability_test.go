@@ -3,16 +3,21 @@ package run_test
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
@@ -43,7 +48,15 @@ func workerProcess() int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a, _ := activitiesWith(db, get("RUNTEST_GATE"), get("RUNTEST_MODEL"), get("RUNTEST_MCP"), get("RUNTEST_ADAPTER"), log,
 		get("RUNTEST_QUICK") == "1")
-	w := sdkworker.New(c, get("RUNTEST_QUEUE"), workerOptions(cfg))
+	opts := workerOptions(cfg)
+	if path := get("RUNTEST_TIMINGS"); path != "" {
+		timer, err := newActivityTimer(path)
+		if err != nil {
+			return 2
+		}
+		opts.Interceptors = append(opts.Interceptors, timer)
+	}
+	w := sdkworker.New(c, get("RUNTEST_QUEUE"), opts)
 	run.Register(w, a)
 	if err := w.Run(sdkworker.InterruptCh()); err != nil {
 		return 1
@@ -134,5 +147,93 @@ func TestWorkerKilledMidToolCall(t *testing.T) {
 	}
 	if n := e.count(`SELECT count(*) FROM messages WHERE run_id = $1`, id); n != 8 {
 		t.Fatalf("messages = %d", n)
+	}
+}
+
+// A worker killed with SIGKILL while its model turn waits on the provider:
+// the turn's heartbeats stop, the server gives the attempt up at the model's
+// heartbeat timeout rather than at its 3-minute start-to-close timeout, and
+// a second worker runs the turn again and finishes the run. The history says
+// which timeout ended the first attempt; the transcript holds the turn once.
+func TestWorkerKilledMidModelTurn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{noWorker: true})
+	e.model.answer = func(req chatRequest) turn {
+		for _, m := range req.Messages {
+			if m.Role == "tool" {
+				return turn{Text: "survived"}
+			}
+		}
+		return turn{Calls: []call{{"echo", `{"text":"x"}`}}}
+	}
+	inTurn := make(chan struct{})
+	e.model.hold = func(r *http.Request, n int) {
+		if n == 0 { // the first attempt of the first turn never gets its answer
+			close(inTurn)
+			<-r.Context().Done()
+		}
+	}
+	first := e.spawnWorker(t)
+	id := e.start("survive a lost model turn", 10)
+	select {
+	case <-inTurn:
+	case <-time.After(time.Minute):
+		t.Fatal("the first model turn did not reach the provider")
+	}
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	e.spawnWorker(t)
+	// Far past the start-to-close timeout: the history, not the clock, says
+	// which timeout ended the first attempt.
+	res, err := e.wait(id, 6*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != runs.StatusCompleted || res.Text != "survived" || res.Turns != 2 {
+		t.Fatalf("result %+v", res)
+	}
+
+	scheduled := map[int64]bool{} // model activities' scheduled event ids
+	var started []*historypb.ActivityTaskStartedEventAttributes
+	for _, ev := range fetchHistory(t, e, id).Events {
+		switch ev.GetEventType() {
+		case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == runact.ModelName {
+				scheduled[ev.GetEventId()] = true
+			}
+		case enums.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			if a := ev.GetActivityTaskStartedEventAttributes(); scheduled[a.GetScheduledEventId()] {
+				started = append(started, a)
+			}
+		}
+	}
+	if len(started) != 2 {
+		t.Fatalf("%d model turns started, want 2", len(started))
+	}
+	lost, next := started[0], started[1]
+	if lost.GetAttempt() != 2 {
+		t.Fatalf("the lost turn finished at attempt %d, want 2", lost.GetAttempt())
+	}
+	if tf := lost.GetLastFailure().GetTimeoutFailureInfo(); tf.GetTimeoutType() != enums.TIMEOUT_TYPE_HEARTBEAT {
+		t.Fatalf("the lost attempt ended with %v, want a heartbeat timeout", lost.GetLastFailure())
+	}
+	if next.GetAttempt() != 1 {
+		t.Fatalf("the second turn took %d attempts", next.GetAttempt())
+	}
+	if n := len(e.model.Requests()); n != 3 {
+		t.Fatalf("the provider was asked %d times, want 3 (the lost attempt, its retry, the last turn)", n)
+	}
+	tr := transcript(t, e, id)
+	var roles []string
+	for _, m := range tr.Messages {
+		roles = append(roles, m.Role)
+	}
+	if got := strings.Join(roles, ","); got != "user,assistant,tool,assistant" {
+		t.Fatalf("messages %s", got)
+	}
+	if len(tr.ToolCalls) != 1 || tr.ToolCalls[0].Outcome != runs.OutcomeOK {
+		t.Fatalf("tool calls %+v", tr.ToolCalls)
 	}
 }

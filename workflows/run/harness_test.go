@@ -76,6 +76,10 @@ type scriptedModel struct {
 	answer func(req chatRequest) turn
 	// drop leaves the requests unrecorded (the load test makes thousands).
 	drop bool
+	// hold, when set, is called with each request's number before it is
+	// answered, outside the lock; it can keep the request waiting (a model
+	// turn in progress) until the request's context ends.
+	hold func(r *http.Request, n int)
 }
 
 type chatRequest struct {
@@ -134,7 +138,14 @@ func (s *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		tr = turn{Text: "script exhausted"}
 	}
+	hold := s.hold
 	s.mu.Unlock()
+	if hold != nil {
+		hold(r, n)
+		if r.Context().Err() != nil {
+			return // the caller is gone (its worker was killed)
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
 	if tr.Status != 0 {
 		w.WriteHeader(tr.Status)

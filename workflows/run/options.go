@@ -29,10 +29,13 @@ var snapshotOptions = workflow.ActivityOptions{
 
 // modelOptions: one provider request. The activity is idempotent on
 // (run, seq), so rate limits (429) and provider errors (5xx) are retried
-// with backoff; a refused request (4xx) is a non-retryable error.
+// with backoff; a refused request (4xx) is a non-retryable error. It
+// heartbeats while it waits on the provider, so a turn whose worker is lost
+// is retried after modelHeartbeatTimeout, not after the whole 3 minutes.
 var modelOptions = workflow.ActivityOptions{
 	// A long completion with big tool schemas can take a couple of minutes.
 	StartToCloseTimeout: 3 * time.Minute,
+	HeartbeatTimeout:    modelHeartbeatTimeout,
 	RetryPolicy: &temporal.RetryPolicy{
 		InitialInterval:    time.Second,
 		BackoffCoefficient: 2,
@@ -40,6 +43,13 @@ var modelOptions = workflow.ActivityOptions{
 		MaximumAttempts:    8,
 	},
 }
+
+// modelHeartbeatTimeout: the model activity heartbeats every couple of
+// seconds (runact.Deps.Heartbeat); the SDK sends at most one heartbeat per
+// 80 % of this timeout, so a loaded server has 4 s to take each one. Longer
+// than the tools' 10 s because a wrongly declared loss here repeats a
+// provider request, which costs money.
+const modelHeartbeatTimeout = 20 * time.Second
 
 // bookkeepingOptions: tool_record and finish write one or two rows and are
 // idempotent, so they retry freely.
