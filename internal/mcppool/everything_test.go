@@ -110,9 +110,13 @@ func exerciseEverything(t *testing.T, p *mcppool.Pool, db *pgxpool.Pool, id stri
 		{"trigger-long-running-operation", `{"duration":1,"steps":3}`, "Long running operation completed"},
 		{"get-resource-links", `{"count":2}`, `"type":"resource_link"`},
 	} {
-		out, err := p.Call(ctx, id, c.tool, json.RawMessage(c.args))
+		var pr progressed
+		out, err := p.Call(mcppool.WithProgress(ctx, pr.fn), id, c.tool, json.RawMessage(c.args))
 		if err != nil || strings.HasPrefix(out, "ERROR: ") || !strings.Contains(out, c.want) {
 			t.Errorf("%s: %q, %v; want %q", c.tool, out, err, c.want)
+		}
+		if got := pr.got(); c.tool == "trigger-long-running-operation" && (len(got) != 3 || got[2] != [2]float64{3, 3}) {
+			t.Errorf("%s reported progress %v, want its 3 steps", c.tool, got)
 		}
 	}
 }

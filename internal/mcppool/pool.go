@@ -203,6 +203,9 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 			}
 			req.Params.Meta = withTrace(ctx, meta)
 		}
+		token, done := s.progress.watch(ctx)
+		defer done()
+		req.Params.Meta = withProgressToken(req.Params.Meta, token)
 		r, err := s.c.CallTool(ctx, req)
 		out = r
 		return err

@@ -95,6 +95,8 @@ type session struct {
 	// lost is set when an SSE stream ends: replies travel on that stream, so
 	// the session cannot answer any more and the next use opens a new one.
 	lost atomic.Bool
+	// progress routes the session's progress notifications to their calls.
+	progress progressWatch
 }
 
 // headers caches the last header map built for a token, so the hot path
@@ -261,6 +263,7 @@ func (p *Pool) open(ctx context.Context, connectionID string) (*session, error) 
 	if err != nil {
 		return s, err
 	}
+	c.OnNotification(s.progress.notify)
 	s.c = c
 	return s, nil
 }
