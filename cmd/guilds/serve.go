@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -37,13 +39,34 @@ func serveCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer, 
 
 func workerCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer, stderr io.Writer) int {
 	return runService(ctx, "worker", args, stderr, func(p *platform) error {
+		// The listener answers /healthz (and /readyz: not yet) from the start.
+		ln, err := listenWorkerHTTP(p.env, p.log)
+		if err != nil {
+			return err
+		}
+		wh := newWorkerHTTP(map[string]func(context.Context) error{
+			"postgres": p.db.Ping,
+			"temporal": func(ctx context.Context) error { _, err := p.temporal.CheckHealth(ctx, nil); return err },
+		})
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		served := make(chan error, 1)
+		if ln != nil {
+			p.log.Info("worker metrics listening", "addr", ln.Addr().String())
+			go func() { served <- wh.serve(ctx, ln) }()
+		} else {
+			served <- nil
+		}
 		stop, err := p.startWorkspaces(ctx)
 		if err != nil {
 			return err
 		}
 		defer stop()
 		go p.reconcileSchedules(ctx)
-		return worker.RunWith(ctx, p.temporal, p.log, p.reporter, p.workerLimits(), p.registrations()...)
+		log := slog.New(startedHandler{Handler: p.log.Handler(), w: wh})
+		err = worker.RunWith(ctx, p.temporal, log, p.reporter, p.workerLimits(), p.registrations()...)
+		cancel()
+		return errors.Join(err, <-served)
 	})
 }
 
