@@ -209,3 +209,25 @@ func TestLocalServerChecksTheDocument(t *testing.T) {
 		t.Fatalf("a redirect URI the document does not list: HTTP %d", s)
 	}
 }
+
+// A client the admin configured belongs to the authorization server it was
+// configured for: once the resource names another one, Prepare refuses
+// instead of sending that client id there, and registers nothing.
+func TestPrepareRefusesAnAdminClientOfTheFormerServer(t *testing.T) {
+	ctx := context.Background()
+	as1, as2 := oauthtest.New(t), oauthtest.New(t)
+	rs := as1.Protect(t, "/mcp", http.NotFoundHandler(), nil)
+	d := &mcpoauth.Discoverer{Policy: mcpoauth.Policy{AllowLoopback: true}}
+	admin := json.RawMessage(`{"provider":"oauth2","oauth":{"client_id":"admin-client","client_secret":"s"}}`)
+	p, err := d.Prepare(ctx, rs.URL+"/mcp", "http://127.0.0.1:1/cb", "guilds", admin)
+	if err != nil || p.OAuth.ClientID != "admin-client" || p.OAuth.Issuer != as1.URL {
+		t.Fatalf("%v %+v", err, p.OAuth)
+	}
+	as1.MoveResourcesTo(as2)
+	if _, err := d.Prepare(ctx, rs.URL+"/mcp", "http://127.0.0.1:1/cb", "guilds", p.Config); err == nil {
+		t.Fatal("the admin's client of AS1 was kept for AS2")
+	}
+	if as1.Count("register")+as2.Count("register") != 0 {
+		t.Fatal("an admin-configured row registered a client")
+	}
+}

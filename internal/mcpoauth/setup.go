@@ -101,8 +101,9 @@ type Prepared struct {
 // client of this authorization server and redirect URI (Client: the
 // platform's client ID metadata document when the server accepts one and
 // the redirect URI is the platform's, a stored registration, else a new
-// RFC 7591 registration),
-// and returns the row config with "provider", "oauth" and "resource" set.
+// RFC 7591 registration), and returns the row config with "provider",
+// "oauth" and "resource" set. An admin-configured client of another
+// authorization server than the one the resource names now is refused.
 // Keys of the config it does not know are kept.
 func (d *Discoverer) Prepare(ctx context.Context, mcpURL, redirectURI, clientName string, config json.RawMessage) (Prepared, error) {
 	row := map[string]json.RawMessage{}
@@ -154,6 +155,11 @@ func (d *Discoverer) Prepare(ctx context.Context, mcpURL, redirectURI, clientNam
 		next.Scopes = nil
 	}
 	adminClient := cur.ClientID != "" && !cur.Registered
+	if adminClient && cur.Issuer != "" && cur.Issuer != issuer {
+		// The admin's client belongs to the former server: never sent to the new one.
+		return Prepared{}, fmt.Errorf("the server now names authorization server %s, but the client configured for it belongs to %s: set config.oauth.client_id and issuer for the new server in the catalog",
+			hostOf(issuer), hostOf(cur.Issuer))
+	}
 	if !adminClient {
 		c, err := d.Client(ctx, cur, md, ClientRequest{Issuer: issuer, RedirectURI: redirectURI, ClientName: clientName,
 			Scope: strings.Join(next.Scopes, " "), MetadataURL: ClientMetadataURL(redirectURI)})
