@@ -1,13 +1,19 @@
 package telemetry_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -75,7 +81,9 @@ func BenchmarkToolCall(b *testing.B) {
 }
 
 // BenchmarkTracingCost is BenchmarkToolCall's two settings measured in
-// turns within one loop: chunks of tracingChunk calls alternate between
+// turns within one loop, with the MCP server and the collector in another
+// process (as in production: what the server spends reading the larger
+// _meta is not the platform's CPU): chunks of tracingChunk calls alternate between
 // tracing off and on (every span sampled and exported, the chunk's spans
 // flushed before it ends), and each setting's CPU and allocations are summed
 // over its own chunks. A load that comes and goes on the machine then falls
@@ -84,8 +92,8 @@ func BenchmarkToolCall(b *testing.B) {
 // the allocations of each.
 func BenchmarkTracingCost(b *testing.B) {
 	db := testdb.New(b)
-	peer := newMCPPeer(b)
-	conn := addConnection(b, db, peer.URL)
+	remote := startRemotePeer(b)
+	conn := addConnection(b, db, remote)
 	pool := mcppool.New(mcppool.Options{DB: db, Credentials: creds{}, Log: slog.New(slog.DiscardHandler)})
 	b.Cleanup(pool.Close)
 	args := json.RawMessage(`{"query":"roadmap"}`)
@@ -93,9 +101,8 @@ func BenchmarkTracingCost(b *testing.B) {
 	if _, err := pool.Call(ctx, conn, "lookup", args); err != nil { // opens the session
 		b.Fatal(err)
 	}
-	sink := newSink(b)
 	cfg, err := telemetry.ConfigFromEnv(func(k string) string {
-		return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": sink.URL}[k]
+		return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": remote}[k]
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -160,6 +167,47 @@ func BenchmarkTracingCost(b *testing.B) {
 	b.ReportMetric(100*(onNs-off)/off, "overhead-%")
 	b.ReportMetric(float64(mallocs[0])/float64(calls[0]), "off-allocs/op")
 	b.ReportMetric(float64(mallocs[1])/float64(calls[1]), "on-allocs/op")
+}
+
+// remotePeerEnv makes the test binary serve the MCP peer and an OTLP sink
+// (POST /v1/traces) on one loopback port, and print its URL, instead of
+// running tests.
+const remotePeerEnv = "GUILDS_TELEMETRY_REMOTE_PEER"
+
+func serveRemotePeer() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", (&mcpPeer{}).handler())
+	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	})
+	fmt.Println("http://" + ln.Addr().String())
+	_ = http.Serve(ln, mux) //nolint:gosec // G114: a benchmark's loopback peer
+}
+
+// startRemotePeer runs serveRemotePeer in a child process for the benchmark
+// and returns its URL.
+func startRemotePeer(b *testing.B) string {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), remotePeerEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "http://") {
+		b.Fatalf("remote peer: %q %v", line, err)
+	}
+	return strings.TrimSpace(line)
 }
 
 // tracingChunk is how many calls BenchmarkTracingCost makes before it turns

@@ -38,7 +38,13 @@ import (
 	"github.com/guilds/guilds/workflows/run"
 )
 
-func TestMain(m *testing.M) { os.Exit(testtemporal.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(remotePeerEnv) == "1" { // BenchmarkTracingCost's other process
+		serveRemotePeer()
+		return
+	}
+	os.Exit(testtemporal.Main(m))
+}
 
 // The MCP login's credential, the box's model key and a marker only the
 // tool's raw result holds: no span attribute may carry any of them.
@@ -61,6 +67,12 @@ type mcpPeer struct {
 
 func newMCPPeer(t testing.TB) *mcpPeer {
 	p := &mcpPeer{}
+	p.Server = httptest.NewServer(p.handler())
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *mcpPeer) handler() http.Handler {
 	s := mcpserver.NewMCPServer("notion", "1.0.0", mcpserver.WithToolCapabilities(false))
 	note := func(req mcp.CallToolRequest) {
 		p.mu.Lock()
@@ -80,15 +92,13 @@ func newMCPPeer(t testing.TB) *mcpPeer {
 		return mcp.NewToolResultError(rawMarker + " quota exceeded"), nil
 	})
 	h := mcpserver.NewStreamableHTTPServer(s)
-	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+credential {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
 		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(p.Close)
-	return p
+	})
 }
 
 func (p *mcpPeer) Traceparents() []string {
