@@ -96,7 +96,7 @@ func Prepare(ctx context.Context, d mcpoauth.Discoverer, in PrepareInput) (Prepa
 		RevokeURL: md.RevocationEndpoint, UserinfoURL: md.UserinfoEndpoint, Issuer: issuer}
 	switch {
 	case in.Challenge.Scope != "":
-		next.Scopes = strings.Fields(in.Challenge.Scope)
+		next.Scopes = mcpoauth.ChallengedScopes(cur.Scopes, cur.Issuer, issuer, in.Challenge.Scope)
 	case found && len(prm.ScopesSupported) > 0:
 		next.Scopes = prm.ScopesSupported
 	}

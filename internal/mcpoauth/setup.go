@@ -147,7 +147,7 @@ func (d *Discoverer) Prepare(ctx context.Context, mcpURL, redirectURI, clientNam
 	next.UserinfoURL, next.Issuer = md.UserinfoEndpoint, issuer
 	switch {
 	case ch.Scope != "":
-		next.Scopes = strings.Fields(ch.Scope)
+		next.Scopes = ChallengedScopes(cur.Scopes, cur.Issuer, issuer, ch.Scope)
 	case found && len(prm.ScopesSupported) > 0:
 		next.Scopes = prm.ScopesSupported
 	case !cur.Registered && len(cur.Scopes) > 0:
