@@ -17,7 +17,18 @@ import (
 // BenchmarkCall compares a tools/call through the pool (session reused,
 // credential resolved per request) with a bare mcp-go client sending a fixed
 // header to the same server.
+// BenchmarkCall compares a call through the pool with a bare mcp-go client,
+// on a server of each protocol era.
 func BenchmarkCall(b *testing.B) {
+	for _, era := range []struct {
+		name      string
+		newRemote func(testing.TB, string) *remote
+	}{{"handshake", newRemote}, {"stateless", newStatelessRemote}} {
+		b.Run(era.name, func(b *testing.B) { benchmarkCall(b, era.newRemote) })
+	}
+}
+
+func benchmarkCall(b *testing.B, newRemote func(testing.TB, string) *remote) {
 	ctx := context.Background()
 	db := testdb.New(b)
 	rs := newRemote(b, "Authorization")
