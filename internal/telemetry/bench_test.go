@@ -20,6 +20,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/telemetry"
@@ -88,8 +89,9 @@ func BenchmarkToolCall(b *testing.B) {
 // flushed before it ends), and each setting's CPU and allocations are summed
 // over its own chunks. A load that comes and goes on the machine then falls
 // on both alike, which separate sub-benchmarks seconds apart cannot give.
-// It reports per call off-cpu-ns, on-cpu-ns, overhead-% (on over off) and
-// the allocations of each.
+// It reports per call off-cpu-ns, on-cpu-ns, overhead-% (on over off),
+// meta-overhead-% (a third setting: off, but a caller's trace context goes
+// in _meta) and the allocations of each.
 func BenchmarkTracingCost(b *testing.B) {
 	db := testdb.New(b)
 	remote := startRemotePeer(b)
@@ -118,23 +120,29 @@ func BenchmarkTracingCost(b *testing.B) {
 	defer func() { _ = tel.Shutdown(ctx) }()
 	defer telemetry.Reset()
 
-	var cpu [2]time.Duration
-	var mallocs, calls [2]uint64
+	// Three settings: off, on, and off with a caller's trace context in
+	// ctx, so that only the _meta trace context goes on the wire (what that
+	// costs of the on-off difference, apart from the spans and their export).
+	const off, on3, metaOnly = 0, 1, 2
+	remoteCtx := trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled, Remote: true}))
+	var cpu [3]time.Duration
+	var mallocs, calls [3]uint64
 	var ms runtime.MemStats
-	mode := 0
+	mode := off
 	telemetry.Reset()
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	startMallocs, startCPU := ms.Mallocs, cpuTime()
-	turn := func() { // ends the chunk of mode, starts one of the other
-		if mode == 1 {
+	turn := func() { // ends the chunk of mode, starts one of the next
+		if mode == on3 {
 			_ = on.ForceFlush(ctx)
 		}
 		cpu[mode] += cpuTime() - startCPU
 		runtime.ReadMemStats(&ms)
 		mallocs[mode] += ms.Mallocs - startMallocs
-		mode = 1 - mode
-		if mode == 1 {
+		mode = (mode + 1) % 3
+		if mode == on3 {
 			telemetry.Install(on)
 		} else {
 			telemetry.Reset()
@@ -148,7 +156,11 @@ func BenchmarkTracingCost(b *testing.B) {
 		}
 		i++
 		calls[mode]++
-		tctx, span := telemetry.StartToolCall(ctx, "run", "notion_lookup", "call_1")
+		cctx := ctx
+		if mode == metaOnly {
+			cctx = remoteCtx
+		}
+		tctx, span := telemetry.StartToolCall(cctx, "run", "notion_lookup", "call_1")
 		out, err := pool.Call(tctx, conn, "lookup", args)
 		span.Content(string(args), out)
 		span.End("mcp", "mcp", "ok")
@@ -157,16 +169,18 @@ func BenchmarkTracingCost(b *testing.B) {
 		}
 	}
 	turn()
-	if calls[0] == 0 || calls[1] == 0 {
-		b.Logf("%d calls: too few for both settings (use -benchtime %dx or more)", b.N, 2*tracingChunk)
+	if calls[off] == 0 || calls[on3] == 0 || calls[metaOnly] == 0 {
+		b.Logf("%d calls: too few for the three settings (use -benchtime %dx or more)", b.N, 3*tracingChunk)
 		return
 	}
-	off, onNs := float64(cpu[0].Nanoseconds())/float64(calls[0]), float64(cpu[1].Nanoseconds())/float64(calls[1])
-	b.ReportMetric(off, "off-cpu-ns/op")
-	b.ReportMetric(onNs, "on-cpu-ns/op")
-	b.ReportMetric(100*(onNs-off)/off, "overhead-%")
-	b.ReportMetric(float64(mallocs[0])/float64(calls[0]), "off-allocs/op")
-	b.ReportMetric(float64(mallocs[1])/float64(calls[1]), "on-allocs/op")
+	per := func(m int) float64 { return float64(cpu[m].Nanoseconds()) / float64(calls[m]) }
+	b.ReportMetric(per(off), "off-cpu-ns/op")
+	b.ReportMetric(per(on3), "on-cpu-ns/op")
+	b.ReportMetric(100*(per(on3)-per(off))/per(off), "overhead-%")
+	b.ReportMetric(100*(per(metaOnly)-per(off))/per(off), "meta-overhead-%")
+	b.ReportMetric(float64(mallocs[off])/float64(calls[off]), "off-allocs/op")
+	b.ReportMetric(float64(mallocs[on3])/float64(calls[on3]), "on-allocs/op")
+	b.ReportMetric(float64(mallocs[metaOnly])/float64(calls[metaOnly]), "meta-allocs/op")
 }
 
 // remotePeerEnv makes the test binary serve the MCP peer and an OTLP sink
