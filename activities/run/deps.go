@@ -109,7 +109,10 @@ type Deps struct {
 }
 
 // Activities are the run workflow's activities.
-type Activities struct{ d Deps }
+type Activities struct {
+	d     Deps
+	snaps snapshotCache
+}
 
 // New builds the activities.
 func New(d Deps) *Activities {

@@ -15,8 +15,12 @@ import (
 )
 
 // Snapshot resolves and stores what the run offers, and marks it running.
-// A run row not visible yet (its request has not committed) is retried.
+// A run row not visible yet (its request has not committed) is retried. It
+// heartbeats, so a worker lost while it lists remote servers is noticed at
+// once; a second attempt finds the snapshot the first one stored.
 func (a *Activities) Snapshot(ctx context.Context, in SnapshotInput) (SnapshotOutput, error) {
+	stop := a.heartbeat(ctx)
+	defer stop()
 	r, err := runs.Load(ctx, a.d.DB, in.RunID)
 	if err != nil {
 		return SnapshotOutput{}, fmt.Errorf("load run: %w", err)

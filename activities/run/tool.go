@@ -24,19 +24,40 @@ import (
 // same way), and stores
 // only the stamped string. A call already stored (a retry, or a restart after
 // the result was written) returns the stored result without running again.
+//
+// The bookkeeping before and after the call (the stored call, the run, the
+// snapshot; then the call, its message and the budget) runs on one
+// connection each, acquired once: under load every statement sent to the
+// pool waits for a connection of its own, and a quick call is mostly these
+// statements. No connection is held while the tool runs (its handler or the
+// remote call uses the pool as it needs).
 func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error) {
-	if prev, err := runs.StoredToolCall(ctx, a.d.DB, in.RunID, in.Seq); err == nil {
-		return ToolOutput{Seq: prev.Seq, Result: prev.Result, Outcome: prev.Outcome}, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
+	var (
+		r    runs.Run
+		snap runs.Snapshot
+		prev *ToolOutput
+	)
+	err := a.withConn(ctx, func(db store.DB) error {
+		if tc, err := runs.StoredToolCall(ctx, db, in.RunID, in.Seq); err == nil {
+			prev = &ToolOutput{Seq: tc.Seq, Result: tc.Result, Outcome: tc.Outcome}
+			return nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		var err error
+		if r, err = runs.Load(ctx, db, in.RunID); err != nil {
+			return err
+		}
+		if snap, err = a.snapshot(ctx, db, in.RunID); err != nil {
+			return fmt.Errorf("load snapshot: %w", err)
+		}
+		return nil
+	})
+	if err != nil || prev != nil {
+		if prev != nil {
+			return *prev, nil
+		}
 		return ToolOutput{}, err
-	}
-	r, err := runs.Load(ctx, a.d.DB, in.RunID)
-	if err != nil {
-		return ToolOutput{}, err
-	}
-	snap, err := runs.SnapshotOf(ctx, a.d.DB, in.RunID)
-	if err != nil {
-		return ToolOutput{}, fmt.Errorf("load snapshot: %w", err)
 	}
 	call, hidden, err := a.revealArguments(ctx, in)
 	if err != nil {
@@ -54,16 +75,21 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	span.End(metaString(meta, "kind"), metaString(meta, "class"), outcome)
 	finished := time.Now()
 	metaJSON := redactedJSON(red, meta)
-	tc, _, err := runs.SaveToolCall(ctx, a.d.DB, runs.ToolCall{
-		RunID: in.RunID, Seq: in.Seq, CallID: in.CallID, Tool: in.Name,
-		Arguments: red.Redact(in.Arguments), Result: stamped, Outcome: outcome,
-		StartedAt: started, FinishedAt: finished, DurationMS: int(finished.Sub(started).Milliseconds()),
-		Metadata: metaJSON,
+	var tc runs.ToolCall
+	err = a.withConn(ctx, func(db store.DB) error {
+		var err error
+		tc, _, err = runs.SaveToolCall(ctx, db, runs.ToolCall{
+			RunID: in.RunID, Seq: in.Seq, CallID: in.CallID, Tool: in.Name,
+			Arguments: red.Redact(in.Arguments), Result: stamped, Outcome: outcome,
+			StartedAt: started, FinishedAt: finished, DurationMS: int(finished.Sub(started).Milliseconds()),
+			Metadata: metaJSON,
+		})
+		if err != nil {
+			return err
+		}
+		return runs.SetRemaining(ctx, db, in.RunID, in.Remaining)
 	})
 	if err != nil {
-		return ToolOutput{}, err
-	}
-	if err := runs.SetRemaining(ctx, a.d.DB, in.RunID, in.Remaining); err != nil {
 		return ToolOutput{}, err
 	}
 	if len(hidden) > 0 {
@@ -204,6 +230,17 @@ func (a *Activities) revealArguments(ctx context.Context, in ToolInput) (ToolInp
 		in.Arguments = args
 	}
 	return in, hidden, nil
+}
+
+// withConn runs fn on one connection of the pool, acquired once and
+// released when fn returns.
+func (a *Activities) withConn(ctx context.Context, fn func(store.DB) error) error {
+	c, err := a.d.DB.Acquire(ctx)
+	if err != nil {
+		return store.Map(err)
+	}
+	defer c.Release()
+	return fn(c)
 }
 
 // heartbeat keeps a long call alive on the server, so a lost worker is noticed

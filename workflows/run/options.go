@@ -19,6 +19,9 @@ var snapshotOptions = workflow.ActivityOptions{
 	Summary: "snapshot: resolve what the run offers",
 	// Postgres reads plus a few MCP catalog checks.
 	StartToCloseTimeout: time.Minute,
+	// It heartbeats: a worker lost at run start (the load harness's kill
+	// variant lost one) costs this, not the minute.
+	HeartbeatTimeout: modelHeartbeatTimeout,
 	RetryPolicy: &temporal.RetryPolicy{
 		InitialInterval:    200 * time.Millisecond, // the request's transaction commits within ms
 		BackoffCoefficient: 2,
