@@ -5,10 +5,12 @@ package run_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.temporal.io/api/enums/v1"
 
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/workflows/run"
@@ -44,8 +48,10 @@ func TestLoad(t *testing.T) {
 	}))
 	t.Cleanup(quotes.Close)
 	var procs []*exec.Cmd
-	for range workers {
-		procs = append(procs, e.spawnWorker(t, "RUNTEST_QUICK=1", "RUNTEST_ADAPTER="+quotes.URL))
+	timings := t.TempDir()
+	for i := range workers {
+		procs = append(procs, e.spawnWorker(t, "RUNTEST_QUICK=1", "RUNTEST_ADAPTER="+quotes.URL,
+			fmt.Sprintf("RUNTEST_TIMINGS=%s/worker-%d.txt", timings, i)))
 	}
 	mon := startMonitor(e, procs)
 	time.Sleep(2 * time.Second) // the workers poll; their idle memory is read
@@ -139,12 +145,161 @@ func TestLoad(t *testing.T) {
 	}
 	p50, p95, p99 := pct(runTimes["run"])
 	t.Logf("run completion (created → finished) p50 %v p95 %v p99 %v", p50, p95, p99)
+	logTimings(t, readTimings(t, timings))
+	logDispatch(t, e, ids)
 	t.Logf("postgres connections of the test database: peak %d (peak active %d)", mon.peakConns, mon.peakActive)
 	t.Logf("worker RSS: idle %s, peak %s", mib(idleRSS), mib(mon.peakRSS))
 	if !kill {
 		if _, p95, _ := pct(tool["quick"]); p95 >= 100*time.Millisecond {
 			t.Logf("NOTE: quick tool call p95 %v is not under 100 ms", p95)
 		}
+	}
+}
+
+// timing is one line of a worker's activity timer (timings_test.go).
+type timing struct {
+	typ                          string
+	local                        bool
+	run                          string
+	seq, attempt                 int
+	scheduled, started, finished time.Time
+}
+
+func readTimings(t *testing.T, dir string) []timing {
+	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []timing
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			var tm timing
+			var s, st, fin int64
+			if n, _ := fmt.Sscanf(line, "%s %t %s %d %d %d %d %d", &tm.typ, &tm.local, &tm.run, &tm.seq, &tm.attempt, &s, &st, &fin); n != 8 {
+				continue // the last, empty line; or one cut short by SIGKILL
+			}
+			tm.scheduled, tm.started, tm.finished = time.Unix(0, s), time.Unix(0, st), time.Unix(0, fin)
+			out = append(out, tm)
+		}
+	}
+	return out
+}
+
+// logTimings reports the quick call itself (the local activity, scheduled →
+// completed inside its workflow task) apart from the dispatch of the model
+// turn that asked for it (the model activity returned in the worker → the
+// turn's first local activity scheduled), and the activities' scheduled →
+// completed for comparison.
+func logTimings(t *testing.T, tms []timing) {
+	modelDone := map[string]time.Time{} // run/seq of a turn's first call → model activity returned
+	for _, tm := range tms {
+		if tm.typ == "model" {
+			modelDone[fmt.Sprintf("%s/%d", tm.run, tm.seq+1)] = tm.finished
+		}
+	}
+	var laTotal, laWait, laRun, dispatch []time.Duration
+	acts := map[string][]time.Duration{}
+	for _, tm := range tms {
+		switch {
+		case tm.local:
+			laTotal = append(laTotal, tm.finished.Sub(tm.scheduled))
+			laWait = append(laWait, tm.started.Sub(tm.scheduled))
+			laRun = append(laRun, tm.finished.Sub(tm.started))
+			if done, ok := modelDone[fmt.Sprintf("%s/%d", tm.run, tm.seq)]; ok {
+				dispatch = append(dispatch, tm.scheduled.Sub(done))
+			}
+		default:
+			acts[tm.typ] = append(acts[tm.typ], tm.finished.Sub(tm.scheduled))
+		}
+	}
+	p50, p95, p99 := pct(laTotal)
+	t.Logf("quick tool call (local activity scheduled → completed) n=%d p50 %v p95 %v p99 %v", len(laTotal), p50, p95, p99)
+	p50, p95, p99 = pct(laWait)
+	t.Logf("  of which waiting for a local activity slot (scheduled → started) p50 %v p95 %v p99 %v", p50, p95, p99)
+	p50, p95, p99 = pct(laRun)
+	t.Logf("  of which running (started → completed) p50 %v p95 %v p99 %v", p50, p95, p99)
+	p50, p95, p99 = pct(dispatch)
+	t.Logf("model turn dispatch (model activity returned → the turn's first quick call scheduled) n=%d p50 %v p95 %v p99 %v", len(dispatch), p50, p95, p99)
+	for _, typ := range slices.Sorted(maps.Keys(acts)) {
+		p50, p95, p99 = pct(acts[typ])
+		t.Logf("activity %-12s (attempt scheduled on the server → completed in the worker) n=%d p50 %v p95 %v p99 %v", typ, len(acts[typ]), p50, p95, p99)
+	}
+}
+
+// logDispatch reads the runs' histories: how long workflow tasks and
+// activities waited in the task queue (scheduled → started), and how long
+// the server took from a model turn's completion to the workflow task that
+// reads it being picked up.
+func logDispatch(t *testing.T, e *env, ids []string) {
+	var wft, afterModel []time.Duration
+	wftBy := map[string][]time.Duration{} // first of the run, later on the sticky queue, later on the normal queue
+	retried := map[string]int{}           // activities that needed more than one attempt, by type and last failure
+	actWait := map[string][]time.Duration{}
+	for _, id := range ids {
+		evs := fetchHistory(t, e, id).Events
+		at := map[int64]time.Time{}
+		typ := map[int64]string{}
+		modelCompleted := time.Time{}
+		sticky := map[int64]bool{}
+		first := true
+		for _, ev := range evs {
+			at[ev.GetEventId()] = ev.GetEventTime().AsTime()
+			switch ev.GetEventType() {
+			case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				typ[ev.GetEventId()] = ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
+			case enums.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+				a := ev.GetActivityTaskStartedEventAttributes()
+				if a.GetAttempt() > 1 {
+					why := a.GetLastFailure().GetTimeoutFailureInfo().GetTimeoutType().String()
+					retried[typ[a.GetScheduledEventId()]+" after "+why]++
+				}
+				if a.GetAttempt() == 1 {
+					actWait[typ[a.GetScheduledEventId()]] = append(actWait[typ[a.GetScheduledEventId()]],
+						ev.GetEventTime().AsTime().Sub(at[a.GetScheduledEventId()]))
+				}
+			case enums.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+				if typ[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()] == "model" {
+					modelCompleted = ev.GetEventTime().AsTime()
+				}
+			case enums.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+				sticky[ev.GetEventId()] = ev.GetWorkflowTaskScheduledEventAttributes().GetTaskQueue().GetKind() == enums.TASK_QUEUE_KIND_STICKY
+			case enums.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+				sid := ev.GetWorkflowTaskStartedEventAttributes().GetScheduledEventId()
+				wait := ev.GetEventTime().AsTime().Sub(at[sid])
+				wft = append(wft, wait)
+				kind := "later, normal queue"
+				switch {
+				case first:
+					kind, first = "first of a run", false
+				case sticky[sid]:
+					kind = "later, sticky queue"
+				}
+				wftBy[kind] = append(wftBy[kind], wait)
+				if !modelCompleted.IsZero() {
+					afterModel = append(afterModel, ev.GetEventTime().AsTime().Sub(modelCompleted))
+					modelCompleted = time.Time{}
+				}
+			}
+		}
+	}
+	p50, p95, p99 := pct(wft)
+	t.Logf("workflow task (history: scheduled → started) n=%d p50 %v p95 %v p99 %v", len(wft), p50, p95, p99)
+	for _, kind := range slices.Sorted(maps.Keys(wftBy)) {
+		p50, p95, p99 = pct(wftBy[kind])
+		t.Logf("  %s n=%d p50 %v p95 %v p99 %v", kind, len(wftBy[kind]), p50, p95, p99)
+	}
+	p50, p95, p99 = pct(afterModel)
+	t.Logf("model turn completed → the next workflow task started (history) n=%d p50 %v p95 %v p99 %v", len(afterModel), p50, p95, p99)
+	for _, k := range slices.Sorted(maps.Keys(retried)) {
+		t.Logf("activities retried: %s: %d", k, retried[k])
+	}
+	for _, name := range slices.Sorted(maps.Keys(actWait)) {
+		p50, p95, p99 = pct(actWait[name])
+		t.Logf("activity %-12s (history: scheduled → started, first attempts) n=%d p50 %v p95 %v p99 %v", name, len(actWait[name]), p50, p95, p99)
 	}
 }
 
