@@ -42,7 +42,7 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 		}
 		return ModelOutput{}, err
 	}
-	snap, err := runs.SnapshotOf(ctx, a.d.DB, r.ID)
+	snap, err := a.snapshot(ctx, a.d.DB, r.ID)
 	if err != nil {
 		return ModelOutput{}, fmt.Errorf("load snapshot: %w", err)
 	}
@@ -131,7 +131,7 @@ func (a *Activities) storedTurn(ctx context.Context, in ModelInput) (ModelOutput
 	if err != nil {
 		return ModelOutput{}, false, err
 	}
-	if snap, err := runs.SnapshotOf(ctx, a.d.DB, in.RunID); err == nil {
+	if snap, err := a.snapshot(ctx, a.d.DB, in.RunID); err == nil {
 		if err := a.recordExploration(ctx, snap); err != nil {
 			return ModelOutput{}, false, err
 		}
