@@ -15,5 +15,10 @@
 // No argument or result is recorded unless GUILDS_OTEL_CAPTURE_CONTENT=1, and
 // then only as the run's redactor leaves it, cut to MaxContent bytes.
 //
-// Metrics are on the process's /metrics, every name under the guilds_ prefix.
+// Metrics are on the process's /metrics, every name under the guilds_ prefix:
+// the API's for `guilds serve` and `guilds dev`, and for `guilds worker`,
+// where tool calls, MCP requests, token refreshes and sandbox execs happen,
+// the worker's own listener (GUILDS_WORKER_METRICS_ADDR). Sandbox execs are
+// observed where the workspace manager runs them (SandboxExec), not by a
+// wrapper around the driver, which would hide the driver's optional methods.
 package telemetry
