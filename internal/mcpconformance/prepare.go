@@ -93,7 +93,7 @@ func Prepare(ctx context.Context, d mcpoauth.Discoverer, in PrepareInput) (Prepa
 	}
 
 	next := mcpoauth.OAuthConfig{AuthURL: md.AuthorizationEndpoint, TokenURL: md.TokenEndpoint,
-		RevokeURL: md.RevocationEndpoint, UserinfoURL: md.UserinfoEndpoint, Issuer: issuer}
+		RevokeURL: md.RevocationEndpoint, UserinfoURL: md.UserinfoEndpoint, Issuer: issuer, DPoPAlgs: md.DPoPSigningAlgValuesSupported}
 	switch {
 	case in.Challenge.Scope != "":
 		next.Scopes = mcpoauth.ChallengedScopes(cur.Scopes, cur.Issuer, issuer, in.Challenge.Scope)

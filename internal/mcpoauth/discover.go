@@ -40,6 +40,9 @@ type ServerMetadata struct {
 	// client id and fetches the client's metadata document from it (the
 	// OAuth Client ID Metadata Document draft), so no registration is needed.
 	ClientIDMetadataDocumentSupported bool `json:"client_id_metadata_document_supported,omitempty"`
+	// DPoPSigningAlgValuesSupported: the server issues DPoP-bound tokens
+	// (RFC 9449 5.1) to clients whose proofs use one of these algorithms.
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // Challenge is what a 401 from the MCP server says in WWW-Authenticate.

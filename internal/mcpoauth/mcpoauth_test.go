@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"golang.org/x/oauth2"
@@ -134,5 +135,35 @@ func TestS256MatchesOAuth2(t *testing.T) {
 	v := oauth2.GenerateVerifier()
 	if mcpoauth.S256(v) != oauth2.S256ChallengeFromVerifier(v) {
 		t.Fatal("S256 disagrees with golang.org/x/oauth2")
+	}
+}
+
+func TestPrepareCarriesDPoPAlgorithms(t *testing.T) {
+	as := oauthtest.New(t)
+	as.DPoP = true
+	rs := as.Protect(t, "/mcp", http.NotFoundHandler(), nil)
+	d := &mcpoauth.Discoverer{Policy: mcpoauth.Policy{AllowLoopback: true}}
+	p, err := d.Prepare(context.Background(), rs.URL+"/mcp", "http://127.0.0.1:1/cb", "guilds", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row struct {
+		OAuth struct {
+			Algs []string `json:"dpop_signing_alg_values_supported"`
+		} `json:"oauth"`
+	}
+	_ = json.Unmarshal(p.Config, &row)
+	if len(row.OAuth.Algs) != 1 || row.OAuth.Algs[0] != "ES256" {
+		t.Fatalf("row config %s", p.Config)
+	}
+	// A server without DPoP leaves the field out.
+	plain := oauthtest.New(t)
+	prs := plain.Protect(t, "/mcp", http.NotFoundHandler(), nil)
+	q, err := d.Prepare(context.Background(), prs.URL+"/mcp", "http://127.0.0.1:1/cb", "guilds", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(q.Config), "dpop") {
+		t.Fatalf("row config %s", q.Config)
 	}
 }

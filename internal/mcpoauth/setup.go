@@ -35,6 +35,9 @@ type OAuthConfig struct {
 	// with it, and a server that moves to another authorization server gets
 	// a client there instead of sending it the former server's client id.
 	Registrations map[string]Registration `json:"registrations,omitempty"`
+	// DPoPAlgs is the authorization server's dpop_signing_alg_values_supported:
+	// when it lists ES256, logins are DPoP-bound (internal/dpop).
+	DPoPAlgs []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // Registration is a client of one authorization server for one redirect URI.
@@ -145,6 +148,7 @@ func (d *Discoverer) Prepare(ctx context.Context, mcpURL, redirectURI, clientNam
 	next := cur
 	next.AuthURL, next.TokenURL, next.RevokeURL = md.AuthorizationEndpoint, md.TokenEndpoint, md.RevocationEndpoint
 	next.UserinfoURL, next.Issuer = md.UserinfoEndpoint, issuer
+	next.DPoPAlgs = md.DPoPSigningAlgValuesSupported
 	switch {
 	case ch.Scope != "":
 		next.Scopes = ChallengedScopes(cur.Scopes, cur.Issuer, issuer, ch.Scope)

@@ -4,7 +4,10 @@
 // authorization endpoint (approving at once, as a browser that clicked
 // Allow), PKCE S256 verification, code exchange and refresh with rotation,
 // client ID metadata documents (fetched from the client's URL), and a
-// resource that moves to another authorization server (MoveResourcesTo).
+// resource that moves to another authorization server (MoveResourcesTo),
+// and DPoP (RFC 9449): proofs required at the token endpoint, tokens bound to
+// the proof's key, server-supplied nonces, and a resource that takes only
+// DPoP-bound tokens with a matching proof.
 package oauthtest
 
 import (
@@ -21,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/guilds/guilds/internal/dpop"
 )
 
 // Server is the authorization server.
@@ -48,6 +53,22 @@ type Server struct {
 	// DocumentClient fetches client ID metadata documents (default: a
 	// client with a 5s timeout).
 	DocumentClient *http.Client
+	// DPoP advertises dpop_signing_alg_values_supported ["ES256"] and then
+	// requires a valid proof with every token request: the tokens it issues
+	// are DPoP-bound (token_type "DPoP") to the proof's key, refresh tokens
+	// included, and its resources (Protect) take them only with a proof of
+	// that key.
+	DPoP bool
+	// DPoPNonce makes the token endpoint answer a proof without the
+	// server's current nonce with 400 use_dpop_nonce and a DPoP-Nonce header.
+	DPoPNonce bool
+	// DPoPResourceNonce makes the resources answer a proof without the
+	// nonce with 401 and a DPoP error="use_dpop_nonce" challenge.
+	DPoPResourceNonce bool
+
+	bound   map[string]string // token (access or refresh) → jkt of its key
+	jtis    map[string]bool   // proof ids seen (replay check)
+	dpopErr []string          // every proof refused, with why
 
 	mu          sync.Mutex
 	clients     map[string]client
@@ -72,7 +93,8 @@ type grant struct {
 // New starts the server; it is closed with the test.
 func New(t interface{ Cleanup(func()) }) *Server {
 	s := &Server{clients: map[string]client{}, codes: map[string]grant{}, access: map[string]time.Time{},
-		refresh: map[string]string{}, counts: map[string]int{}}
+		refresh: map[string]string{}, counts: map[string]int{},
+		bound: map[string]string{}, jtis: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.metadata)
 	mux.HandleFunc("POST /register", s.register)
@@ -92,7 +114,10 @@ func (s *Server) count(k string) {
 
 // Count returns how often an endpoint ("register", "authorize", "code",
 // "refresh", "metadata", "userinfo", "document" for a client ID metadata
-// document fetched) was used.
+// document fetched) was used, or a DPoP event happened ("dpop-proof" for
+// a proof accepted, "dpop-nonce-challenge", "dpop-resource" for a resource
+// request let through, "dpop-unauthenticated", "dpop-unexpected" for a
+// proof sent to a server without DPoP).
 func (s *Server) Count(k string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -172,6 +197,9 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	}
 	if s.ClientIDMetadataDocuments {
 		md["client_id_metadata_document_supported"] = true
+	}
+	if s.DPoP {
+		md["dpop_signing_alg_values_supported"] = []string{"ES256"}
 	}
 	writeJSON(w, 200, md)
 }
@@ -281,6 +309,17 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, 401, "invalid_client")
 		return
 	}
+	jkt := ""
+	if !s.DPoP && r.Header.Get("DPoP") != "" {
+		s.count("dpop-unexpected") // a client sent a proof to a server that never asked for one
+	}
+	if s.DPoP {
+		c, ok := s.checkProof(w, r, s.URL+"/token", "", s.DPoPNonce, false)
+		if !ok {
+			return
+		}
+		jkt = c.JKT
+	}
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":
 		s.count("code")
@@ -295,26 +334,29 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, 400, "invalid_grant")
 			return
 		}
-		s.issue(w, id)
+		s.issue(w, id, jkt)
 	case "refresh_token":
 		s.count("refresh")
 		rt := r.PostForm.Get("refresh_token")
 		s.mu.Lock()
 		s.refreshSeen = append(s.refreshSeen, rt)
 		owner, ok := s.refresh[rt]
-		delete(s.refresh, rt) // rotation: a refresh token works once
+		boundTo := s.bound[rt]
+		if ok && boundTo == jkt {
+			delete(s.refresh, rt) // rotation: a refresh token works once
+		}
 		s.mu.Unlock()
-		if !ok || owner != id {
-			oauthError(w, 400, "invalid_grant")
+		if !ok || owner != id || boundTo != jkt {
+			oauthError(w, 400, "invalid_grant") // a bound refresh token needs a proof of its key
 			return
 		}
-		s.issue(w, id)
+		s.issue(w, id, jkt)
 	default:
 		oauthError(w, 400, "unsupported_grant_type")
 	}
 }
 
-func (s *Server) issue(w http.ResponseWriter, clientID string) {
+func (s *Server) issue(w http.ResponseWriter, clientID, jkt string) {
 	ttl := s.TokenTTL
 	if ttl == 0 {
 		ttl = time.Hour
@@ -324,8 +366,12 @@ func (s *Server) issue(w http.ResponseWriter, clientID string) {
 	s.access[at] = time.Now().Add(ttl)
 	s.refresh[rt] = clientID
 	s.issued = append(s.issued, at, rt)
+	typ := "Bearer"
+	if jkt != "" {
+		s.bound[at], s.bound[rt], typ = jkt, jkt, "DPoP"
+	}
 	s.mu.Unlock()
-	out := map[string]any{"access_token": at, "refresh_token": rt, "token_type": "Bearer", "expires_in": int(ttl.Seconds())}
+	out := map[string]any{"access_token": at, "refresh_token": rt, "token_type": typ, "expires_in": int(ttl.Seconds())}
 	if s.EmailDomain != "" {
 		out["email_domain"] = s.EmailDomain
 	}
@@ -370,7 +416,11 @@ func (s *Server) Protect(t interface{ Cleanup(func()) }, mcpPath string, h http.
 		}
 		return valid(tok)
 	}
-	mux.Handle(mcpPath, BearerOnly(h, check, func() string { return rs.URL + prm }))
+	if s.DPoP {
+		mux.Handle(mcpPath, s.dpopOnly(h, check, func() string { return rs.URL }, func() string { return rs.URL + prm }))
+	} else {
+		mux.Handle(mcpPath, BearerOnly(h, check, func() string { return rs.URL + prm }))
+	}
 	rs = httptest.NewServer(mux)
 	t.Cleanup(rs.Close)
 	return rs
@@ -450,6 +500,110 @@ func BearerOnly(h http.Handler, valid func(string) bool, metadata func() string)
 			http.Error(w, `{"error":"invalid_token"}`, http.StatusUnauthorized)
 			return
 		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// dpopNonce is the nonce the server and its resources ask for.
+const dpopNonce = "nonce-7f3a"
+
+// DPoPNonceValue is the nonce the server supplies (DPoPNonce, DPoPResourceNonce).
+const DPoPNonceValue = dpopNonce
+
+// checkProof verifies the request's DPoP proof for a request to htu: one
+// DPoP header, a valid ES256 signature by the public key in its header,
+// htm and htu of the request, a recent iat, an unseen jti, ath of token
+// when one is presented, and the nonce when asked. A failure is answered
+// (400 invalid_dpop_proof at the token endpoint, 401 at a resource; 400 or
+// 401 use_dpop_nonce with DPoP-Nonce for a missing nonce).
+func (s *Server) checkProof(w http.ResponseWriter, r *http.Request, htu, token string, nonce, resource bool) (dpop.Claims, bool) {
+	refuse := func(why string) (dpop.Claims, bool) {
+		s.mu.Lock()
+		s.dpopErr = append(s.dpopErr, why)
+		s.mu.Unlock()
+		if resource {
+			w.Header().Set("WWW-Authenticate", `DPoP error="invalid_dpop_proof", algs="ES256"`)
+			oauthError(w, 401, "invalid_dpop_proof")
+		} else {
+			oauthError(w, 400, "invalid_dpop_proof")
+		}
+		return dpop.Claims{}, false
+	}
+	vals := r.Header.Values("DPoP")
+	if len(vals) != 1 {
+		return refuse(fmt.Sprintf("%d DPoP headers", len(vals)))
+	}
+	c, err := dpop.Verify(vals[0])
+	if err != nil {
+		return refuse(err.Error())
+	}
+	if c.HTM != r.Method || c.HTU != htu {
+		return refuse("htm or htu does not match the request")
+	}
+	if d := time.Since(time.Unix(c.IAT, 0)); d > 5*time.Minute || d < -5*time.Minute {
+		return refuse("iat outside the window")
+	}
+	if (token == "") != (c.ATH == "") || token != "" && c.ATH != dpop.AccessTokenHash(token) {
+		return refuse("ath does not match the access token")
+	}
+	s.mu.Lock()
+	replay := s.jtis[c.JTI]
+	s.jtis[c.JTI] = true
+	s.mu.Unlock()
+	if replay {
+		return refuse("jti replayed")
+	}
+	if nonce && c.Nonce != dpopNonce {
+		s.count("dpop-nonce-challenge")
+		w.Header().Set("DPoP-Nonce", dpopNonce)
+		if resource {
+			w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce", error_description="Resource server requires nonce in DPoP proof"`)
+			oauthError(w, 401, "use_dpop_nonce")
+		} else {
+			oauthError(w, 400, "use_dpop_nonce")
+		}
+		return dpop.Claims{}, false
+	}
+	s.count("dpop-proof")
+	return c, true
+}
+
+// DPoPRefusals returns why every refused DPoP proof was refused.
+func (s *Server) DPoPRefusals() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.dpopErr...)
+}
+
+// BoundTo returns the JWK thumbprint a token is bound to ("" for none).
+func (s *Server) BoundTo(token string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bound[token]
+}
+
+// dpopOnly lets through requests authorised with "DPoP <token>" whose token
+// valid accepts, with a proof of the key the token is bound to (and the
+// nonce, with DPoPResourceNonce); others get a DPoP challenge.
+func (s *Server) dpopOnly(h http.Handler, valid func(string) bool, base, metadata func() string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "DPoP") || !valid(tok) {
+			s.count("dpop-unauthenticated")
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`DPoP algs="ES256", resource_metadata="%s"`, metadata()))
+			oauthError(w, 401, "invalid_token")
+			return
+		}
+		c, ok := s.checkProof(w, r, base()+r.URL.Path, tok, s.DPoPResourceNonce, true)
+		if !ok {
+			return
+		}
+		if c.JKT != s.BoundTo(tok) {
+			w.Header().Set("WWW-Authenticate", `DPoP error="invalid_token"`)
+			oauthError(w, 401, "invalid_token")
+			return
+		}
+		s.count("dpop-resource")
 		h.ServeHTTP(w, r)
 	})
 }
