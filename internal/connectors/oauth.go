@@ -18,6 +18,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/dpop"
 	"github.com/guilds/guilds/internal/mcpoauth"
 )
 
@@ -54,7 +55,21 @@ func (e *Engine) BeginOAuth(ctx context.Context, id uuid.UUID, redirectURL strin
 	state := randomToken()
 	verifier := oauth2.GenerateVerifier()
 	sh := stateHash(state)
-	ct, err := e.keys.Seal([]byte(verifier), sh)
+	secret := verifier
+	if dpopOffered(rec) {
+		// The login's DPoP key rides sealed with the verifier (after a
+		// newline, which no verifier holds) until the code is exchanged.
+		k, err := dpop.GenerateKey()
+		if err != nil {
+			return "", err
+		}
+		jwk, err := k.MarshalPrivate()
+		if err != nil {
+			return "", err
+		}
+		secret += "\n" + string(jwk)
+	}
+	ct, err := e.keys.Seal([]byte(secret), sh)
 	if err != nil {
 		return "", err
 	}
@@ -111,10 +126,11 @@ RETURNING connection_id, redirect_uri, verifier, expires_at, coalesce(issuer, ''
 	if time.Now().After(expires) {
 		return id, ErrBadState
 	}
-	verifier, err := e.keys.Open(ct, sh)
+	opened, err := e.keys.Open(ct, sh)
 	if err != nil {
 		return id, fmt.Errorf("connectors: pending login of %s cannot be decrypted: %w", id, err)
 	}
+	verifier, dpopKey, _ := strings.Cut(string(opened), "\n")
 	rec, err := readRecord(ctx, e.db, id)
 	if err != nil {
 		return id, err
@@ -134,8 +150,8 @@ RETURNING connection_id, redirect_uri, verifier, expires_at, coalesce(issuer, ''
 	}
 	xctx, cancel := context.WithTimeout(ctx, e.t.RefreshTimeout)
 	defer cancel()
-	cred, err := b.oauth.Exchange(xctx, ExchangeRequest{SubService: b.ref.SubService, Code: code, Verifier: string(verifier),
-		RedirectURL: redirectURI, Resource: resourceOf(rec)})
+	cred, err := b.oauth.Exchange(xctx, ExchangeRequest{SubService: b.ref.SubService, Code: code, Verifier: verifier,
+		RedirectURL: redirectURI, Resource: resourceOf(rec), DPoPKey: dpopKey})
 	if err != nil {
 		class := b.oauth.ClassifyError(err)
 		e.log.Warn("connectors: oauth code exchange failed", "connection", id, "server", rec.conn.ServerSlug, "code", class.Code)
@@ -194,6 +210,19 @@ func authURLAAD(stateHash []byte) []byte {
 func issuerOf(rec *record) string {
 	c, _ := catalog.ParseConfig(rec.serverCfg) // lenient: no issuer recorded
 	return c.OAuth.Issuer
+}
+
+// dpopOffered reports whether the catalog row's authorization server
+// advertises ES256 DPoP proofs (its dpop_signing_alg_values_supported, as
+// mcpoauth writes it into the row): its logins are then DPoP-bound.
+func dpopOffered(rec *record) bool {
+	var c struct {
+		OAuth struct {
+			Algs []string `json:"dpop_signing_alg_values_supported"`
+		} `json:"oauth"`
+	}
+	_ = json.Unmarshal(rec.serverCfg, &c) // lenient: no DPoP
+	return dpop.Supported(c.OAuth.Algs)
 }
 
 func resourceOf(rec *record) string {

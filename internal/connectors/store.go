@@ -28,6 +28,7 @@ type storedCredential struct {
 	Expiry       time.Time         `json:"e,omitzero"`
 	Extra        map[string]string `json:"x,omitempty"`
 	Client       *OAuthClient      `json:"c,omitempty"`
+	DPoPKey      string            `json:"k,omitempty"`
 }
 
 func credAAD(id uuid.UUID) []byte {

@@ -36,6 +36,7 @@ import (
 
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/dpop"
 	"github.com/guilds/guilds/internal/mcpoauth"
 )
 
@@ -216,6 +217,22 @@ func (p *Provider) ctx(ctx context.Context) context.Context {
 	return context.WithValue(ctx, oauth2.HTTPClient, p.cfg.HTTPClient)
 }
 
+// tokenCtx is the context of a token request: with a login's DPoP key
+// (connectors.Credential.DPoPKey), its client sends a fresh proof with the
+// request and answers a use_dpop_nonce challenge with the server's nonce.
+func (p *Provider) tokenCtx(ctx context.Context, key string) (context.Context, error) {
+	if key == "" {
+		return p.ctx(ctx), nil
+	}
+	k, err := dpop.ParsePrivate([]byte(key))
+	if err != nil {
+		return nil, err
+	}
+	c := *p.cfg.HTTPClient
+	c.Transport = dpop.NewTransport(c.Transport, k)
+	return context.WithValue(ctx, oauth2.HTTPClient, &c), nil
+}
+
 // AuthCodeURL builds the authorization URL with state, the S256 PKCE
 // challenge and, when set, the resource indicator.
 func (p *Provider) AuthCodeURL(req connectors.AuthRequest) (string, error) {
@@ -240,11 +257,16 @@ func (p *Provider) Exchange(ctx context.Context, req connectors.ExchangeRequest)
 		opts = append(opts, oauth2.SetAuthURLParam("resource", req.Resource))
 	}
 	client := p.clientFor(req.RedirectURL)
-	tok, err := p.oauthConfig(req.SubService, client, req.RedirectURL).Exchange(p.ctx(ctx), req.Code, opts...)
+	tctx, err := p.tokenCtx(ctx, req.DPoPKey)
+	if err != nil {
+		return connectors.Credential{}, err
+	}
+	tok, err := p.oauthConfig(req.SubService, client, req.RedirectURL).Exchange(tctx, req.Code, opts...)
 	if err != nil {
 		return connectors.Credential{}, err
 	}
 	c := fromToken(tok)
+	c.DPoPKey = req.DPoPKey
 	// The login keeps the client it was granted to, sealed with its tokens.
 	c.Client = &client
 	// Notion's token response names the workspace's email domain: a display
@@ -270,13 +292,17 @@ func (p *Provider) Refresh(ctx context.Context, sub connectors.SubService, cred 
 		return connectors.Credential{}, connectors.ErrIssuerChanged
 	}
 	client := p.clientOf(cred)
-	src := p.oauthConfig(sub, client, "").TokenSource(p.ctx(ctx), &oauth2.Token{RefreshToken: cred.RefreshToken})
+	tctx, err := p.tokenCtx(ctx, cred.DPoPKey)
+	if err != nil {
+		return connectors.Credential{}, err
+	}
+	src := p.oauthConfig(sub, client, "").TokenSource(tctx, &oauth2.Token{RefreshToken: cred.RefreshToken})
 	tok, err := src.Token()
 	if err != nil {
 		return connectors.Credential{}, err
 	}
 	c := fromToken(tok)
-	c.Client = cred.Client
+	c.Client, c.DPoPKey = cred.Client, cred.DPoPKey
 	return c, nil
 }
 
