@@ -120,10 +120,14 @@ func (s *session) close() {
 
 // Headers shapes a credential for a server: the catalog's header and scheme
 // for token servers, else the engine's default injection (Authorization:
-// Bearer).
+// Bearer). A DPoP-bound token is always sent with the DPoP scheme; its
+// per-request proof is added by the session's client (dpopTransport).
 func Headers(info ServerInfo, cred connectors.Credential) map[string]string {
 	if cred.AccessToken == "" {
 		return nil
+	}
+	if cred.DPoPBound() {
+		return map[string]string{"Authorization": "DPoP " + cred.AccessToken}
 	}
 	if info.Header != "" {
 		v := cred.AccessToken
@@ -169,7 +173,15 @@ type transportSource interface {
 // every request through the resolver's transport, resolved per request; the
 // header function would miss the DELETE that ends a session. A resolve
 // failure fails the request with the resolver's typed error.
+//
+// An OAuth session's requests also go through dpopTransport, which adds a
+// DPoP proof to those sent with a DPoP-bound token.
 func (p *Pool) httpClient(s *session) *http.Client {
+	if s.info.Auth == catalog.AuthOAuth && p.o.Credentials != nil {
+		c := *p.o.HTTPClient
+		c.Transport = p.dpopTransport(s, c.Transport)
+		return &c
+	}
 	ts, ok := p.o.Credentials.(transportSource)
 	if !s.info.Configured || !ok {
 		return p.o.HTTPClient
