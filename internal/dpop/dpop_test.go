@@ -179,3 +179,13 @@ func TestTransportWithoutKeyPassesThrough(t *testing.T) {
 		t.Fatal("proof sent without a key")
 	}
 }
+
+func BenchmarkProof(b *testing.B) {
+	k, _ := dpop.GenerateKey()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := dpop.Proof(k, "POST", "https://rs.example/mcp", "tok", "n"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
