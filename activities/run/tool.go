@@ -123,7 +123,7 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 		return stamp(tools.ErrorResult("the arguments of this call were not valid JSON; call the tool again with a JSON object that matches its schema"), nil),
 			runs.OutcomeError, meta
 	}
-	stop := a.heartbeat(ctx)
+	ctx, stop := a.watchProgress(ctx)
 	defer stop()
 	switch offered.Kind {
 	case "native":
@@ -246,6 +246,11 @@ func (a *Activities) withConn(ctx context.Context, fn func(store.DB) error) erro
 // heartbeat keeps a long call alive on the server, so a lost worker is noticed
 // within the heartbeat timeout instead of the whole call timeout.
 func (a *Activities) heartbeat(ctx context.Context) func() {
+	return a.heartbeatWith(ctx, nil)
+}
+
+// heartbeatWith is heartbeat carrying note's last progress.
+func (a *Activities) heartbeatWith(ctx context.Context, note *progressNote) func() {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
@@ -260,7 +265,7 @@ func (a *Activities) heartbeat(ctx context.Context) func() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				activity.RecordHeartbeat(ctx, note.details()...)
 			}
 		}
 	}()

@@ -22,6 +22,12 @@ func WithProgress(ctx context.Context, fn Progress) context.Context {
 	return context.WithValue(ctx, progressKey{}, fn)
 }
 
+// ProgressFrom is the Progress ctx carries, or nil.
+func ProgressFrom(ctx context.Context) Progress {
+	fn, _ := ctx.Value(progressKey{}).(Progress)
+	return fn
+}
+
 // progressWatch routes a session's progress notifications to the calls
 // waiting for them, by token.
 type progressWatch struct {
@@ -32,7 +38,7 @@ type progressWatch struct {
 
 // watch registers ctx's Progress, if any, under a fresh token; done forgets it.
 func (w *progressWatch) watch(ctx context.Context) (token string, done func()) {
-	fn, _ := ctx.Value(progressKey{}).(Progress)
+	fn := ProgressFrom(ctx)
 	if fn == nil {
 		return "", func() {}
 	}
