@@ -73,6 +73,11 @@ func TestParseChallenge(t *testing.T) {
 	if c.ResourceMetadata != "https://b.example/prm" {
 		t.Fatalf("%+v", c)
 	}
+	// A DPoP resource (RFC 9449 7.1) challenges with its own scheme.
+	c = mcpoauth.ParseChallenge([]string{`DPoP algs="ES256", resource_metadata="https://c.example/prm"`})
+	if c.ResourceMetadata != "https://c.example/prm" {
+		t.Fatalf("%+v", c)
+	}
 }
 
 func TestPrepareRegistersOncePerRedirect(t *testing.T) {
