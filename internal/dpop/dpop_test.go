@@ -189,3 +189,41 @@ func BenchmarkProof(b *testing.B) {
 		}
 	}
 }
+
+func TestTransportLeavesOtherErrorsAndSpentBodiesToTheCaller(t *testing.T) {
+	big := strings.Repeat("x", 100<<10)
+	calls := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("DPoP-Nonce", "n")
+		if r.URL.Path == "/other" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":"invalid_grant","pad":"`+big+`"}`)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer ts.Close()
+	k, _ := dpop.GenerateKey()
+	c := &http.Client{Transport: dpop.NewTransport(nil, k)}
+	resp, err := c.Post(ts.URL+"/other", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(b), big) || calls != 1 {
+		t.Fatalf("status %d, body %d bytes, calls %d", resp.StatusCode, len(b), calls)
+	}
+	// A body that cannot be replayed: the challenge goes back to the caller.
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/rs", io.NopCloser(strings.NewReader("{}")))
+	resp, err = c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 || calls != 2 {
+		t.Fatalf("status %d calls %d", resp.StatusCode, calls)
+	}
+}

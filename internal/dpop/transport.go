@@ -128,22 +128,23 @@ func (t *Transport) prove(req *http.Request, k *Key, nonce string) (*http.Reques
 	return out, nil
 }
 
-// challenged reports whether resp asks for the request again with a nonce:
-// an authorization server's 400 {"error":"use_dpop_nonce"} (RFC 9449 8) or
-// a resource server's 401 with a DPoP challenge of error="use_dpop_nonce"
-// (RFC 9449 9). A 400's body is read and put back for the caller.
+// challenged reports whether resp, which carries a DPoP-Nonce header, asks
+// for the request again with that nonce: an authorization server's 400
+// {"error":"use_dpop_nonce"} (RFC 9449 8) or a resource server's 401 whose
+// challenge says error="use_dpop_nonce" (RFC 9449 9; the code is DPoP's
+// own, whatever scheme list surrounds it). A 400's body is read and put
+// back for the caller.
 func challenged(resp *http.Response) bool {
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
 		for _, v := range resp.Header.Values("WWW-Authenticate") {
-			if dpopNonceChallenge(v) {
+			if strings.Contains(v, "use_dpop_nonce") {
 				return true
 			}
 		}
 	case http.StatusBadRequest:
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-		_ = resp.Body.Close()
-		resp.Body = io.NopCloser(bytes.NewReader(b))
+		resp.Body = &replayed{Reader: io.MultiReader(bytes.NewReader(b), resp.Body), c: resp.Body}
 		if err != nil {
 			return false
 		}
@@ -155,16 +156,13 @@ func challenged(resp *http.Response) bool {
 	return false
 }
 
-// dpopNonceChallenge reads one WWW-Authenticate value: a DPoP challenge
-// (possibly after others) whose error parameter is use_dpop_nonce.
-func dpopNonceChallenge(v string) bool {
-	i := strings.Index(strings.ToLower(v), "dpop")
-	if i < 0 || (i > 0 && v[i-1] != ' ' && v[i-1] != ',') || len(v) <= i+4 || v[i+4] != ' ' {
-		return false
-	}
-	rest := strings.ToLower(v[i+4:])
-	return strings.Contains(rest, `error="use_dpop_nonce"`) || strings.Contains(rest, "error=use_dpop_nonce")
+// replayed is a response body whose start was read already.
+type replayed struct {
+	io.Reader
+	c io.Closer
 }
+
+func (r *replayed) Close() error { return r.c.Close() }
 
 func closeBody(req *http.Request) {
 	if req.Body != nil {
