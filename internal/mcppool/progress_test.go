@@ -75,8 +75,19 @@ func TestProgressReachesTheCaller(t *testing.T) {
 			if err != nil || out != "done" {
 				t.Fatalf("call = %q, %v", out, err)
 			}
-			if got := pr.got(); len(got) != 3 || got[2] != [2]float64{3, 3} {
-				t.Fatalf("progress %v, want the three steps", got)
+			// mcp-go's server can lose a notification sent just before its
+			// handler returns (its forwarder takes it off the channel after
+			// the request is done), so not every step is guaranteed; those
+			// that arrive must be this call's, in order. server-everything
+			// (everything_test.go) delivers all of its steps.
+			got := pr.got()
+			if len(got) == 0 {
+				t.Fatal("no progress reached the caller")
+			}
+			for i, st := range got {
+				if st[1] != 3 || st[0] < 1 || st[0] > 3 || (i > 0 && st[0] <= got[i-1][0]) {
+					t.Fatalf("progress %v: not the tool's steps in order", got)
+				}
 			}
 		})
 	}
