@@ -229,3 +229,19 @@ func TestCatalogRefusesABrokenConfigRow(t *testing.T) {
 		t.Fatalf("good row: %d %s", r.Status, r.Body)
 	}
 }
+
+// config.elicitation takes "decline" or "defaults" only.
+func TestCatalogRefusesAnUnknownElicitationPolicy(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t, apitest.Options{})
+	r := e.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "forms", "name": "Forms", "transport": "http", "auth": "none",
+		"url": "https://mcp.forms.test/mcp", "config": map[string]any{"elicitation": "accept"}})
+	if r.Status != 422 || !strings.Contains(string(r.Body), `"field":"config.elicitation"`) {
+		t.Fatalf("elicitation accept: %d %s", r.Status, r.Body)
+	}
+	r = e.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "forms", "name": "Forms", "transport": "http", "auth": "none",
+		"url": "https://mcp.forms.test/mcp", "config": map[string]any{"elicitation": "defaults"}})
+	if r.Status != 201 {
+		t.Fatalf("elicitation defaults: %d %s", r.Status, r.Body)
+	}
+}

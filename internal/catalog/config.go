@@ -38,6 +38,24 @@ type Config struct {
 	// values; each is stored sealed and joins the login's redaction set.
 	KeyFields []KeyField `json:"key_fields"`
 	OAuth     OAuth      `json:"oauth"`
+	// Elicitation is how the platform answers the server's forms
+	// (elicitation/create, input requests): ElicitDecline, the default, or
+	// ElicitDefaults.
+	Elicitation string `json:"elicitation"`
+}
+
+// How a server's forms are answered. A run has nobody to fill a form, so the
+// platform declines; an operator may let a server's forms be answered with
+// their own defaults (forms of preferences that all have a default, never a
+// confirmation), which is what a person pressing OK unchanged would send.
+const (
+	ElicitDecline  = "decline"
+	ElicitDefaults = "defaults"
+)
+
+// ValidElicitation reports whether v is a value config.elicitation may take.
+func ValidElicitation(v string) bool {
+	return v == "" || v == ElicitDecline || v == ElicitDefaults
 }
 
 // KeyField is one field of a multi-field key connect.

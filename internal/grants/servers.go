@@ -183,6 +183,9 @@ func checkServer(in ServerInput, create bool, checkURL URLCheck) error {
 			if err := connectors.CheckCatalogConfig(in.Config); err != nil {
 				p.Add("config", "%v", err)
 			}
+			if c, err := catalog.ParseConfig(in.Config); err == nil && !catalog.ValidElicitation(c.Elicitation) {
+				p.Add("config.elicitation", "must be %q or %q", catalog.ElicitDecline, catalog.ElicitDefaults)
+			}
 			checkOAuthURLs(&p, in.Config, checkURL)
 		}
 	}

@@ -220,6 +220,36 @@ func refusesItsOwnVersion(body []byte, sent string) bool {
 
 func (w *probeWatch) probeRefused() bool { return w != nil && w.refused.Load() }
 
+// defaultsElicitation answers a form with its own defaults, as a person
+// pressing OK without changing anything would; a form with a required field
+// that has no default is declined (nobody can fill it).
+type defaultsElicitation struct{}
+
+func (defaultsElicitation) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	b, _ := json.Marshal(req.Params.RequestedSchema)
+	var schema struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(b, &schema) != nil || len(schema.Properties) == 0 {
+		return declineElicitation{}.Elicit(ctx, req)
+	}
+	content := map[string]json.RawMessage{}
+	for name, p := range schema.Properties {
+		if len(p.Default) > 0 {
+			content[name] = p.Default
+		}
+	}
+	for _, name := range schema.Required {
+		if _, ok := content[name]; !ok {
+			return declineElicitation{}.Elicit(ctx, req)
+		}
+	}
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: content}}, nil
+}
+
 // declineElicitation answers every elicitation: a run has no person at hand
 // to fill a form or confirm, and saying so at once lets a server go on (or
 // fail with its own message) instead of waiting.

@@ -263,3 +263,41 @@ func TestInputRequestsAreDeclined(t *testing.T) {
 		t.Fatalf("the server saw %v, want the decline with its state echoed", a)
 	}
 }
+
+// Where the operator said so (config.elicitation "defaults"), a form whose
+// fields all have defaults is answered with them; one with a required field
+// without a default is still declined.
+func TestFormsAreAnsweredWithTheirDefaultsWhereTheOperatorSaysSo(t *testing.T) {
+	db := testdb.New(t)
+	s := newMCP()
+	var answer atomic.Pointer[string]
+	form := func(name string, schema map[string]any) {
+		s.AddTool(mcp.NewTool(name), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if r := server.ElicitationResponse(req.Params.InputResponses, "prefs"); r != nil {
+				b, _ := json.Marshal(r.Content)
+				a := string(r.Action) + " " + string(b)
+				answer.Store(&a)
+				return mcp.NewToolResultText(string(r.Action)), nil
+			}
+			return server.NewInputRequestBuilder("").Elicit("prefs", mcp.ElicitationParams{Message: "Preferences?", RequestedSchema: schema}).ToolResult(), nil
+		})
+	}
+	form("prefs", map[string]any{"type": "object", "required": []string{"region"}, "properties": map[string]any{
+		"region": map[string]any{"type": "string", "default": "eu-west"}, "verbose": map[string]any{"type": "boolean", "default": false}}})
+	form("name", map[string]any{"type": "object", "required": []string{"name"}, "properties": map[string]any{
+		"name": map[string]any{"type": "string"}}})
+	srv := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(srv.Close)
+	id := addConnection(t, db, "forms", srv.URL, "none", `{"elicitation":"defaults"}`)
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{}}})
+	t.Cleanup(p.Close)
+	if out, err := p.Call(context.Background(), id, "prefs", nil); err != nil || out != "accept" {
+		t.Fatalf("prefs = %q, %v", out, err)
+	}
+	if a := answer.Load(); a == nil || *a != `accept {"region":"eu-west","verbose":false}` {
+		t.Fatalf("the server saw %v, want the defaults", a)
+	}
+	if out, err := p.Call(context.Background(), id, "name", nil); err != nil || out != "decline" {
+		t.Fatalf("a form nobody can fill = %q, %v; want declined", out, err)
+	}
+}

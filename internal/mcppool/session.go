@@ -45,6 +45,9 @@ type ServerInfo struct {
 	Adapter string
 	// KeyFields are a token row's several keys (catalog key_fields).
 	KeyFields []catalog.KeyField
+	// AnswerDefaults: the operator lets the server's forms be answered with
+	// their defaults (config.elicitation "defaults"); otherwise declined.
+	AnswerDefaults bool
 }
 
 func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error) {
@@ -64,6 +67,7 @@ func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error
 	}
 	sc, _ := catalog.ParseConfig(cfg) // lenient: what decoded is used, as before
 	info.Header, info.Scheme, info.Command, info.Args = sc.Header, sc.Scheme, sc.Command, sc.Args
+	info.AnswerDefaults = sc.Elicitation == catalog.ElicitDefaults
 	if info.Auth == catalog.AuthToken {
 		info.KeyFields = sc.KeyFields
 	}
@@ -304,10 +308,10 @@ func (p *Pool) newClient(ctx context.Context, s *session) (*client.Client, *prob
 	switch s.info.Transport {
 	case "http":
 		hc, watch := watchProbe(p.httpClient(s))
-		c, err := streamableClient(s.info.URL, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaderFunc(p.headerFunc(s)))
+		c, err := streamableClient(s.info, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaderFunc(p.headerFunc(s)))
 		return c, watch, err
 	case "sse":
-		c, err := sseClient(s.info.URL, transport.WithHTTPClient(p.httpClient(s)), transport.WithHeaderFunc(p.headerFunc(s)))
+		c, err := sseClient(s.info, transport.WithHTTPClient(p.httpClient(s)), transport.WithHeaderFunc(p.headerFunc(s)))
 		if err == nil {
 			c.OnConnectionLost(func(error) { s.lost.Store(true) })
 		}
@@ -320,40 +324,44 @@ func (p *Pool) newClient(ctx context.Context, s *session) (*client.Client, *prob
 		if err != nil {
 			return nil, nil, err
 		}
-		c, err := stdioClient(s.info.Command, env, s.info.Args)
+		c, err := stdioClient(s.info, env)
 		return c, nil, err
 	}
 	return nil, nil, fmt.Errorf("%s: unknown transport %q", s.info.Slug, s.info.Transport)
 }
 
-// clientOptions are every session's: elicitations are declined (a run has
-// nobody to ask).
-func clientOptions() []client.ClientOption {
-	return []client.ClientOption{client.WithElicitationHandler(declineElicitation{})}
+// clientOptions are every session's: the server's forms are declined, or
+// answered with their defaults where the operator said so.
+func clientOptions(info ServerInfo) []client.ClientOption {
+	var h client.ElicitationHandler = declineElicitation{}
+	if info.AnswerDefaults {
+		h = defaultsElicitation{}
+	}
+	return []client.ClientOption{client.WithElicitationHandler(h)}
 }
 
-func streamableClient(url string, opts ...transport.StreamableHTTPCOption) (*client.Client, error) {
-	t, err := transport.NewStreamableHTTP(url, opts...)
+func streamableClient(info ServerInfo, opts ...transport.StreamableHTTPCOption) (*client.Client, error) {
+	t, err := transport.NewStreamableHTTP(info.URL, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return client.NewClient(&rawStreamable{t}, clientOptions()...), nil
+	return client.NewClient(&rawStreamable{t}, clientOptions(info)...), nil
 }
 
-func sseClient(url string, opts ...transport.ClientOption) (*client.Client, error) {
-	t, err := transport.NewSSE(url, opts...)
+func sseClient(info ServerInfo, opts ...transport.ClientOption) (*client.Client, error) {
+	t, err := transport.NewSSE(info.URL, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return client.NewClient(&rawSSE{t}, clientOptions()...), nil
+	return client.NewClient(&rawSSE{t}, clientOptions(info)...), nil
 }
 
-func stdioClient(command string, env, args []string) (*client.Client, error) {
-	t := transport.NewStdioWithOptions(command, env, args, transport.WithCommandFunc(stdioCommand))
+func stdioClient(info ServerInfo, env []string) (*client.Client, error) {
+	t := transport.NewStdioWithOptions(info.Command, env, info.Args, transport.WithCommandFunc(stdioCommand))
 	if err := t.Start(context.Background()); err != nil {
 		return nil, fmt.Errorf("failed to start stdio transport: %w", err)
 	}
-	return client.NewClient(&rawStdio{t}, clientOptions()...), nil
+	return client.NewClient(&rawStdio{t}, clientOptions(info)...), nil
 }
 
 type envSource interface {
