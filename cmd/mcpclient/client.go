@@ -140,8 +140,11 @@ func (c *client) open(ctx context.Context, databaseURL string) error {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	c.slug = "conformance-" + hex.EncodeToString(b[:])
-	if _, err := c.db.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, url, auth, copy_source, published)
-VALUES ($1, $1, 'http', $2, 'none', 'admin', false)`, c.slug, c.url); err != nil {
+	// The row is set up as an operator who lets the server's forms be
+	// answered with their own defaults (config.elicitation); the platform's
+	// default declines every form.
+	if _, err := c.db.Exec(ctx, `INSERT INTO mcp_servers (slug, name, transport, url, auth, config, copy_source, published)
+VALUES ($1, $1, 'http', $2, 'none', '{"elicitation":"defaults"}', 'admin', false)`, c.slug, c.url); err != nil {
 		return store.Map(err)
 	}
 	c.conn, err = c.eng.EnsureConnection(ctx, c.slug, "platform", nil)

@@ -127,27 +127,36 @@ func initializeAt(ctx context.Context, c *client.Client, version string) error {
 }
 
 // dialer makes a session's client; an HTTP one hands back the watch on its
-// probe (nil otherwise).
-type dialer func() (*client.Client, *probeWatch, error)
+// probe (nil otherwise). listen asks an HTTP client of the handshake era for
+// the standalone GET stream, on which servers of that era send their own
+// requests (an elicitation, for one) and notifications.
+type dialer func(listen bool) (*client.Client, *probeWatch, error)
 
 // connect makes a client with dial and settles its era, dialling once more
-// for the handshake when the server faked a discover answer. It returns the
-// era to remember; a failed handshake forgets what was known.
+// for the handshake when the server faked a discover answer, and once more
+// with the GET stream when a server first found to need the handshake was
+// dialled without it. It returns the era to remember; a failed handshake
+// forgets what was known.
 func connect(ctx context.Context, dial dialer, known era) (*client.Client, era, error) {
 	for {
-		c, watch, err := dial()
+		listen := known == eraLegacy
+		c, watch, err := dial(listen)
 		if err != nil {
 			return nil, eraUnknown, err
 		}
 		got, err := handshake(ctx, c, known, watch)
-		if err == nil {
+		if err == nil && (got != eraLegacy || listen) {
 			return c, got, nil
 		}
 		_ = c.Close()
-		if !errors.Is(err, errFakeDiscover) || known == eraLegacy {
+		switch {
+		case err == nil:
+			known = eraLegacy // learnt now: dial again with the GET stream
+		case errors.Is(err, errFakeDiscover) && known != eraLegacy:
+			known = eraLegacy
+		default:
 			return nil, eraUnknown, err
 		}
-		known = eraLegacy
 	}
 }
 

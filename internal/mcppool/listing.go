@@ -68,7 +68,7 @@ func ListInjected(ctx context.Context, hc *http.Client, info ServerInfo, inj con
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	dial := func() (*client.Client, *probeWatch, error) {
+	dial := func(bool) (*client.Client, *probeWatch, error) { // a one-off listing needs no GET stream
 		switch info.Transport {
 		case "http":
 			hc, watch := watchProbe(hc)

@@ -290,7 +290,7 @@ func (p *Pool) dial(ctx context.Context, s *session) (*client.Client, error) {
 	if s.info.Transport == "sse" {
 		known = eraLegacy // HTTP+SSE is the 2024-11-05 transport: handshake only
 	}
-	c, got, err := connect(ctx, func() (*client.Client, *probeWatch, error) { return p.newClient(ctx, s) }, known)
+	c, got, err := connect(ctx, func(listen bool) (*client.Client, *probeWatch, error) { return p.newClient(ctx, s, listen) }, known)
 	p.eras.set(key, got)
 	return c, err
 }
@@ -304,11 +304,17 @@ func eraKey(info ServerInfo) string {
 	return info.ServerID + " " + info.URL
 }
 
-func (p *Pool) newClient(ctx context.Context, s *session) (*client.Client, *probeWatch, error) {
+func (p *Pool) newClient(ctx context.Context, s *session, listen bool) (*client.Client, *probeWatch, error) {
 	switch s.info.Transport {
 	case "http":
 		hc, watch := watchProbe(p.httpClient(s))
-		c, err := streamableClient(s.info, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaderFunc(p.headerFunc(s)))
+		opts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaderFunc(p.headerFunc(s))}
+		if listen {
+			// Deprecated for 2026-07-28, which has no GET stream; only
+			// sessions of the handshake era ask for it.
+			opts = append(opts, transport.WithContinuousListening()) //nolint:staticcheck // SA1019: see above
+		}
+		c, err := streamableClient(s.info, opts...)
 		return c, watch, err
 	case "sse":
 		c, err := sseClient(s.info, transport.WithHTTPClient(p.httpClient(s)), transport.WithHeaderFunc(p.headerFunc(s)))
