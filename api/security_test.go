@@ -153,6 +153,8 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"GET /readyz":           nil,
 		"GET /metrics":          nil,
 		"GET /api/openapi.json": nil,
+		// The platform's own OAuth client metadata: no organisation's data.
+		"GET /oauth/client-metadata.json": {{"/oauth/client-metadata.json", nil, 200}},
 		// The caller's own session only (api/app_session_test.go).
 		"GET /api/session":    {{"/api/session", nil, 200}},
 		"POST /api/session":   {{"/api/session", map[string]any{"token": "gld_forged"}, 401}},
