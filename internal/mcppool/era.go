@@ -145,7 +145,7 @@ func connect(ctx context.Context, dial dialer, known era) (*client.Client, era, 
 			return nil, eraUnknown, err
 		}
 		got, err := handshake(ctx, c, known, watch)
-		if err == nil && (got != eraLegacy || listen) {
+		if err == nil && (got != eraLegacy || listen || !watch.canListen()) {
 			return c, got, nil
 		}
 		_ = c.Close()
@@ -170,7 +170,12 @@ func connect(ctx context.Context, dial dialer, known era) (*client.Client, era, 
 type probeWatch struct {
 	base    http.RoundTripper
 	refused atomic.Bool
+	// listens: the session's client would open the GET stream when asked
+	// (a pool session; a one-off key check would not).
+	listens bool
 }
+
+func (w *probeWatch) canListen() bool { return w != nil && w.listens }
 
 func watchProbe(hc *http.Client) (*http.Client, *probeWatch) {
 	base := hc.Transport

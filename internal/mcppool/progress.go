@@ -33,7 +33,17 @@ func ProgressFrom(ctx context.Context) Progress {
 type progressWatch struct {
 	next atomic.Uint64
 	mu   sync.Mutex
-	fns  map[string]Progress
+	fns  map[string]*progressListener
+}
+
+// progressListener is one call's Progress and the furthest step it was
+// given: a step can arrive behind a later one (a handshake-era server may
+// send some on the GET stream, some on the call's own), and progress only
+// moves forward.
+type progressListener struct {
+	fn   Progress
+	last float64
+	seen bool
 }
 
 // watch registers ctx's Progress, if any, under a fresh token; done forgets it.
@@ -45,9 +55,9 @@ func (w *progressWatch) watch(ctx context.Context) (token string, done func()) {
 	token = "guilds-" + strconv.FormatUint(w.next.Add(1), 10)
 	w.mu.Lock()
 	if w.fns == nil {
-		w.fns = map[string]Progress{}
+		w.fns = map[string]*progressListener{}
 	}
-	w.fns[token] = fn
+	w.fns[token] = &progressListener{fn: fn}
 	w.mu.Unlock()
 	return token, func() {
 		w.mu.Lock()
@@ -68,15 +78,17 @@ func (w *progressWatch) notify(n mcp.JSONRPCNotification) {
 	default:
 		return // tokens the pool sends are strings
 	}
-	w.mu.Lock()
-	fn := w.fns[token]
-	w.mu.Unlock()
-	if fn == nil {
-		return
-	}
 	progress, _ := f["progress"].(float64)
 	total, _ := f["total"].(float64)
-	fn(progress, total)
+	w.mu.Lock()
+	l := w.fns[token]
+	if l == nil || (l.seen && progress <= l.last) {
+		w.mu.Unlock()
+		return
+	}
+	l.last, l.seen = progress, true
+	defer w.mu.Unlock() // in order, whichever stream a step came on
+	l.fn(progress, total)
 }
 
 // withProgressToken returns meta with token as its progressToken (a copy:

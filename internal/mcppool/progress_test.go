@@ -15,16 +15,24 @@ import (
 	"github.com/guilds/guilds/internal/testdb"
 )
 
-// progressed collects the progress a call reports.
+// progressed collects the progress a call reports; first is closed when
+// the first step arrives.
 type progressed struct {
 	mu    sync.Mutex
 	steps [][2]float64
+	once  sync.Once
+	first chan struct{}
 }
+
+func newProgressed() *progressed { return &progressed{first: make(chan struct{})} }
 
 func (p *progressed) fn(progress, total float64) {
 	p.mu.Lock()
 	p.steps = append(p.steps, [2]float64{progress, total})
 	p.mu.Unlock()
+	if p.first != nil {
+		p.once.Do(func() { close(p.first) })
+	}
 }
 
 func (p *progressed) got() [][2]float64 {
@@ -33,8 +41,11 @@ func (p *progressed) got() [][2]float64 {
 	return append([][2]float64(nil), p.steps...)
 }
 
-// slowSteps is a tool reporting three steps on the token it was given.
-func slowSteps(s *server.MCPServer) {
+// slowSteps is a tool reporting three steps on the token it was given. It
+// finishes once the caller has seen a step (received, or the request
+// ended): a handshake-era server may send them on the GET stream, which is
+// not ordered with the call's answer.
+func slowSteps(s *server.MCPServer, seen func() <-chan struct{}) {
 	s.AddTool(mcp.NewTool("steps"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
 			return mcp.NewToolResultText("no token"), nil
@@ -42,6 +53,10 @@ func slowSteps(s *server.MCPServer) {
 		for i := 1; i <= 3; i++ {
 			_ = server.ServerFromContext(ctx).SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress),
 				map[string]any{"progressToken": req.Params.Meta.ProgressToken, "progress": i, "total": 3, "message": "step"})
+		}
+		select {
+		case <-seen():
+		case <-ctx.Done():
 		}
 		return mcp.NewToolResultText("done"), nil
 	})
@@ -59,7 +74,8 @@ func TestProgressReachesTheCaller(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := server.NewMCPServer("steps", "1.0.0", server.WithToolCapabilities(false))
-			slowSteps(s)
+			pr := newProgressed()
+			slowSteps(s, func() <-chan struct{} { return pr.first })
 			srv := httptest.NewServer(tc.h(s))
 			t.Cleanup(srv.Close)
 			db := testdb.New(t)
@@ -70,7 +86,6 @@ func TestProgressReachesTheCaller(t *testing.T) {
 			if out, err := p.Call(context.Background(), id, "steps", nil); err != nil || out != "no token" {
 				t.Fatalf("a call without a listener must ask for no progress: %q %v", out, err)
 			}
-			var pr progressed
 			out, err := p.Call(mcppool.WithProgress(context.Background(), pr.fn), id, "steps", nil)
 			if err != nil || out != "done" {
 				t.Fatalf("call = %q, %v", out, err)

@@ -308,6 +308,7 @@ func (p *Pool) newClient(ctx context.Context, s *session, listen bool) (*client.
 	switch s.info.Transport {
 	case "http":
 		hc, watch := watchProbe(p.httpClient(s))
+		watch.listens = true
 		opts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaderFunc(p.headerFunc(s))}
 		if listen {
 			// Deprecated for 2026-07-28, which has no GET stream; only
