@@ -87,9 +87,15 @@ func isLoopbackName(h string) bool {
 
 var metadataIPs = []net.IP{
 	net.ParseIP("169.254.169.254"), net.ParseIP("fd00:ec2::254"), net.ParseIP("100.100.100.200"),
+	net.ParseIP("168.63.129.16"), // Azure's wire server
 }
 
 func (p Policy) checkIP(ip net.IP) error {
+	if ip.To4() == nil {
+		if err := p.checkEmbedded(ip); err != nil {
+			return err
+		}
+	}
 	for _, m := range metadataIPs {
 		if ip.Equal(m) {
 			return errors.New("cloud metadata address")
@@ -108,6 +114,67 @@ func (p Policy) checkIP(ip net.IP) error {
 		if !p.AllowPrivate {
 			return errors.New("private address")
 		}
+	}
+	return nil
+}
+
+// checkEmbedded judges the IPv6 forms that carry an IPv4 address by that
+// address (a host behind NAT64, 6to4 or Teredo is reached at it), and
+// refuses the IPv6 ranges that only exist inside a private network.
+func (p Policy) checkEmbedded(ip net.IP) error {
+	if siteLocal.Contains(ip) || nat64Local.Contains(ip) {
+		if !p.AllowPrivate {
+			return errors.New("private address")
+		}
+		return nil
+	}
+	for _, v4 := range embeddedIPv4(ip) {
+		if err := p.checkIP(v4); err != nil {
+			return fmt.Errorf("embeds %s: %w", v4, err)
+		}
+	}
+	return nil
+}
+
+var (
+	siteLocal    = mustCIDR("fec0::/10")
+	nat64Local   = mustCIDR("64:ff9b:1::/48") // RFC 8215 local-use prefix
+	nat64        = mustCIDR("64:ff9b::/96")   // RFC 6052 well-known prefix
+	sixToFour    = mustCIDR("2002::/16")
+	teredo       = mustCIDR("2001::/32")
+	ipv4Compat   = mustCIDR("::/96")
+	ipv6Reserved = []net.IP{net.IPv6unspecified, net.IPv6loopback}
+)
+
+func mustCIDR(c string) *net.IPNet {
+	_, n, err := net.ParseCIDR(c)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+// embeddedIPv4 returns the IPv4 addresses an IPv6 address carries: the last
+// 32 bits of NAT64 and IPv4-compatible forms, bits 16–47 of 6to4, and
+// Teredo's server (bits 32–63) and client (the last 32 bits, inverted).
+func embeddedIPv4(ip net.IP) []net.IP {
+	ip = ip.To16()
+	v4 := func(b []byte) net.IP { return net.IPv4(b[0], b[1], b[2], b[3]) }
+	switch {
+	case nat64.Contains(ip):
+		return []net.IP{v4(ip[12:16])}
+	case sixToFour.Contains(ip):
+		return []net.IP{v4(ip[2:6])}
+	case teredo.Contains(ip):
+		client := []byte{^ip[12], ^ip[13], ^ip[14], ^ip[15]}
+		return []net.IP{v4(ip[4:8]), v4(client)}
+	case ipv4Compat.Contains(ip):
+		for _, r := range ipv6Reserved {
+			if ip.Equal(r) {
+				return nil
+			}
+		}
+		return []net.IP{v4(ip[12:16])}
 	}
 	return nil
 }
