@@ -102,10 +102,16 @@ func (pl pendingLogin) checkUser(p access.Principal) error {
 }
 
 // checkIssuer applies RFC 9207: an iss the callback carries must name the
-// authorization server the login was started with, when one was recorded.
+// authorization server the login was started with, when one was recorded,
+// and a callback without iss is refused where that server promised to send
+// one (authorization_response_iss_parameter_supported).
 // The comparison is of plain strings (RFC 9207 section 2.4): a form
 // normalised in any way, even a trailing slash, names another issuer.
 func (pl pendingLogin) checkIssuer(iss string) error {
+	if iss == "" && pl.IssRequired {
+		return &Error{Status: http.StatusBadRequest, Code: "oauth_issuer_missing",
+			Message: "the callback carries no iss, which this authorization server always sends: the response did not come from it; the login is unchanged"}
+	}
 	if iss == "" || pl.Issuer == "" || iss == pl.Issuer {
 		return nil
 	}

@@ -73,3 +73,30 @@ func TestOAuthCallbackWithAnotherIssuerIsRefused(t *testing.T) {
 		t.Fatalf("the login's issuer: %d %s", r.Status, r.Body)
 	}
 }
+
+// RFC 9207 2.4: where the authorization server says it always sends iss, a
+// callback without one is refused, and the login stays as it was.
+func TestOAuthCallbackWithoutIssIsRefusedWhereTheServerAlwaysSendsIt(t *testing.T) {
+	me := newMCPEnv(t, true, nil)
+	as := oauthFixture(t, me)
+	as.SendsIss = true
+	org, _, _ := me.Hierarchy()
+	id, authURL := me.connectOAuth(t, "organisation", org)
+	loc := follow(t, authURL)
+	u, _ := url.Parse(loc)
+	q := u.Query()
+	if q.Get("iss") != as.URL {
+		t.Fatalf("the authorization server sent no iss: %s", loc)
+	}
+	q.Del("iss")
+	u.RawQuery = q.Encode()
+	if r := me.callback(t, u.String()); r.Status != 400 || r.ErrorCode() != "oauth_issuer_missing" {
+		t.Fatalf("callback without iss: %d %s", r.Status, r.Body)
+	}
+	if me.status(t, id) != "pending" {
+		t.Fatalf("a refused callback touched the login: %s", me.status(t, id))
+	}
+	if r := me.callback(t, loc); r.Status != 200 || me.status(t, id) != "connected" {
+		t.Fatalf("the callback with iss: %d %s", r.Status, r.Body)
+	}
+}

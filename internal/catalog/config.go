@@ -67,18 +67,21 @@ type KeyField struct {
 
 // OAuth is config.oauth: the row's OAuth client and endpoints.
 type OAuth struct {
-	AuthURL         string            `json:"auth_url"`
-	TokenURL        string            `json:"token_url"`
-	RevokeURL       string            `json:"revoke_url"`
-	UserinfoURL     string            `json:"userinfo_url"`
-	Issuer          string            `json:"issuer"`
-	ClientID        string            `json:"client_id"`
-	ClientSecret    string            `json:"client_secret"`
-	ClientSecretEnv string            `json:"client_secret_env"`
-	AuthStyle       string            `json:"auth_style"`
-	Scopes          []string          `json:"scopes"`
-	AuthParams      map[string]string `json:"auth_params"`
-	RedirectURI     string            `json:"redirect_uri"`
+	AuthURL     string `json:"auth_url"`
+	TokenURL    string `json:"token_url"`
+	RevokeURL   string `json:"revoke_url"`
+	UserinfoURL string `json:"userinfo_url"`
+	Issuer      string `json:"issuer"`
+	// IssParameterSupported is the issuer's RFC 9207 promise to send iss
+	// in every authorization response (written by mcpoauth.Prepare).
+	IssParameterSupported bool              `json:"authorization_response_iss_parameter_supported,omitempty"`
+	ClientID              string            `json:"client_id"`
+	ClientSecret          string            `json:"client_secret"`
+	ClientSecretEnv       string            `json:"client_secret_env"`
+	AuthStyle             string            `json:"auth_style"`
+	Scopes                []string          `json:"scopes"`
+	AuthParams            map[string]string `json:"auth_params"`
+	RedirectURI           string            `json:"redirect_uri"`
 	// Registered marks a client the platform registered (RFC 7591).
 	Registered bool `json:"registered"`
 	// Registrations are the clients Connect registered, by redirect URI.

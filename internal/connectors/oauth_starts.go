@@ -23,6 +23,9 @@ func RecordOAuthStart(ctx context.Context, db store.DB, connectionID, userID str
 type PendingOAuth struct {
 	ConnectionID string
 	Issuer       string // "" when none was recorded
+	// IssRequired: the authorization server said it puts iss in every
+	// authorization response (RFC 9207), so a callback without one is forged.
+	IssRequired bool
 	BrowserHash  []byte // nil when nobody is recorded as the starter
 	StartedBy    string // "" when nobody is recorded as the starter
 }
@@ -41,18 +44,21 @@ func FindPendingOAuth(ctx context.Context, db store.DB, state string) (PendingOA
 	if err != nil {
 		return PendingOAuth{}, store.Map(err)
 	}
+	id, err := connstore.ParseID(pl.ConnectionID)
+	if err != nil {
+		return PendingOAuth{}, err
+	}
+	c, err := connstore.Get(ctx, db, id)
+	if err != nil {
+		return PendingOAuth{}, err
+	}
+	cfg, _ := catalog.ParseConfig(c.Server.Config) // lenient: no issuer recorded
 	if pl.Issuer == "" {
-		id, err := connstore.ParseID(pl.ConnectionID)
-		if err != nil {
-			return PendingOAuth{}, err
-		}
-		c, err := connstore.Get(ctx, db, id)
-		if err != nil {
-			return PendingOAuth{}, err
-		}
-		cfg, _ := catalog.ParseConfig(c.Server.Config) // lenient: no issuer recorded
 		pl.Issuer = cfg.OAuth.Issuer
 	}
+	// The promise is the issuer's: it holds for the login only while the
+	// row still names the issuer the login was started with.
+	pl.IssRequired = pl.Issuer != "" && cfg.OAuth.Issuer == pl.Issuer && cfg.OAuth.IssParameterSupported
 	if startedBy != nil {
 		pl.StartedBy = *startedBy
 	}

@@ -38,6 +38,10 @@ type OAuthConfig struct {
 	// DPoPAlgs is the authorization server's dpop_signing_alg_values_supported:
 	// when it lists ES256, logins are DPoP-bound (internal/dpop).
 	DPoPAlgs []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	// IssParameterSupported is the authorization server's promise to put
+	// iss in every authorization response (RFC 9207): a callback without
+	// one is then refused.
+	IssParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
 }
 
 // Registration is a client of one authorization server for one redirect URI.
@@ -149,6 +153,7 @@ func (d *Discoverer) Prepare(ctx context.Context, mcpURL, redirectURI, clientNam
 	next.AuthURL, next.TokenURL, next.RevokeURL = md.AuthorizationEndpoint, md.TokenEndpoint, md.RevocationEndpoint
 	next.UserinfoURL, next.Issuer = md.UserinfoEndpoint, issuer
 	next.DPoPAlgs = md.DPoPSigningAlgValuesSupported
+	next.IssParameterSupported = md.IssParameterSupported
 	switch {
 	case ch.Scope != "":
 		next.Scopes = ChallengedScopes(cur.Scopes, cur.Issuer, issuer, ch.Scope)

@@ -65,6 +65,9 @@ type Server struct {
 	// DPoPResourceNonce makes the resources answer a proof without the
 	// nonce with 401 and a DPoP error="use_dpop_nonce" challenge.
 	DPoPResourceNonce bool
+	// SendsIss advertises authorization_response_iss_parameter_supported and
+	// puts iss in every authorization response (RFC 9207).
+	SendsIss bool
 
 	bound   map[string]string // token (access or refresh) → jkt of its key
 	jtis    map[string]bool   // proof ids seen (replay check)
@@ -201,6 +204,9 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	if s.DPoP {
 		md["dpop_signing_alg_values_supported"] = []string{"ES256"}
 	}
+	if s.SendsIss {
+		md["authorization_response_iss_parameter_supported"] = true
+	}
 	writeJSON(w, 200, md)
 }
 
@@ -258,6 +264,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	back, _ := url.Parse(c.redirect)
 	v := back.Query()
 	v.Set("state", q.Get("state"))
+	if s.SendsIss {
+		v.Set("iss", s.URL)
+	}
 	if s.Deny {
 		v.Set("error", "access_denied")
 	} else {

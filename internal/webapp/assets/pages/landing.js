@@ -6,6 +6,7 @@ const reasons = {
   oauth_other_browser: "This login was started in another browser: finish it in the browser that clicked Connect, or connect again from this one.",
   invalid_state: "The login is unknown or has expired: connect again.",
   oauth_issuer_mismatch: "The answer came from another authorization server than the one the login started with.",
+  oauth_issuer_missing: "The answer did not name its authorization server, which that server always does: it did not come from it. Connect again.",
   access_denied: "The provider says access was refused.",
   oauth_failed: "The provider did not complete the login.",
 };
