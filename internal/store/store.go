@@ -72,7 +72,9 @@ func EnsureDatabase(ctx context.Context, databaseURL string) error {
 	}
 	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // created concurrently
+	// Created concurrently by another process: PostgreSQL answers 42P04 when it sees the
+	// other database, or a unique violation on its catalog when both inserts race.
+	if errors.As(err, &pgErr) && (pgErr.Code == "42P04" || (pgErr.Code == "23505" && pgErr.ConstraintName == "pg_database_datname_index")) {
 		return nil
 	}
 	return err
