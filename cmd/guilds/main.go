@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/guilds/guilds/internal/process"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -40,6 +42,16 @@ func commands() map[string]command {
 }
 
 func main() {
+	// Before anything reads a setting or starts a child: no process of this
+	// user may read ours, and credentials may come from files (ADR 0615).
+	if err := process.NonDumpable(); err != nil {
+		fmt.Fprintln(os.Stderr, "guilds: cannot mark the process non-dumpable:", err)
+		os.Exit(1)
+	}
+	if err := process.LoadFileVariables(); err != nil {
+		fmt.Fprintln(os.Stderr, "guilds:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -20,7 +20,23 @@ import (
 	"github.com/guilds/guilds/internal/testtemporal"
 )
 
-func TestMain(m *testing.M) { os.Exit(testtemporal.Main(m)) }
+// asMainEnv makes the test binary run the real main with the arguments after
+// "--", so that a test sees what happens before run: the process's own
+// hardening and the settings read from files.
+const asMainEnv = "GUILDS_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asMainEnv) == "1" {
+		for i, a := range os.Args {
+			if a == "--" {
+				os.Args = append([]string{"guilds"}, os.Args[i+1:]...)
+				break
+			}
+		}
+		main()
+	}
+	os.Exit(testtemporal.Main(m))
+}
 
 func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()

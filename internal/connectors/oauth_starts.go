@@ -26,8 +26,8 @@ type PendingOAuth struct {
 	// IssRequired: the authorization server said it puts iss in every
 	// authorization response (RFC 9207), so a callback without one is forged.
 	IssRequired bool
-	BrowserHash  []byte // nil when nobody is recorded as the starter
-	StartedBy    string // "" when nobody is recorded as the starter
+	BrowserHash []byte // nil when nobody is recorded as the starter
+	StartedBy   string // "" when nobody is recorded as the starter
 }
 
 // FindPendingOAuth loads the unexpired pending login of a state, with its

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/process"
 	"github.com/guilds/guilds/internal/testdb"
 )
 
@@ -109,6 +111,11 @@ func addSnoopTool(s *server.MCPServer) {
 // database, the argument after stdioParentArg the connection.
 func runStdioParent(args []string) int {
 	id := args[len(args)-1]
+	// As cmd/guilds does first thing.
+	if err := process.NonDumpable(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	ctx := context.Background()
 	db, err := pgxpool.New(ctx, os.Getenv("GUILDS_TEST_DB"))
 	if err != nil {
@@ -164,5 +171,48 @@ func TestStdioServerCannotReadTheOrchestratorsSecrets(t *testing.T) {
 	}
 	if r.ParentReadable || r.ParentSecrets {
 		t.Fatalf("the stdio server read the orchestrator's environment: %+v", r)
+	}
+}
+
+// imageUID is the user the shipped image and the Helm chart run the platform as.
+const imageUID = 10001
+
+// Where the platform does not run as root (the shipped image, the Helm
+// chart), a stdio server runs as the orchestrator's own user; the
+// orchestrator being non-dumpable, it still cannot read
+// /proc/<parent>/environ, where the platform's secrets sit from the start.
+func TestNonRootStdioServerCannotReadTheOrchestratorsEnvironment(t *testing.T) {
+	dbURL := testdb.URL(t)
+	db, err := pgxpool.New(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	peer := peerCommand(t)
+	cfg, _ := json.Marshal(map[string]any{"command": peer, "args": []string{stdioPeerArg}})
+	id := addServerConnection(t, db, "snoopy", "stdio", "", "none", string(cfg))
+
+	cmd := exec.Command(peer, stdioParentArg, id)
+	cmd.Dir = "/"
+	cmd.Env = append(os.Environ(), "GUILDS_TEST_DB="+dbURL,
+		"GUILDS_ENCRYPTION_KEY="+dummyEncryptionKey, "DATABASE_URL="+dummyDatabaseURL)
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: imageUID, Gid: imageUID}}
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("orchestrator: %v: %s", err, stderr.String())
+	}
+	var r snoopReport
+	if err := json.Unmarshal(bytes.TrimSpace(out), &r); err != nil {
+		t.Fatalf("snoop answered %q: %v", out, err)
+	}
+	if r.UID == 0 || r.UID == int(mcppool.StdioUID) {
+		t.Fatalf("the stdio server runs as uid %d: this test is about a non-root orchestrator", r.UID)
+	}
+	if r.OwnSecrets || r.ParentReadable || r.ParentSecrets {
+		t.Fatalf("a stdio server of a non-root orchestrator read its environment: %+v", r)
 	}
 }
