@@ -181,6 +181,12 @@ func (a *Activities) deliver(ctx context.Context, tx pgx.Tx, in DeliverInput) (D
 		return DeliverOutput{AgentID: agent.ID, AgentName: agent.Name, Skipped: reason},
 			groupchat.RecordDelivery(ctx, tx, groupchat.Delivery{MessageID: m.ID, AgentID: agent.ID, Skipped: reason})
 	}
+	budget := a.d.Decider.Limits.WithDefaults().RunsPerExchange
+	if used, room, err := groupchat.ExchangeHasRoom(ctx, tx, m.ID, budget); err != nil {
+		return DeliverOutput{}, err
+	} else if !room {
+		return skip(fmt.Sprintf("no run: this exchange has started %d runs, the most one operator message may set off (GUILDS_GROUP_RUNS_PER_EXCHANGE)", used))
+	}
 	model := agent.Model
 	if a.d.Models != nil {
 		t, err := a.d.Models.Resolve(ctx, tx, agent.OrganisationID, agent.Model)

@@ -219,7 +219,7 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 		codeOpts = append(codeOpts, native.WithWorkspace(gitWorkspace{workspaceSlot: p.workspace, g: g, db: db}))
 	}
 	p.tools = native.Registry(db, log, append(append(append(codeOpts, p.scheduleOptions()...), p.secretOptions()...),
-		native.WithGroupChat(p.groupChat(), lazySecrets{p}))...)
+		native.WithGroupChat(p.groupChat(), lazySecrets{p}), native.WithGroupLimits(p.groupLimits()))...)
 	p.grants = grants.NewService(p.tools, p.integrations, log)
 	workspacefiles.Use(slotFiles{p.workspace})
 	return p, nil
@@ -420,8 +420,14 @@ func (p *platform) groupRegistration() worker.Registration {
 			BaseURL: p.env.Getenv("GUILDS_TYPESAFE_BASE_URL")}
 	}
 	svc := groupwf.Service{DB: p.db, Temporal: p.temporal}
-	return groupwf.Registration(groupact.New(groupact.Deps{DB: p.db, Decider: groupchat.Decider{Router: router, Log: p.log},
+	return groupwf.Registration(groupact.New(groupact.Deps{DB: p.db, Decider: groupchat.Decider{Router: router, Limits: p.groupLimits(), Log: p.log},
 		Models: p.models, Poster: svc, Secrets: p.runSecrets(), Log: p.log}))
+}
+
+// groupLimits are the group chat's bounds from GUILDS_GROUP_*.
+func (p *platform) groupLimits() groupchat.Limits {
+	g := p.cfg.Group
+	return groupchat.Limits{RunsPerExchange: g.RunsPerExchange, PostsPerRun: g.PostsPerRun, AgentMessagesPerMinute: g.AgentMessagesPerMinute}
 }
 
 // seed writes the rows the platform needs at boot; it is idempotent.

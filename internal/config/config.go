@@ -32,6 +32,8 @@ type Config struct {
 	// DBMaxConns (GUILDS_DB_MAX_CONNS) is the connection pool's size; 0
 	// keeps the store's default (max(8, 4 × cores)). See PoolURL.
 	DBMaxConns int
+	// Group bounds agents answering agents in group chat (group.go).
+	Group Group
 }
 
 // Sandbox configures the agents' workspace sandboxes (internal/workspaces).
@@ -99,6 +101,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.DBMaxConns, err = loadDBMaxConns(or, c.DatabaseURL); err != nil {
+		return c, err
+	}
+	if c.Group, err = loadGroup(or); err != nil {
 		return c, err
 	}
 	if c.AuthMode != "token" && c.AuthMode != "local" {

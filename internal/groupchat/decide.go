@@ -15,11 +15,20 @@ import (
 type Decider struct {
 	Router  *Router // nil: the group-routing integration is off
 	MaxHops int     // DefaultMaxHops when zero
+	Limits  Limits  // the exchange's run budget and the guild's agent message rate
 	Log     *slog.Logger
 }
 
-// Decide returns the routing decision of m. It does not store it.
+// Decide returns the routing decision of m within the Limits. It does not store it.
 func (d Decider) Decide(ctx context.Context, db store.DB, m Message) (Route, error) {
+	r, err := d.decide(ctx, db, m)
+	if err != nil || r.Method == MethodHopLimit {
+		return r, err
+	}
+	return d.limitRoute(ctx, db, m, r)
+}
+
+func (d Decider) decide(ctx context.Context, db store.DB, m Message) (Route, error) {
 	maxHops := d.MaxHops
 	if maxHops <= 0 {
 		maxHops = DefaultMaxHops

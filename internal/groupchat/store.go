@@ -99,11 +99,15 @@ func Post(ctx context.Context, tx pgx.Tx, in NewMessage) (m Message, created boo
 		in.GuildID).Scan(&seq); err != nil {
 		return Message{}, false, store.Map(err)
 	}
+	root, err := rootOf(ctx, tx, in.ParentID)
+	if err != nil {
+		return Message{}, false, err
+	}
 	row := tx.QueryRow(ctx, `INSERT INTO group_messages (guild_id, seq, author_kind, author_user_id, author_agent_id,
-			author_name, content, mentions, run_id, parent_id, hop, post_key)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING `+messageCols,
+			author_name, content, mentions, run_id, parent_id, hop, post_key, root_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING `+messageCols,
 		in.GuildID, seq, in.Author.Kind, nullable(in.Author.UserID), nullable(in.Author.AgentID), name, content, mentions,
-		nullable(in.RunID), nullable(in.ParentID), in.Hop, nullable(in.PostKey))
+		nullable(in.RunID), nullable(in.ParentID), in.Hop, nullable(in.PostKey), root)
 	m, err = scanMessage(row)
 	return m, err == nil, err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/guilds/guilds/internal/agentsecrets"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/groupchat"
 	"github.com/guilds/guilds/internal/native/browser"
 	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/native/group"
@@ -57,6 +58,12 @@ func WithWebSearch(key func() string, baseURL string) Option {
 // through first; without a poster a call says the process cannot route.
 func WithGroupChat(poster group.Poster, secrets group.SecretSource) Option {
 	return func(o *options) { o.group.Poster, o.group.Secrets = poster, secrets }
+}
+
+// WithGroupLimits sets group_post's cap per run and the guild's agent
+// message rate (their defaults otherwise).
+func WithGroupLimits(l groupchat.Limits) Option {
+	return func(o *options) { o.group.Limits = l }
 }
 
 // WithSchedules gives the schedule tools the manager that keeps a

@@ -64,8 +64,11 @@ type Schedule struct {
 	LastRunID      *string    `json:"last_run_id"`
 	CreatedByRun   *string    `json:"created_by_run,omitempty"`
 	CreatedByUser  *string    `json:"created_by_user,omitempty"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
+	// OriginMessageID: the chat message the creating run answered (provenance).
+	OriginMessageID *string   `json:"origin_message_id,omitempty"`
+	OriginHop       int       `json:"origin_hop,omitempty"`
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
 }
 
 // CronSpec parses the row's expression.
@@ -95,6 +98,10 @@ type New struct {
 	Paused        bool
 	CreatedByRun  string
 	CreatedByUser string
+	// OriginMessageID and OriginHop: the chat message the creating run
+	// answered, and its hop (empty and 0 for an operator or a direct run).
+	OriginMessageID string
+	OriginHop       int
 }
 
 // Checked is a New that passed Check: the parsed spec and the first wake-up.

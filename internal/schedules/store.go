@@ -9,7 +9,7 @@ import (
 
 const cols = `s.id, s.agent_id, g.id, g.organisation_id, s.kind, s.cron, s.timezone, s.window_start, s.window_end,
 	s.max_wakes, s.description, s.instruction, s.paused, s.next_run_at, s.last_run_at, s.last_run_id,
-	s.created_by_run, s.created_by_user, s.created_at, s.updated_at`
+	s.created_by_run, s.created_by_user, s.origin_message_id, s.origin_hop, s.created_at, s.updated_at`
 
 const from = ` FROM schedules s JOIN agents a ON a.id = s.agent_id JOIN guilds g ON g.id = a.guild_id `
 
@@ -17,7 +17,7 @@ func scan(row interface{ Scan(...any) error }) (Schedule, error) {
 	var s Schedule
 	err := row.Scan(&s.ID, &s.AgentID, &s.GuildID, &s.OrganisationID, &s.Kind, &s.Cron, &s.Timezone, &s.Start, &s.End,
 		&s.MaxWakes, &s.Description, &s.Instruction, &s.Paused, &s.NextRunAt, &s.LastRunAt, &s.LastRunID,
-		&s.CreatedByRun, &s.CreatedByUser, &s.CreatedAt, &s.UpdatedAt)
+		&s.CreatedByRun, &s.CreatedByUser, &s.OriginMessageID, &s.OriginHop, &s.CreatedAt, &s.UpdatedAt)
 	s.State = StateActive
 	if s.Paused {
 		s.State = StatePaused
@@ -54,10 +54,10 @@ func Insert(ctx context.Context, db store.DB, in Checked, max int, next *time.Ti
 	}
 	var id string
 	err := db.QueryRow(ctx, `INSERT INTO schedules (agent_id, kind, cron, timezone, window_start, window_end, max_wakes,
-		description, instruction, paused, next_run_at, created_by_run, created_by_user)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
+		description, instruction, paused, next_run_at, created_by_run, created_by_user, origin_message_id, origin_hop)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
 		in.AgentID, in.Kind, in.New.Cron, tz, start, end, in.MaxWakes, in.Description, in.Instruction, in.Paused,
-		next, nullable(in.CreatedByRun), nullable(in.CreatedByUser)).Scan(&id)
+		next, nullable(in.CreatedByRun), nullable(in.CreatedByUser), nullable(in.OriginMessageID), in.OriginHop).Scan(&id)
 	if err != nil {
 		return Schedule{}, store.Map(err)
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/guilds/guilds/internal/testtemporal"
 	"github.com/guilds/guilds/workflows/group"
 	"github.com/guilds/guilds/workflows/run"
+	"github.com/guilds/guilds/workflows/schedule"
 )
 
 func TestMain(m *testing.M) { os.Exit(testtemporal.Main(m)) }
@@ -214,9 +215,11 @@ type env struct {
 }
 
 type envOptions struct {
-	router   *groupchat.Router
-	maxHops  int
-	noWorker bool
+	router    *groupchat.Router
+	maxHops   int
+	limits    groupchat.Limits
+	schedules bool // offer working schedule tools (Temporal schedules on the test's queue)
+	noWorker  bool
 }
 
 func quietClient(t testing.TB) client.Client {
@@ -282,11 +285,15 @@ func (e *env) startWorker(o envOptions) func() {
 	}
 	secrets := fixedSecrets{groupSecret}
 	integ := integrations.New(func(string) string { return "" })
-	reg := native.Registry(e.db, log, native.WithGroupChat(e.svc, secrets))
+	opts := []native.Option{native.WithGroupChat(e.svc, secrets), native.WithGroupLimits(o.limits)}
+	if o.schedules {
+		opts = append(opts, native.WithSchedules(&schedule.Manager{Temporal: e.c, TaskQueue: e.queue, Log: log}))
+	}
+	reg := native.Registry(e.db, log, opts...)
 	res := e.resolver()
 	ra := runact.New(runact.Deps{DB: e.db, Tools: reg, Offerer: runact.GrantsOfferer{S: grants.NewService(reg, integ, log)},
 		Models: res, Secrets: secrets, Log: log})
-	ga := groupact.New(groupact.Deps{DB: e.db, Decider: groupchat.Decider{Router: o.router, MaxHops: o.maxHops},
+	ga := groupact.New(groupact.Deps{DB: e.db, Decider: groupchat.Decider{Router: o.router, MaxHops: o.maxHops, Limits: o.limits},
 		Models: res, Poster: e.svc, Secrets: secrets, Log: log})
 	w := sdkworker.New(e.c, e.queue, sdkworker.Options{WorkerStopTimeout: time.Second})
 	run.Register(w, ra)

@@ -38,6 +38,7 @@ type Deps struct {
 	DB      store.DB
 	Poster  Poster
 	Secrets SecretSource
+	Limits  groupchat.Limits // posts per run and the guild's agent message rate
 	Log     *slog.Logger
 }
 
@@ -84,6 +85,9 @@ func (d Deps) post(ctx context.Context, call tools.Call) (string, error) {
 	}
 	post := groupchat.NewMessage{GuildID: call.GuildID, Author: groupchat.Author{Kind: groupchat.AuthorAgent, AgentID: call.AgentID},
 		Content: text, RunID: call.RunID, Hop: 1, PostKey: fmt.Sprintf("run:%s:call:%d", call.RunID, call.Seq)}
+	if err := d.withinLimits(ctx, call, post.PostKey); err != nil {
+		return "", err
+	}
 	// A group-triggered run posts one hop further from the operator than
 	// the message it answers; any other run starts an exchange of its own.
 	if del, err := groupchat.DeliveryOfRun(ctx, d.DB, call.RunID); err == nil {
@@ -100,6 +104,31 @@ func (d Deps) post(ctx context.Context, call tools.Call) (string, error) {
 		return "", err
 	}
 	return describe(m), nil
+}
+
+// withinLimits refuses a post past the run's group_post cap or the guild's
+// agent message rate; a retried call whose message is stored passes.
+func (d Deps) withinLimits(ctx context.Context, call tools.Call, key string) error {
+	if done, err := groupchat.Posted(ctx, d.DB, key); err != nil || done {
+		return err
+	}
+	lim := d.Limits.WithDefaults()
+	n, err := groupchat.RunPosts(ctx, d.DB, call.RunID, key)
+	if err != nil {
+		return err
+	}
+	if n >= lim.PostsPerRun {
+		return fmt.Errorf("this run has posted %d messages with group_post, the most one run may (GUILDS_GROUP_POSTS_PER_RUN): "+
+			"put what is left in your final answer", n)
+	}
+	if n, err = groupchat.RecentAgentMessages(ctx, d.DB, call.GuildID, lim.Window, key); err != nil {
+		return err
+	}
+	if n >= lim.AgentMessagesPerMinute {
+		return fmt.Errorf("the guild's agents posted %d messages within %s, the most allowed (GUILDS_GROUP_AGENT_MESSAGES_PER_MINUTE): "+
+			"post later or put it in your final answer", n, lim.Window)
+	}
+	return nil
 }
 
 func (d Deps) redact(ctx context.Context, agentID, text string) (string, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/guilds/guilds/internal/groupchat"
 	"github.com/guilds/guilds/internal/schedules"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
@@ -125,6 +126,9 @@ func (d Deps) create(kind schedules.Kind) tools.Handler {
 		}
 		n := schedules.New{AgentID: call.AgentID, Kind: kind, Cron: in.Cron, Timezone: in.Timezone, Start: in.Start, End: in.End,
 			MaxWakes: in.MaxWakes, Description: in.Description, Instruction: in.Instruction, CreatedByRun: call.RunID}
+		if err := d.origin(ctx, call, &n); err != nil {
+			return "", err
+		}
 		var s schedules.Schedule
 		err := store.InTx(ctx, d.DB, func(tx pgx.Tx) error {
 			var err error
@@ -136,6 +140,36 @@ func (d Deps) create(kind schedules.Kind) tools.Handler {
 		}
 		return "created schedule\n" + line(s), nil
 	}
+}
+
+// ErrAnswersAnAgent refuses a schedule to a run that answers another
+// agent's chat message: its wake-ups would post at the start of a fresh
+// exchange, so two agents could keep arming each other past the hop bound.
+var ErrAnswersAnAgent = errors.New("this run answers another agent's message, and a schedule it made could keep agents " +
+	"waking each other without end: only a run an operator started, or one answering an operator's message, creates schedules")
+
+// origin records where a group-chat run's schedule comes from, and refuses
+// one to a run answering an agent.
+func (d Deps) origin(ctx context.Context, call tools.Call, n *schedules.New) error {
+	if call.RunID == "" {
+		return nil
+	}
+	del, err := groupchat.DeliveryOfRun(ctx, d.DB, call.RunID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // a direct run: an operator started it
+	}
+	if err != nil {
+		return err
+	}
+	m, err := groupchat.Get(ctx, d.DB, del.MessageID)
+	if err != nil {
+		return err
+	}
+	if m.Author.Kind == groupchat.AuthorAgent {
+		return ErrAnswersAnAgent
+	}
+	n.OriginMessageID, n.OriginHop = m.ID, m.Hop
+	return nil
 }
 
 func (d Deps) list(ctx context.Context, call tools.Call) (string, error) {
