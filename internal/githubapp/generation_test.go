@@ -86,6 +86,7 @@ INSERT INTO agents (guild_id, name) SELECT id, 'Coder' FROM g RETURNING id::text
 	connectionstest.SetConnected(t, e.db, e.conn, "acme-gh")
 	sel := []githubapp.Selected{{GitHubID: e.repo, Name: "api", FullName: "acme-gh/api", URL: e.gh.URL + "/acme-gh/api", DefaultBranch: "main"}}
 	for _, err := range []error{githubapp.SaveLogin(ctx, e.db, e.conn, e.inst, "acme-gh"), githubapp.SetSelected(ctx, e.db, e.conn, sel),
+		githubapp.SaveAccess(ctx, e.db, e.conn, []githubapp.RepoAccess{{GitHubID: e.repo, FullName: "acme-gh/api", Permission: githubapp.PermWrite}}, time.Now()),
 		githubapp.MirrorSelection(ctx, e.db, e.agent.GuildID, e.conn, sel)} {
 		if err != nil {
 			t.Fatal(err)
@@ -249,6 +250,11 @@ func TestGenerationNamesTheRepositoryTheInstallationNoLongerReaches(t *testing.T
 	sel := []githubapp.Selected{{GitHubID: e.repo, Name: "api", URL: e.gh.URL + "/acme-gh/api"},
 		{GitHubID: moved, Name: "moved", FullName: "acme-gh/moved", URL: e.gh.URL + "/acme-gh/moved"}}
 	if err := githubapp.SetSelected(ctx, e.db, e.conn, sel); err != nil {
+		t.Fatal(err)
+	}
+	// The user reached both when the login connected.
+	if err := githubapp.SaveAccess(ctx, e.db, e.conn, []githubapp.RepoAccess{{GitHubID: e.repo, FullName: "acme-gh/api", Permission: githubapp.PermWrite},
+		{GitHubID: moved, FullName: "acme-gh/moved", Permission: githubapp.PermWrite}}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.g.Prepare(ctx, e.agent)
