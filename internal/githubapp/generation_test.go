@@ -294,3 +294,39 @@ func TestRefreshReplacesATokenCloseToItsExpiry(t *testing.T) {
 		t.Fatalf("redaction set %d", len(s))
 	}
 }
+
+// A repository the login's user could only read gets a read token: reaching
+// the installation is not write access to its repositories.
+func TestGenerationAsksForWriteOnlyWhereTheUserCanPush(t *testing.T) {
+	e := newGenEnv(t)
+	ctx := context.Background()
+	if err := githubapp.SaveAccess(ctx, e.db, e.conn, []githubapp.RepoAccess{{GitHubID: e.repo, FullName: "acme-gh/api", Permission: githubapp.PermRead}},
+		time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.gh.TokenRequests)
+	if _, err := e.g.Prepare(ctx, e.agent); err != nil {
+		t.Fatal(err)
+	}
+	calls := e.gh.TokenRequests[before:]
+	if len(calls) != 1 || calls[0].Request.Permissions["contents"] != "read" || calls[0].Request.Permissions["pull_requests"] != "read" {
+		t.Fatalf("token requests %+v", calls)
+	}
+}
+
+// A record of the user's reach that expired (the user's token is not kept
+// to read it again) refuses the generation before any token is asked for.
+func TestGenerationRefusesAnExpiredRecordOfTheUsersReach(t *testing.T) {
+	e := newGenEnv(t)
+	ctx := context.Background()
+	if err := githubapp.SaveAccess(ctx, e.db, e.conn, []githubapp.RepoAccess{{GitHubID: e.repo, FullName: "acme-gh/api", Permission: githubapp.PermWrite}},
+		time.Now().Add(-githubapp.AccessTTL-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.gh.TokenRequests)
+	_, err := e.g.Prepare(ctx, e.agent)
+	var re *githubapp.RefusedError
+	if !errors.As(err, &re) || !strings.Contains(re.Message, "connect GitHub again") || len(e.gh.TokenRequests) != before {
+		t.Fatalf("err = %v, %d token requests", err, len(e.gh.TokenRequests)-before)
+	}
+}

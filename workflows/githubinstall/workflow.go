@@ -63,9 +63,9 @@ const (
 	// StatusNeedsApproval: the installation is attached to another
 	// organisation; the login stays pending until an instance admin approves.
 	StatusNeedsApproval Status = "needs_approval"
-	StatusDenied    Status = "denied"
-	StatusRefused   Status = "refused"
-	StatusExpired   Status = "expired"
+	StatusDenied        Status = "denied"
+	StatusRefused       Status = "refused"
+	StatusExpired       Status = "expired"
 )
 
 // Step is the answer to an update, and the workflow's result.
