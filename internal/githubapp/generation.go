@@ -84,8 +84,9 @@ type repo struct {
 }
 
 // Prepare runs at a coding generation's start: the repositories the agent's
-// chain selected get one installation token (contents and pull requests
-// write, limited to them by id), renames GitHub reports are recorded, the
+// chain selected get installation tokens limited to them by id (contents and
+// pull requests write where the login's user can push, read elsewhere),
+// renames GitHub reports are recorded, the
 // tokens go to the sandbox, and every repository (with the guild's extra
 // git URLs) is cloned, or updated when its clone exists.
 func (g *Generations) Prepare(ctx context.Context, a Agent) (Prepared, error) {
