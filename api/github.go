@@ -44,6 +44,12 @@ func (s *Server) githubRoutes() []route {
 		{Method: "PUT", Path: "/api/mcp/connections/:id/github/selected", Tag: "connections",
 			Summary: "Store the repositories a GitHub login works on; each must be one its installation reaches (a guild login mirrors them into the guild's repositories)",
 			Body:    githubSelectInput{}, Reply: githubSelection{}, Handle: s.githubSelect, NoTx: true},
+		{Method: "GET", Path: "/api/admin/github/approvals", Tag: "connections", Admin: true,
+			Summary: "Requests to attach a GitHub installation that another organisation holds already, waiting ones first",
+			Reply:   []githubapp.Approval{}, Handle: s.githubApprovals},
+		{Method: "POST", Path: "/api/admin/github/approvals/:id/approve", Tag: "connections", Admin: true,
+			Summary: "Let the request's organisation attach the installation (its login then connects again)",
+			Reply:   githubapp.Approval{}, Handle: s.githubApprove},
 		{Method: "GET", Path: "/api/guilds/:id/repositories", Tag: "connections",
 			Summary: "A guild's repositories (extra git URLs and those its GitHub login selected) and the GitHub logins the operator can see",
 			Reply:   guildRepositoriesReply{}, Handle: s.guildRepositories},
@@ -254,6 +260,9 @@ func (s *Server) githubStep(ctx context.Context, c *gin.Context, connID, update 
 	case githubinstall.StatusRequested:
 		s.clearGitHubState(c)
 		return http.StatusAccepted, gin.H{"connection_id": connID, "status": string(step.Status), "message": step.Error}, nil
+	case githubinstall.StatusNeedsApproval:
+		s.clearGitHubState(c)
+		return 0, nil, &Error{Status: http.StatusConflict, Code: "github_installation_needs_approval", Message: step.Error}
 	case githubinstall.StatusConnected:
 		s.clearGitHubState(c)
 		s.clearOAuthCookie(c, connID)

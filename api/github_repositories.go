@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
@@ -25,6 +26,9 @@ type githubRepository struct {
 	Private       bool   `json:"private"`
 	DefaultBranch string `json:"default_branch"`
 	URL           string `json:"url"`
+	// Permission is what the login's user may do there: write where they
+	// can push, read otherwise; a coding run's token asks for no more.
+	Permission string `json:"permission"`
 }
 
 type githubSelectInput struct {
@@ -78,9 +82,18 @@ func (s *Server) githubLogin(ctx context.Context, db store.DB, p access.Principa
 	return conn, l, err
 }
 
-// reachable lists what the installation reaches; a removed or suspended
-// installation disconnects the login.
-func (s *Server) reachable(ctx context.Context, conn grants.Connection, l githubapp.Login) ([]githubapp.Repository, error) {
+// reachable lists what the login may work on: the repositories the
+// installation reaches that its user reached at the connect, with the
+// user's permission. A removed or suspended installation disconnects the
+// login; a record of the user's reach that expired asks to connect again.
+func (s *Server) reachable(ctx context.Context, conn grants.Connection, l githubapp.Login) ([]githubRepository, error) {
+	acc, err := githubapp.CurrentAccess(ctx, s.db(), conn.ID, time.Now())
+	if errors.Is(err, githubapp.ErrAccessExpired) {
+		return nil, &Error{Status: http.StatusConflict, Code: "github_access_expired", Message: err.Error()}
+	}
+	if err != nil {
+		return nil, err
+	}
 	app, err := s.githubApp()
 	if err != nil {
 		return nil, err
@@ -96,7 +109,14 @@ func (s *Server) reachable(ctx context.Context, conn grants.Connection, l github
 	if err != nil {
 		return nil, &Error{Status: http.StatusBadGateway, Code: "github_unavailable", Message: "GitHub could not list the repositories: " + err.Error()}
 	}
-	return repos, nil
+	out := []githubRepository{}
+	for _, r := range repos {
+		if ra, ok := acc.Repos[r.ID]; ok {
+			out = append(out, githubRepository{GitHubID: r.ID, Name: r.Name, FullName: r.FullName, Owner: r.Owner.Login, Private: r.Private,
+				DefaultBranch: r.DefaultBranch, URL: r.HTMLURL, Permission: ra.Permission})
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) githubRepositories(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
@@ -108,17 +128,12 @@ func (s *Server) githubRepositories(ctx context.Context, c *gin.Context, db stor
 	if err != nil {
 		return 0, nil, err
 	}
-	out := make([]githubRepository, len(repos))
-	for i, r := range repos {
-		out[i] = githubRepository{GitHubID: r.ID, Name: r.Name, FullName: r.FullName, Owner: r.Owner.Login, Private: r.Private,
-			DefaultBranch: r.DefaultBranch, URL: r.HTMLURL}
-	}
-	return http.StatusOK, out, nil
+	return http.StatusOK, repos, nil
 }
 
 // githubSelect stores a login's selection, each repository matched to one
-// the installation reaches (by URL, else full name); one it does not reach
-// refuses the whole selection and nothing is stored.
+// the login may work on (by URL, else full name); any other refuses the
+// whole selection and nothing is stored.
 func (s *Server) githubSelect(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in githubSelectInput
 	if err := bindJSON(c, &in); err != nil {
@@ -140,26 +155,28 @@ func (s *Server) githubSelect(ctx context.Context, c *gin.Context, db store.DB, 
 	seen := map[int64]bool{}
 	for i, want := range in.Repositories {
 		field := fmt.Sprintf("repositories[%d]", i)
-		var found *githubapp.Repository
+		var found *githubRepository
 		for j := range repos {
-			if githubapp.SameRepository(want.URL, repos[j]) || (want.URL == "" && want.Name != "" && want.Name == repos[j].FullName) {
+			if githubapp.SameRepository(want.URL, githubapp.Repository{HTMLURL: repos[j].URL, CloneURL: repos[j].URL + ".git"}) ||
+				(want.URL == "" && want.Name != "" && want.Name == repos[j].FullName) {
 				found = &repos[j]
 				break
 			}
 		}
 		if found == nil {
-			probs.Add(field+".url", "is not a repository this login's installation reaches (GET /api/mcp/connections/%s/github/repositories lists them)", conn.ID)
+			probs.Add(field+".url", "is not a repository this login may work on: its installation and its GitHub user must both reach it "+
+				"(GET /api/mcp/connections/%s/github/repositories lists them)", conn.ID)
 			continue
 		}
-		if seen[found.ID] {
+		if seen[found.GitHubID] {
 			continue
 		}
-		seen[found.ID] = true
+		seen[found.GitHubID] = true
 		branch := want.DefaultBranch
 		if branch == "" {
 			branch = found.DefaultBranch
 		}
-		sel = append(sel, githubapp.Selected{GitHubID: found.ID, Name: found.Name, FullName: found.FullName, URL: found.HTMLURL, DefaultBranch: branch})
+		sel = append(sel, githubapp.Selected{GitHubID: found.GitHubID, Name: found.Name, FullName: found.FullName, URL: found.URL, DefaultBranch: branch})
 	}
 	if err := probs.Err(); err != nil {
 		return 0, nil, err

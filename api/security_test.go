@@ -165,6 +165,7 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"OPTIONS /api/temporal/codec/decode": nil,
 		"OPTIONS /api/temporal/codec/encode": nil,
 		"GET /api/admin/mcp/servers":         {{"/api/admin/mcp/servers", nil, 403}},
+		"GET /api/admin/github/approvals":    {{"/api/admin/github/approvals", nil, 403}},
 		"POST /api/admin/mcp/servers":        {{"/api/admin/mcp/servers", map[string]any{"slug": "x", "name": "x"}, 403}},
 		"POST /api/users":                    {{"/api/users", map[string]any{"name": "x", "organisation_id": v.org}, 403}},
 		"GET /api/mcp/oauth/callback":        {{"/api/mcp/oauth/callback?state=forged&code=x", nil, 400}},

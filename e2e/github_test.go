@@ -123,6 +123,7 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`, a.Or
 	connectionstest.SetConnected(t, db, conn, "acme-gh")
 	sel := []githubapp.Selected{{GitHubID: repo, Name: "api", FullName: "acme-gh/api", URL: gh.URL + "/acme-gh/api", DefaultBranch: "main"}}
 	for _, err := range []error{githubapp.SaveLogin(ctx, db, conn, inst, "acme-gh"), githubapp.SetSelected(ctx, db, conn, sel),
+		githubapp.SaveAccess(ctx, db, conn, []githubapp.RepoAccess{{GitHubID: repo, FullName: "acme-gh/api", Permission: githubapp.PermWrite}}, time.Now()),
 		githubapp.MirrorSelection(ctx, db, a.GuildID, conn, sel)} {
 		if err != nil {
 			t.Fatal(err)

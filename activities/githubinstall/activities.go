@@ -11,7 +11,9 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/temporal"
 
@@ -79,11 +81,12 @@ func refused(msg string) error {
 }
 
 // Authorize exchanges the callback's code for a user token, lists the App's
-// installations that user reaches, and keeps one only when the user reaches
-// it: the callback's id (or the setup redirect's) when there is one, else the
-// only installation there is; several are left to the picker. An id the user
-// cannot reach is refused: an id in the URL alone proves nothing. It runs
-// once: the code is single use.
+// installations that user reaches and, in each, the repositories the user
+// reaches with their permission, and keeps one installation only when the
+// user reaches it: the callback's id (or the setup redirect's) when there is
+// one, else the only installation there is; several are left to the picker.
+// An id the user cannot reach is refused: an id in the URL alone proves
+// nothing. It runs once: the code is single use.
 func (a *Activities) Authorize(ctx context.Context, in Input) (Authorized, error) {
 	p, err := a.open(in.ConnectionID, in.Sealed)
 	if err != nil {
@@ -100,7 +103,7 @@ func (a *Activities) Authorize(ctx context.Context, in Input) (Authorized, error
 	if err != nil {
 		return Authorized{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeSetup, nil)
 	}
-	insts, err := reachable(ctx, app, p.Code, pend.RedirectURI)
+	reached, err := reachable(ctx, app, p.Code, pend.RedirectURI)
 	if err != nil {
 		return Authorized{}, err
 	}
@@ -108,37 +111,34 @@ func (a *Activities) Authorize(ctx context.Context, in Input) (Authorized, error
 	if want == 0 {
 		want = pend.InstallationHint
 	}
-	var keep *githubapp.Installation
+	var keep *githubapp.Choice
 	switch {
 	case want != 0:
-		i := slices.IndexFunc(insts, func(x githubapp.Installation) bool { return x.ID == want })
+		i := slices.IndexFunc(reached, func(x githubapp.Choice) bool { return x.InstallationID == want })
 		if i < 0 {
 			return Authorized{}, refused("the installation GitHub named is not one your GitHub user can reach; nothing was stored")
 		}
-		keep = &insts[i]
-	case len(insts) == 1:
-		keep = &insts[0]
-	case len(insts) == 0:
+		keep = &reached[i]
+	case len(reached) == 1:
+		keep = &reached[0]
+	case len(reached) == 0:
 		return Authorized{}, refused("your GitHub user reaches no installation of the App: install it on an account first")
 	default:
-		choices := make([]githubapp.Choice, len(insts))
-		for i, x := range insts {
-			choices[i] = githubapp.Choice{InstallationID: x.ID, Account: x.Account.Login}
-		}
-		if err := githubapp.SetChoices(ctx, a.DB, p.State, choices); err != nil {
+		if err := githubapp.SetChoices(ctx, a.DB, p.State, reached); err != nil {
 			return Authorized{}, err
 		}
-		return Authorized{Choices: len(choices)}, nil
+		return Authorized{Choices: len(reached)}, nil
 	}
-	if err := githubapp.SaveLogin(ctx, a.DB, in.ConnectionID, keep.ID, keep.Account.Login); err != nil {
+	if err := a.keep(ctx, in.ConnectionID, *keep); err != nil {
 		return Authorized{}, err
 	}
-	return Authorized{Account: keep.Account.Login}, nil
+	return Authorized{Account: keep.Account}, nil
 }
 
 // reachable trades the code for a user token and lists the App's
-// installations it reaches; the token goes no further than this function.
-func reachable(ctx context.Context, app *githubapp.Client, code, redirectURI string) ([]githubapp.Installation, error) {
+// installations it reaches, each with the repositories the user reaches in
+// it; the token goes no further than this function.
+func reachable(ctx context.Context, app *githubapp.Client, code, redirectURI string) ([]githubapp.Choice, error) {
 	userToken, err := app.ExchangeCode(ctx, code, redirectURI)
 	if err != nil {
 		return nil, refused("GitHub refused the authorization: " + err.Error())
@@ -147,7 +147,34 @@ func reachable(ctx context.Context, app *githubapp.Client, code, redirectURI str
 	if err != nil {
 		return nil, refused("GitHub did not list your installations of the App: " + err.Error())
 	}
-	return insts, nil
+	out := make([]githubapp.Choice, len(insts))
+	for i, x := range insts {
+		repos, err := app.UserInstallationRepositories(ctx, userToken, x.ID)
+		if err != nil {
+			return nil, refused("GitHub did not list the repositories you reach in the installation of " + x.Account.Login + ": " + err.Error())
+		}
+		out[i] = githubapp.Choice{InstallationID: x.ID, Account: x.Account.Login, Repositories: githubapp.AccessOf(repos)}
+	}
+	return out, nil
+}
+
+// keep stores the installation a login keeps with what its user reaches
+// in it, once no other organisation holds it without an admin's approval.
+func (a *Activities) keep(ctx context.Context, connectionID string, c githubapp.Choice) error {
+	err := githubapp.CheckAttach(ctx, a.DB, connectionID, c.InstallationID, c.Account)
+	var na *githubapp.NeedsApprovalError
+	if errors.As(err, &na) {
+		return temporal.NewNonRetryableApplicationError(na.Error(), ErrTypeApproval, nil)
+	}
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, a.DB, func(tx pgx.Tx) error {
+		if err := githubapp.SaveLogin(ctx, tx, connectionID, c.InstallationID, c.Account); err != nil {
+			return err
+		}
+		return githubapp.SaveAccess(ctx, tx, connectionID, c.Repositories, time.Now())
+	})
 }
 
 // Choose keeps the installation the picker named, when it is one the user's
@@ -169,7 +196,7 @@ func (a *Activities) Choose(ctx context.Context, in Input) (string, error) {
 		return "", refused("account " + p.Account + " is not one of the installations your GitHub user reaches")
 	}
 	c := pend.Choices[i]
-	return c.Account, githubapp.SaveLogin(ctx, a.DB, in.ConnectionID, c.InstallationID, c.Account)
+	return c.Account, a.keep(ctx, in.ConnectionID, c)
 }
 
 // Finish marks the login connected with the account as its hint and writes

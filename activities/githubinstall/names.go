@@ -12,7 +12,8 @@ const (
 
 // Error types of non-retryable failures.
 const (
-	ErrTypeRefused  = "github_refused"  // GitHub or the user's reach refused the login
-	ErrTypeInternal = "github_internal" // a sealed callback that cannot be opened
-	ErrTypeSetup    = "github_setup"    // the box's App is not usable
+	ErrTypeRefused  = "github_refused"        // GitHub or the user's reach refused the login
+	ErrTypeInternal = "github_internal"       // a sealed callback that cannot be opened
+	ErrTypeSetup    = "github_setup"          // the box's App is not usable
+	ErrTypeApproval = "github_needs_approval" // attached to another organisation: an instance admin approves first
 )

@@ -58,6 +58,8 @@ type Repository struct {
 	DefaultBranch string  `json:"default_branch"`
 	HTMLURL       string  `json:"html_url"`
 	CloneURL      string  `json:"clone_url"`
+	// Permissions are the user's, when a user's token listed it.
+	Permissions *UserPermissions `json:"permissions,omitempty"`
 }
 
 // AccessToken is an installation access token.
@@ -147,6 +149,26 @@ func (c *Client) UserInstallations(ctx context.Context, userToken string) ([]Ins
 	}
 }
 
+// UserInstallationRepositories lists the repositories of an installation
+// that the user's token reaches, each with the user's permissions.
+func (c *Client) UserInstallationRepositories(ctx context.Context, userToken string, installationID int64) ([]Repository, error) {
+	var all []Repository
+	for page := 1; ; page++ {
+		var out struct {
+			TotalCount   int          `json:"total_count"`
+			Repositories []Repository `json:"repositories"`
+		}
+		path := "/user/installations/" + strconv.FormatInt(installationID, 10) + "/repositories?per_page=100&page=" + strconv.Itoa(page)
+		if err := c.get(ctx, path, "token "+userToken, &out); err != nil {
+			return nil, err
+		}
+		all = append(all, out.Repositories...)
+		if len(out.Repositories) < 100 || len(all) >= out.TotalCount {
+			return all, nil
+		}
+	}
+}
+
 // Installation reads one installation of the App (App JWT).
 func (c *Client) Installation(ctx context.Context, id int64) (Installation, error) {
 	jwt, err := c.AppJWT(c.now())
@@ -166,8 +188,12 @@ type TokenRequest struct {
 	Permissions   map[string]string `json:"permissions,omitempty"`
 }
 
-// CodingPermissions are what a coding run's token may do.
+// CodingPermissions are what a coding run's token may do on a repository
+// its login's user can push to.
 var CodingPermissions = map[string]string{"contents": "write", "pull_requests": "write"}
+
+// ReadPermissions are what it may do on one the user can only read.
+var ReadPermissions = map[string]string{"contents": "read", "pull_requests": "read"}
 
 // AccessToken requests an installation access token (App JWT). GitHub's
 // answer names every repository as it is now.

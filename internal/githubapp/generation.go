@@ -84,8 +84,9 @@ type repo struct {
 }
 
 // Prepare runs at a coding generation's start: the repositories the agent's
-// chain selected get one installation token (contents and pull requests
-// write, limited to them by id), renames GitHub reports are recorded, the
+// chain selected get installation tokens limited to them by id (contents and
+// pull requests write where the login's user can push, read elsewhere),
+// renames GitHub reports are recorded, the
 // tokens go to the sandbox, and every repository (with the guild's extra
 // git URLs) is cloned, or updated when its clone exists.
 func (g *Generations) Prepare(ctx context.Context, a Agent) (Prepared, error) {
@@ -192,43 +193,101 @@ func (g *Generations) tokens(ctx context.Context, a Agent) ([]repo, gittokens.Fi
 		}
 		g.setEgress(a.ID, sock != "")
 	}
-	tr := TokenRequest{Permissions: CodingPermissions}
-	for _, s := range login.Selected {
+	groups, err := g.byPermission(ctx, eff.ConnectionID, login)
+	if err != nil {
+		return nil, file, err
+	}
+	var repos []repo
+	for _, grp := range groups {
+		tok, err := app.AccessToken(ctx, login.InstallationID, grp.request())
+		switch {
+		case Gone(err):
+			if derr := connstore.SetDisconnected(context.WithoutCancel(ctx), g.DB, id); derr != nil {
+				g.log().Error("github: cannot mark a removed installation's login disconnected", "connection", eff.ConnectionID, "err", derr)
+			}
+			return nil, file, &RefusedError{Message: fmt.Sprintf("GitHub no longer reaches the installation of %s (the App was removed or suspended): "+
+				"its login is now disconnected; connect GitHub again to work on its repositories", login.Account)}
+		case err != nil:
+			return nil, file, g.unreachable(ctx, app, login, err)
+		}
+		if err := g.remember(ctx, a.ID, tok); err != nil {
+			return nil, file, err
+		}
+		for _, r := range tok.Repositories {
+			if err := g.track(ctx, eff.ConnectionID, login, r); err != nil {
+				return nil, file, err
+			}
+			t := gittokens.Token{Origin: origin(r.HTMLURL, app.WebURL), Path: r.FullName, Dir: path.Join(ReposDir, r.Name),
+				Token: tok.Token, ExpiresAt: tok.ExpiresAt}
+			file.Tokens = append(file.Tokens, t)
+			clone := r.CloneURL
+			if clone == "" {
+				clone = r.HTMLURL + ".git"
+			}
+			repos = append(repos, repo{name: r.Name, url: clone, branch: r.DefaultBranch, token: &t})
+		}
+	}
+	return repos, file, nil
+}
+
+// tokenGroup is the selected repositories one token covers, with the
+// permissions it asks for.
+type tokenGroup struct {
+	perms    map[string]string
+	selected []Selected
+}
+
+func (tg tokenGroup) request() TokenRequest {
+	tr := TokenRequest{Permissions: tg.perms}
+	for _, s := range tg.selected {
 		if s.GitHubID != 0 {
 			tr.RepositoryIDs = append(tr.RepositoryIDs, s.GitHubID)
 		} else {
 			tr.Repositories = append(tr.Repositories, s.Name)
 		}
 	}
-	tok, err := app.AccessToken(ctx, login.InstallationID, tr)
-	switch {
-	case Gone(err):
-		if derr := connstore.SetDisconnected(context.WithoutCancel(ctx), g.DB, id); derr != nil {
-			g.log().Error("github: cannot mark a removed installation's login disconnected", "connection", eff.ConnectionID, "err", derr)
-		}
-		return nil, file, &RefusedError{Message: fmt.Sprintf("GitHub no longer reaches the installation of %s (the App was removed or suspended): "+
-			"its login is now disconnected; connect GitHub again to work on its repositories", login.Account)}
-	case err != nil:
-		return nil, file, g.unreachable(ctx, app, login, err)
+	return tr
+}
+
+// byPermission splits a login's selection by what its user may do, as
+// recorded at the connect: one token writes to the repositories the user
+// can push to, another only reads the others. A record that expired, or a
+// selected repository the user no longer reaches, refuses the generation:
+// reaching the installation is not authority over its repositories.
+func (g *Generations) byPermission(ctx context.Context, connectionID string, login Login) ([]tokenGroup, error) {
+	acc, err := CurrentAccess(ctx, g.DB, connectionID, time.Now())
+	if errors.Is(err, ErrAccessExpired) {
+		return nil, &RefusedError{Message: fmt.Sprintf("what the GitHub user of the login %s can reach was checked too long ago (or never): "+
+			"connect GitHub again to work on its repositories", login.Account)}
 	}
-	if err := g.remember(ctx, a.ID, tok); err != nil {
-		return nil, file, err
+	if err != nil {
+		return nil, err
 	}
-	var repos []repo
-	for _, r := range tok.Repositories {
-		if err := g.track(ctx, eff.ConnectionID, login, r); err != nil {
-			return nil, file, err
+	write := tokenGroup{perms: CodingPermissions}
+	read := tokenGroup{perms: ReadPermissions}
+	for _, s := range login.Selected {
+		ra, ok := acc.find(s)
+		if !ok {
+			name := s.FullName
+			if name == "" {
+				name = s.Name
+			}
+			return nil, &RefusedError{Message: fmt.Sprintf("the GitHub user who connected the login %s does not reach %s: "+
+				"take it out of the login's repositories, or connect GitHub again as a user who reaches it", login.Account, name)}
 		}
-		t := gittokens.Token{Origin: origin(r.HTMLURL, app.WebURL), Path: r.FullName, Dir: path.Join(ReposDir, r.Name),
-			Token: tok.Token, ExpiresAt: tok.ExpiresAt}
-		file.Tokens = append(file.Tokens, t)
-		clone := r.CloneURL
-		if clone == "" {
-			clone = r.HTMLURL + ".git"
+		if ra.Permission == PermWrite {
+			write.selected = append(write.selected, s)
+		} else {
+			read.selected = append(read.selected, s)
 		}
-		repos = append(repos, repo{name: r.Name, url: clone, branch: r.DefaultBranch, token: &t})
 	}
-	return repos, file, nil
+	var out []tokenGroup
+	for _, tg := range []tokenGroup{write, read} {
+		if len(tg.selected) > 0 {
+			out = append(out, tg)
+		}
+	}
+	return out, nil
 }
 
 // unreachable turns a refused token request into the repository the

@@ -86,6 +86,7 @@ INSERT INTO agents (guild_id, name) SELECT id, 'Coder' FROM g RETURNING id::text
 	connectionstest.SetConnected(t, e.db, e.conn, "acme-gh")
 	sel := []githubapp.Selected{{GitHubID: e.repo, Name: "api", FullName: "acme-gh/api", URL: e.gh.URL + "/acme-gh/api", DefaultBranch: "main"}}
 	for _, err := range []error{githubapp.SaveLogin(ctx, e.db, e.conn, e.inst, "acme-gh"), githubapp.SetSelected(ctx, e.db, e.conn, sel),
+		githubapp.SaveAccess(ctx, e.db, e.conn, []githubapp.RepoAccess{{GitHubID: e.repo, FullName: "acme-gh/api", Permission: githubapp.PermWrite}}, time.Now()),
 		githubapp.MirrorSelection(ctx, e.db, e.agent.GuildID, e.conn, sel)} {
 		if err != nil {
 			t.Fatal(err)
@@ -251,6 +252,11 @@ func TestGenerationNamesTheRepositoryTheInstallationNoLongerReaches(t *testing.T
 	if err := githubapp.SetSelected(ctx, e.db, e.conn, sel); err != nil {
 		t.Fatal(err)
 	}
+	// The user reached both when the login connected.
+	if err := githubapp.SaveAccess(ctx, e.db, e.conn, []githubapp.RepoAccess{{GitHubID: e.repo, FullName: "acme-gh/api", Permission: githubapp.PermWrite},
+		{GitHubID: moved, FullName: "acme-gh/moved", Permission: githubapp.PermWrite}}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	_, err := e.g.Prepare(ctx, e.agent)
 	var re *githubapp.RefusedError
 	if !errors.As(err, &re) || !strings.Contains(re.Message, "acme-gh/moved") {
@@ -286,5 +292,41 @@ func TestRefreshReplacesATokenCloseToItsExpiry(t *testing.T) {
 	// Both tokens stay in the redaction set.
 	if s, _ := e.g.RunSecrets(ctx, e.agent.ID); len(s) != 2 {
 		t.Fatalf("redaction set %d", len(s))
+	}
+}
+
+// A repository the login's user could only read gets a read token: reaching
+// the installation is not write access to its repositories.
+func TestGenerationAsksForWriteOnlyWhereTheUserCanPush(t *testing.T) {
+	e := newGenEnv(t)
+	ctx := context.Background()
+	if err := githubapp.SaveAccess(ctx, e.db, e.conn, []githubapp.RepoAccess{{GitHubID: e.repo, FullName: "acme-gh/api", Permission: githubapp.PermRead}},
+		time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.gh.TokenRequests)
+	if _, err := e.g.Prepare(ctx, e.agent); err != nil {
+		t.Fatal(err)
+	}
+	calls := e.gh.TokenRequests[before:]
+	if len(calls) != 1 || calls[0].Request.Permissions["contents"] != "read" || calls[0].Request.Permissions["pull_requests"] != "read" {
+		t.Fatalf("token requests %+v", calls)
+	}
+}
+
+// A record of the user's reach that expired (the user's token is not kept
+// to read it again) refuses the generation before any token is asked for.
+func TestGenerationRefusesAnExpiredRecordOfTheUsersReach(t *testing.T) {
+	e := newGenEnv(t)
+	ctx := context.Background()
+	if err := githubapp.SaveAccess(ctx, e.db, e.conn, []githubapp.RepoAccess{{GitHubID: e.repo, FullName: "acme-gh/api", Permission: githubapp.PermWrite}},
+		time.Now().Add(-githubapp.AccessTTL-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.gh.TokenRequests)
+	_, err := e.g.Prepare(ctx, e.agent)
+	var re *githubapp.RefusedError
+	if !errors.As(err, &re) || !strings.Contains(re.Message, "connect GitHub again") || len(e.gh.TokenRequests) != before {
+		t.Fatalf("err = %v, %d token requests", err, len(e.gh.TokenRequests)-before)
 	}
 }

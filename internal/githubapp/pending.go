@@ -19,6 +19,9 @@ const PendingTTL = 15 * time.Minute
 type Choice struct {
 	InstallationID int64  `json:"installation_id"`
 	Account        string `json:"account"`
+	// Repositories are what the user reaches in it (read with the user's
+	// token, which is gone by the time the picker chooses).
+	Repositories []RepoAccess `json:"repositories,omitempty"`
 }
 
 // Pending is an attempt waiting for GitHub's callback.

@@ -60,9 +60,12 @@ const (
 	StatusConnected Status = "connected"
 	StatusChoose    Status = "choose"    // the picker must choose among Choices
 	StatusRequested Status = "requested" // waits for an organisation admin
-	StatusDenied    Status = "denied"
-	StatusRefused   Status = "refused"
-	StatusExpired   Status = "expired"
+	// StatusNeedsApproval: the installation is attached to another
+	// organisation; the login stays pending until an instance admin approves.
+	StatusNeedsApproval Status = "needs_approval"
+	StatusDenied        Status = "denied"
+	StatusRefused       Status = "refused"
+	StatusExpired       Status = "expired"
 )
 
 // Step is the answer to an update, and the workflow's result.
@@ -189,7 +192,8 @@ func Workflow(ctx workflow.Context, in Input) (Step, error) {
 		if cur.kind == UpdateCallback {
 			var got acts.Authorized
 			if err := workflow.ExecuteActivity(octx, acts.AuthorizeName, input).Get(ctx, &got); err != nil {
-				return end(&cur, Step{Status: StatusRefused, Error: message(err)}, acts.AbandonName)
+				st, closing := failed(err)
+				return end(&cur, st, closing)
 			}
 			if got.Choices > 0 {
 				choosing = true
@@ -198,7 +202,8 @@ func Workflow(ctx workflow.Context, in Input) (Step, error) {
 			}
 			account = got.Account
 		} else if err := workflow.ExecuteActivity(octx, acts.ChooseName, input).Get(ctx, &account); err != nil {
-			return end(&cur, Step{Status: StatusRefused, Error: message(err)}, acts.AbandonName)
+			st, closing := failed(err)
+			return end(&cur, st, closing)
 		}
 		fctx := workflow.WithActivityOptions(ctx, finishOptions)
 		if err := workflow.ExecuteActivity(fctx, acts.FinishName, in.ConnectionID, account).Get(ctx, nil); err != nil {
@@ -206,6 +211,18 @@ func Workflow(ctx workflow.Context, in Input) (Step, error) {
 		}
 		return end(&cur, Step{Status: StatusConnected, Account: account}, "")
 	}
+}
+
+// failed is the step a refused Authorize or Choose ends with, and the
+// activity that closes the login: an installation that waits for an
+// instance admin's approval keeps the login pending, as an install that
+// waits for an organisation admin does; any other refusal abandons it.
+func failed(err error) (Step, string) {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) && ae.Type() == acts.ErrTypeApproval {
+		return Step{Status: StatusNeedsApproval, Error: message(err)}, acts.ReleaseName
+	}
+	return Step{Status: StatusRefused, Error: message(err)}, acts.AbandonName
 }
 
 // message is the operator-facing text of an activity failure.

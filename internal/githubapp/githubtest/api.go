@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -230,6 +231,47 @@ func (s *Server) userInstallations(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(out), "installations": out})
+}
+
+// userInstallationRepositories lists what a user reaches in one of their
+// installations, with the user's permissions on each.
+func (s *Server) userInstallationRepositories(w http.ResponseWriter, r *http.Request) {
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "token ")
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	login, ok := s.utoks[tok]
+	if !ok {
+		message(w, http.StatusUnauthorized, "Bad credentials")
+		return
+	}
+	u := s.users[login]
+	in := s.insts[id]
+	if u == nil || in == nil || in.removed || !slices.Contains(u.insts, id) {
+		message(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	out := []githubapp.Repository{}
+	for _, rp := range s.wireRepos(id, nil) {
+		role := "admin"
+		if u.roles != nil {
+			role = u.roles[rp.ID]
+		}
+		if role == "" {
+			continue
+		}
+		rp.Permissions = rolePermissions(role)
+		out = append(out, rp)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(out), "repositories": out})
+}
+
+// rolePermissions are GitHub's permission flags of a role: each role has
+// the ones below it.
+func rolePermissions(role string) *githubapp.UserPermissions {
+	order := []string{"pull", "triage", "push", "maintain", "admin"}
+	n := slices.Index(order, role)
+	return &githubapp.UserPermissions{Pull: n >= 0, Triage: n >= 1, Push: n >= 2, Maintain: n >= 3, Admin: n >= 4}
 }
 
 func (s *Server) accessToken(w http.ResponseWriter, r *http.Request) {

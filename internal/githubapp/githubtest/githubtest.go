@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,6 +84,9 @@ type repo struct {
 type user struct {
 	login string
 	insts []int64
+	// roles: repository id → admin, maintain, push, triage or pull. nil:
+	// admin on every repository of insts (an owner of the accounts).
+	roles map[int64]string
 }
 
 type instToken struct {
@@ -176,6 +180,27 @@ func (s *Server) AddUser(login string, installations ...int64) {
 	s.users[login] = &user{login: login, insts: installations}
 }
 
+// Grant gives a user a role (admin, maintain, push, triage, pull) on one
+// repository, as an organisation gives an outside collaborator: from then
+// on the user reaches only the repositories granted, and the repository's
+// installation shows in /user/installations.
+func (s *Server) Grant(login string, repoID int64, role string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.users[login]
+	if u == nil {
+		u = &user{login: login}
+		s.users[login] = u
+	}
+	if u.roles == nil {
+		u.roles = map[int64]string{}
+	}
+	u.roles[repoID] = role
+	if rp := s.repos[repoID]; rp != nil && !slices.Contains(u.insts, rp.inst) {
+		u.insts = append(u.insts, rp.inst)
+	}
+}
+
 // Code is a one-time authorization code for a user, as user authorization
 // hands it to the callback.
 func (s *Server) Code(login string) string {
@@ -240,6 +265,7 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("POST /api/app/installations/{id}/access_tokens", s.accessToken)
 	mux.HandleFunc("GET /api/installation/repositories", s.installationRepositories)
 	mux.HandleFunc("GET /api/user/installations", s.userInstallations)
+	mux.HandleFunc("GET /api/user/installations/{id}/repositories", s.userInstallationRepositories)
 	mux.HandleFunc("/{owner}/{repo}/", s.git)
 	return mux
 }

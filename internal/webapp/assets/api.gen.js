@@ -50,6 +50,8 @@ export const delete_schedules_by_id = (id, opts) => call("DELETE", `/api/schedul
 export const delete_session = (opts) => call("DELETE", `/api/session`, undefined, opts);
 /** DELETE /api/tokens/{id}: Revoke an API token for good (your own; an instance admin revokes any) */
 export const delete_tokens_by_id = (id, opts) => call("DELETE", `/api/tokens/${encodeURIComponent(id)}`, undefined, opts);
+/** GET /api/admin/github/approvals: Requests to attach a GitHub installation that another organisation holds already, waiting ones first */
+export const get_admin_github_approvals = (opts) => call("GET", `/api/admin/github/approvals`, undefined, opts);
 /** GET /api/admin/mcp/servers: List every catalog server */
 export const get_admin_mcp_servers = (opts) => call("GET", `/api/admin/mcp/servers`, undefined, opts);
 /** GET /api/admin/mcp/servers/{id}: Get a catalog server */
@@ -184,6 +186,8 @@ export const patch_collections_by_id_records_by_record_id = (id, record_id, body
 export const patch_guilds_by_id = (id, body, opts) => call("PATCH", `/api/guilds/${encodeURIComponent(id)}`, body, opts);
 /** PATCH /api/orgs/{id}: Change an organisation */
 export const patch_orgs_by_id = (id, body, opts) => call("PATCH", `/api/orgs/${encodeURIComponent(id)}`, body, opts);
+/** POST /api/admin/github/approvals/{id}/approve: Let the request's organisation attach the installation (its login then connects again) */
+export const post_admin_github_approvals_by_id_approve = (id, body, opts) => call("POST", `/api/admin/github/approvals/${encodeURIComponent(id)}/approve`, body, opts);
 /** POST /api/admin/mcp/servers: Add a catalog server */
 export const post_admin_mcp_servers = (body, opts) => call("POST", `/api/admin/mcp/servers`, body, opts);
 /** POST /api/agents/{id}/runs: Start a run of an agent */
