@@ -1,3 +1,5 @@
+ALTER TABLE secret_requests DROP COLUMN asked_of;
+ALTER TABLE runs DROP COLUMN started_by;
 DELETE FROM bindings a USING bindings b
 WHERE a.catalog_kind = 'mcp_tool' AND b.catalog_kind = 'mcp_tool' AND a.scope = b.scope
     AND a.scope_id IS NOT DISTINCT FROM b.scope_id AND a.catalog_id = b.catalog_id AND a.id <> b.id

@@ -21,3 +21,9 @@ FROM (SELECT DISTINCT ON (c.owner_scope, c.owner_id, a.catalog_id) a.connection_
       ORDER BY c.owner_scope, c.owner_id, a.catalog_id, a.applied_at DESC) d
 WHERE b.catalog_kind = 'mcp_tool' AND b.connection_id IS NULL AND b.catalog_id = d.catalog_id
     AND b.scope = d.owner_scope AND b.scope_id IS NOT DISTINCT FROM d.owner_id::uuid;
+
+-- Who started a run (a user id; '' for schedules, group chat and runs from
+-- before this column), and so whom a secret request of that run asks: only
+-- that user or an instance admin may answer it.
+ALTER TABLE runs ADD COLUMN started_by text NOT NULL DEFAULT '';
+ALTER TABLE secret_requests ADD COLUMN asked_of text NOT NULL DEFAULT '';
