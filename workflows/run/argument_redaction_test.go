@@ -12,8 +12,8 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/guilds/guilds/api"
 	runact "github.com/guilds/guilds/activities/run"
+	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/agentsecrets"
 	"github.com/guilds/guilds/internal/apitest"
 	"github.com/guilds/guilds/internal/integrations"
