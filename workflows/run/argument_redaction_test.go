@@ -86,6 +86,12 @@ func TestStoredSecretStaysOutOfLaterArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The run records who started it: a secret request of the run asks them (ADR 0902).
+	var startedBy string
+	if err := e.DB.QueryRow(ctx, `SELECT started_by FROM runs WHERE id = $1`, runID).Scan(&startedBy); err != nil || startedBy == "" {
+		t.Errorf("the run does not record who started it (%q, %v)", startedBy, err)
+	}
+
 	tr := e.Do(op, "GET", "/api/runs/"+runID, nil)
 	if tr.Status != 200 || !strings.Contains(string(tr.Body), "note_write") {
 		t.Fatalf("transcript: %d %s", tr.Status, tr.Body)
