@@ -86,7 +86,7 @@ func (s *Server) startRun(ctx context.Context, c *gin.Context, db store.DB, p ac
 		return 0, nil, errNoTemporal()
 	}
 	id, err := run.Start(ctx, s.Temporal, db, run.Input{AgentID: c.Param("id"), Message: in.Message, Trigger: in.Trigger,
-		Budget: in.Budget, Models: s.models(), TaskQueue: s.RunTaskQueue})
+		Budget: in.Budget, Models: s.models(), TaskQueue: s.RunTaskQueue, StartedBy: p.UserID})
 	if err != nil {
 		return 0, nil, err
 	}

@@ -17,11 +17,11 @@ import (
 func TestSecretRequestIsARunEvent(t *testing.T) {
 	e := secretsEnv(t, true)
 	org, guild, agent := e.Hierarchy()
-	op := e.Operator(org)
+	opID, op := newOperator(t, e, org, "op")
 	ctx := context.Background()
 	var runID string
-	if err := e.DB.QueryRow(ctx, `INSERT INTO runs (agent_id, guild_id, organisation_id, trigger, status, budget, remaining)
-		VALUES ($1, $2, $3, 'direct', 'running', 5, 5) RETURNING id`, agent, guild, org).Scan(&runID); err != nil {
+	if err := e.DB.QueryRow(ctx, `INSERT INTO runs (agent_id, guild_id, organisation_id, trigger, status, budget, remaining, started_by)
+		VALUES ($1, $2, $3, 'direct', 'running', 5, 5, $4) RETURNING id`, agent, guild, org, opID).Scan(&runID); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)

@@ -208,6 +208,10 @@ func secretError(err error) error {
 	switch {
 	case errors.Is(err, agentsecrets.ErrAnswered):
 		return &Error{Status: http.StatusConflict, Code: "already_answered", Message: err.Error()}
+	case errors.Is(err, agentsecrets.ErrNotAsked):
+		return &Error{Status: http.StatusForbidden, Code: "not_asked", Message: err.Error()}
+	case errors.Is(err, agentsecrets.ErrOperatorSecret):
+		return &Error{Status: http.StatusConflict, Code: "secret_set_by_operator", Message: err.Error()}
 	case errors.Is(err, agentsecrets.ErrNoKeyring):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "no_encryption_key", Message: err.Error()}
 	}

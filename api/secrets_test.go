@@ -122,12 +122,12 @@ func TestSecretsNeedTheKeyring(t *testing.T) {
 func TestSecretRequestAnswers(t *testing.T) {
 	e := secretsEnv(t, true)
 	org, guild, agent := e.Hierarchy()
-	op := e.Operator(org)
+	opID, op := newOperator(t, e, org, "op")
 	stranger := e.Operator("")
 	ctx := context.Background()
 	var runID string
-	if err := e.DB.QueryRow(ctx, `INSERT INTO runs (agent_id, guild_id, organisation_id, trigger, budget, remaining)
-		VALUES ($1, $2, $3, 'direct', 5, 5) RETURNING id`, agent, guild, org).Scan(&runID); err != nil {
+	if err := e.DB.QueryRow(ctx, `INSERT INTO runs (agent_id, guild_id, organisation_id, trigger, budget, remaining, started_by)
+		VALUES ($1, $2, $3, 'direct', 5, 5, $4) RETURNING id`, agent, guild, org, opID).Scan(&runID); err != nil {
 		t.Fatal(err)
 	}
 	req, err := agentsecrets.OpenRequest(ctx, e.DB, agentsecrets.NewRequest{RunID: runID, AgentID: agent, OrgID: org, Seq: 2,

@@ -111,6 +111,9 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 	if err := a.hideArguments(ctx, &msg); err != nil {
 		return ModelOutput{}, err
 	}
+	if err := a.redactAnswer(ctx, r.AgentID, &msg); err != nil {
+		return ModelOutput{}, err
+	}
 	stored, err := runs.AppendMessage(ctx, a.d.DB, msg)
 	if err != nil {
 		return ModelOutput{}, err
@@ -171,6 +174,27 @@ func (a *Activities) hideArguments(ctx context.Context, msg *runs.Message) error
 		if !sealed[i] {
 			msg.ToolCalls[i].Arguments = red.Redact(msg.ToolCalls[i].Arguments)
 		}
+	}
+	return nil
+}
+
+// redactAnswer redacts the model's text and every call's arguments with the
+// run's redaction set (the agent's granted secrets, its logins' credentials,
+// the model keys) before the answer is stored or returned. A value the agent
+// kept with secret_store in an earlier turn and now writes into a call is
+// then in neither the transcript, the workflow history (this activity's
+// result, the tool activities' inputs) nor what the tool stores (a note, a
+// record, the memory, an issue, a schedule, a script): each receives the
+// redacted form, as group_post's text does. Shell commands reach a secret
+// as $NAME, which is not redacted.
+func (a *Activities) redactAnswer(ctx context.Context, agentID string, msg *runs.Message) error {
+	red, err := a.redactor(ctx, agentID)
+	if err != nil || red == nil {
+		return err
+	}
+	msg.Content = red.Redact(msg.Content)
+	for i := range msg.ToolCalls {
+		msg.ToolCalls[i].Arguments = red.Redact(msg.ToolCalls[i].Arguments)
 	}
 	return nil
 }

@@ -25,6 +25,10 @@ const MaxReasonLen = 1000
 // ErrAnswered refuses a second answer to a request.
 var ErrAnswered = errors.New("this secret request was already answered")
 
+// ErrNotAsked refuses an answer from anyone but the user the request asks
+// (who started its run) or an instance admin.
+var ErrNotAsked = errors.New("only the user who started the run that asked, or an instance admin, may answer this secret request")
+
 // Request is an agent's ask for a secret; it never holds the value.
 type Request struct {
 	ID         string     `json:"id"`
@@ -35,6 +39,7 @@ type Request struct {
 	Name       string     `json:"name"`
 	Reason     string     `json:"reason"`
 	Status     string     `json:"status"`
+	AskedOf    string     `json:"asked_of"` // the user who started the run; "" when none (then an instance admin answers)
 	AnsweredBy string     `json:"answered_by,omitempty"`
 	AnsweredAt *time.Time `json:"answered_at,omitempty"`
 	CreatedAt  time.Time  `json:"created_at"`
@@ -62,8 +67,9 @@ func OpenRequest(ctx context.Context, db store.DB, in NewRequest) (Request, erro
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return Request{}, err
 	}
-	tag, err := db.Exec(ctx, `INSERT INTO secret_requests (run_id, seq, agent_id, organisation_id, name, reason)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, seq) DO NOTHING`,
+	// The request asks whoever started its run.
+	tag, err := db.Exec(ctx, `INSERT INTO secret_requests (run_id, seq, agent_id, organisation_id, name, reason, asked_of)
+		SELECT $1, $2, $3, $4, $5, $6, started_by FROM runs WHERE id = $1 ON CONFLICT (run_id, seq) DO NOTHING`,
 		in.RunID, in.Seq, in.AgentID, in.OrgID, in.Name, in.Reason)
 	if err != nil {
 		return Request{}, store.Map(err)
@@ -119,11 +125,16 @@ type Answer struct {
 }
 
 // AnswerRequest stores the value as the agent's own secret under the
-// requested name (sealed here, never through the workflow) or declines.
+// requested name (sealed here, never through the workflow) or declines. Only
+// the user the request asks or an instance admin answers; a value never
+// replaces a secret an operator set (SetOwn).
 func AnswerRequest(ctx context.Context, db store.DB, kr *secret.Keyring, p access.Principal, id string, in Answer, actor string) (Request, error) {
 	r, err := GetRequest(ctx, db, p, id)
 	if err != nil {
 		return r, err
+	}
+	if !p.Admin && (r.AskedOf == "" || r.AskedOf != p.UserID) {
+		return r, ErrNotAsked
 	}
 	var probs validation.Problems
 	switch {
@@ -151,7 +162,7 @@ func AnswerRequest(ctx context.Context, db store.DB, kr *secret.Keyring, p acces
 	}
 	next, action := RequestDeclined, "decline"
 	if !in.Decline {
-		if _, _, err := Set(ctx, db, kr, owner, r.Name, *in.Value, actor); err != nil {
+		if _, _, err := SetOwn(ctx, db, kr, owner, r.Name, *in.Value, actor); err != nil {
 			return r, err
 		}
 		next, action = RequestProvided, "provide"
@@ -166,7 +177,8 @@ func AnswerRequest(ctx context.Context, db store.DB, kr *secret.Keyring, p acces
 	return requestWhere(ctx, db, `id = $1`, r.ID)
 }
 
-const requestColumns = `id::text, run_id::text, seq, agent_id::text, organisation_id::text, name, reason, status, answered_by, answered_at, created_at`
+const requestColumns = `id::text, run_id::text, seq, agent_id::text, organisation_id::text, name, reason, status, asked_of,
+	answered_by, answered_at, created_at`
 
 func requestWhere(ctx context.Context, db store.DB, where string, args ...any) (Request, error) {
 	list, err := requestsWhere(ctx, db, where, args...)
@@ -188,7 +200,7 @@ func requestsWhere(ctx context.Context, db store.DB, where string, args ...any) 
 	out := []Request{}
 	for rows.Next() {
 		var r Request
-		if err := rows.Scan(&r.ID, &r.RunID, &r.Seq, &r.AgentID, &r.OrgID, &r.Name, &r.Reason, &r.Status,
+		if err := rows.Scan(&r.ID, &r.RunID, &r.Seq, &r.AgentID, &r.OrgID, &r.Name, &r.Reason, &r.Status, &r.AskedOf,
 			&r.AnsweredBy, &r.AnsweredAt, &r.CreatedAt); err != nil {
 			return nil, store.Map(err)
 		}

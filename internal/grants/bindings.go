@@ -52,6 +52,7 @@ type target struct {
 	kind      string
 	catalogID string
 	serverID  string
+	login     string // mcp_tool: the login the overlay is for, "" when none serves the scope
 }
 
 func (in BindingInput) check(put bool) error {
@@ -123,6 +124,9 @@ func resolveTarget(ctx context.Context, db store.DB, p access.Principal, in Bind
 		if t.serverID, err = listedToolServer(ctx, db, p, in.CatalogID); err != nil {
 			return t, err
 		}
+		if t.login, err = servingLogin(ctx, db, pl, t.serverID); err != nil {
+			return t, err
+		}
 	}
 	if in.ConnectionID != nil && put {
 		c, err := GetConnection(ctx, db, p, *in.ConnectionID)
@@ -139,6 +143,15 @@ func resolveTarget(ctx context.Context, db store.DB, p access.Principal, in Bind
 		}
 	}
 	return t, nil
+}
+
+// servingLogin is the login that serves a server at a place, "" when none does.
+func servingLogin(ctx context.Context, db store.DB, pl Place, serverID string) (string, error) {
+	chain, err := loadChain(ctx, db, pl)
+	if err != nil {
+		return "", err
+	}
+	return Resolve(plainRows(chain)).Servers[serverID].ConnectionID, nil
 }
 
 // listedToolServer finds the server of a model-facing tool name listed by a
@@ -175,20 +188,26 @@ func PutBinding(ctx context.Context, db store.DB, p access.Principal, in Binding
 	if err != nil {
 		return Binding{}, err
 	}
-	if err := upsertBinding(ctx, db, t.place, t.kind, t.catalogID, t.serverID, *in.Enabled, in.ConnectionID); err != nil {
+	conn := in.ConnectionID
+	if t.kind == KindMCPTool && t.login != "" {
+		conn = &t.login
+	}
+	if err := upsertBinding(ctx, db, t.place, t.kind, t.catalogID, t.serverID, *in.Enabled, conn); err != nil {
 		return Binding{}, err
 	}
 	return getBinding(ctx, db, t)
 }
 
-// DeleteBinding removes one binding, so the scope inherits again.
+// DeleteBinding removes one binding, so the scope inherits again. For a tool
+// that is the overlay of the login serving the scope and one that names none.
 func DeleteBinding(ctx context.Context, db store.DB, p access.Principal, in BindingInput) error {
 	t, err := resolveTarget(ctx, db, p, in, false)
 	if err != nil {
 		return err
 	}
 	tag, err := db.Exec(ctx, `DELETE FROM bindings WHERE scope = $1 AND scope_id IS NOT DISTINCT FROM $2::uuid
-		AND catalog_kind = $3 AND catalog_id = $4`, string(t.place.Scope), nullable(t.place.ID()), t.kind, t.catalogID)
+		AND catalog_kind = $3 AND catalog_id = $4 AND (catalog_kind <> 'mcp_tool' OR connection_id IS NULL OR connection_id = $5::uuid)`,
+		string(t.place.Scope), nullable(t.place.ID()), t.kind, t.catalogID, nullable(t.login))
 	if err != nil {
 		return store.Map(err)
 	}
@@ -238,7 +257,9 @@ func scanBinding(row interface{ Scan(...any) error }) (Binding, error) {
 
 func getBinding(ctx context.Context, db store.DB, t target) (Binding, error) {
 	b, err := scanBinding(db.QueryRow(ctx, bindingSelect+` WHERE b.scope = $1 AND b.scope_id IS NOT DISTINCT FROM $2::uuid
-		AND b.catalog_kind = $3 AND b.catalog_id = $4`, string(t.place.Scope), nullable(t.place.ID()), t.kind, t.catalogID))
+		AND b.catalog_kind = $3 AND b.catalog_id = $4
+		AND (b.catalog_kind <> 'mcp_tool' OR b.connection_id IS NOT DISTINCT FROM $5::uuid)`,
+		string(t.place.Scope), nullable(t.place.ID()), t.kind, t.catalogID, nullable(t.login)))
 	return b, store.Map(err)
 }
 
@@ -262,7 +283,8 @@ func scopeColumns(pl Place) (org, guild, agent any) {
 	return nil, nil, nil
 }
 
-const bindingConflict = `ON CONFLICT (scope, coalesce(scope_id, '00000000-0000-0000-0000-000000000000'::uuid), catalog_kind, catalog_id)`
+const bindingConflict = `ON CONFLICT (scope, coalesce(scope_id, '00000000-0000-0000-0000-000000000000'::uuid), catalog_kind, catalog_id,
+	coalesce(CASE WHEN catalog_kind = 'mcp_tool' THEN connection_id END, '00000000-0000-0000-0000-000000000000'::uuid))`
 
 func upsertBinding(ctx context.Context, db store.DB, pl Place, kind, catalogID, serverID string, enabled bool, conn *string) error {
 	org, guild, agent := scopeColumns(pl)

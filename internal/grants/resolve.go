@@ -15,7 +15,7 @@ type Row struct {
 	CatalogID    string // native tool name, artifact grant name, server id, or {slug}_{name}
 	ServerID     string // mcp and mcp_tool rows
 	Enabled      bool
-	ConnectionID string // mcp rows that name a login
+	ConnectionID string // mcp rows: the login to use; mcp_tool rows: the login the overlay belongs to
 }
 
 // Decision is the state of one catalog item after the walk.
@@ -39,11 +39,19 @@ type Resolved struct {
 
 // Resolve walks rows in chain order (platform, organisation, guild, agent):
 // each present row replaces enabled and, when it names one, the login; an
-// absent row leaves the state as it was. The input order does not matter.
+// absent row leaves the state as it was. A tool overlay that belongs to a
+// login counts only where that login serves its server, and at one scope it
+// comes after an overlay that names no login. The input order does not matter.
 func Resolve(rows []Row) Resolved {
 	sorted := make([]Row, len(rows))
 	copy(sorted, rows)
-	sort.SliceStable(sorted, func(i, j int) bool { return chainOrder[sorted[i].Scope] < chainOrder[sorted[j].Scope] })
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if chainOrder[a.Scope] != chainOrder[b.Scope] {
+			return chainOrder[a.Scope] < chainOrder[b.Scope]
+		}
+		return a.Kind == KindMCPTool && b.Kind == KindMCPTool && a.ConnectionID == "" && b.ConnectionID != ""
+	})
 	r := Resolved{
 		Native:    map[string]Decision{},
 		Artifacts: map[string]Decision{},
@@ -63,8 +71,6 @@ func Resolve(rows []Row) Resolved {
 			m = r.Artifacts
 		case KindMCP:
 			m, key = r.Servers, row.ServerID
-		case KindMCPTool:
-			m = r.Tools
 		default:
 			continue
 		}
@@ -75,7 +81,21 @@ func Resolve(rows []Row) Resolved {
 		}
 		m[key] = d
 	}
+	// Tool overlays last: which of them count depends on the login each
+	// server resolved to over the whole chain.
+	for _, row := range sorted {
+		if row.Kind != KindMCPTool || !overlayApplies(row, r.Servers[row.ServerID].ConnectionID) {
+			continue
+		}
+		r.Tools[row.CatalogID] = Decision{Set: true, Enabled: row.Enabled, DecidedBy: row.Scope}
+	}
 	return r
+}
+
+// overlayApplies says whether a tool overlay counts where login serves its
+// server: one that names no login always does, a login's own only for it.
+func overlayApplies(row Row, login string) bool {
+	return row.ConnectionID == "" || row.ConnectionID == login
 }
 
 // ToolState is the effective state of one listed tool: a per-tool overlay

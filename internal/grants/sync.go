@@ -54,7 +54,9 @@ func DefaultOff(slug, remoteName string) bool {
 // SyncListedTools stores what a connection listed, replacing its previous
 // listing, and writes the default-off overlay of each risky tool the first
 // time that connection lists it. An overlay written once is never written
-// again, so an operator who turned the tool on keeps it on.
+// again, so an operator who turned the tool on keeps it on. The overlay is
+// the login's own (it names the connection and goes with it), so a switch an
+// operator set for an earlier login never carries over to a new one.
 func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list []ListedTool) error {
 	c, err := LoadConnection(ctx, db, connectionID)
 	if err != nil {
@@ -106,8 +108,8 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 	_, err = db.Exec(ctx, `WITH fresh AS (
 			INSERT INTO binding_defaults_applied (connection_id, catalog_kind, catalog_id)
 			SELECT $1, 'mcp_tool', n FROM unnest($2::text[]) AS n ON CONFLICT DO NOTHING RETURNING catalog_id)
-		INSERT INTO bindings (scope, organisation_id, guild_id, agent_id, catalog_kind, catalog_id, server_id, enabled)
-		SELECT $3, $4::uuid, $5::uuid, $6::uuid, 'mcp_tool', catalog_id, $7, false FROM fresh
+		INSERT INTO bindings (scope, organisation_id, guild_id, agent_id, catalog_kind, catalog_id, server_id, enabled, connection_id)
+		SELECT $3, $4::uuid, $5::uuid, $6::uuid, 'mcp_tool', catalog_id, $7, false, $1 FROM fresh
 		ON CONFLICT DO NOTHING`, c.ID, off, string(c.OwnerScope), org, guild, agent, c.ServerID)
 	return store.Map(err)
 }

@@ -112,6 +112,25 @@ func switchAt(rows []chainRow, scope Scope, kind, key string) Switch {
 	return SwitchInherit
 }
 
+// toolSwitchAt is what a scope says about a listed tool for the login that
+// serves its server there: the login's own overlay, else one that names none.
+func toolSwitchAt(rows []chainRow, scope Scope, name, login string) Switch {
+	sw := SwitchInherit
+	for _, r := range rows {
+		if r.Scope != scope || r.Kind != KindMCPTool || r.CatalogID != name || !overlayApplies(r.Row, login) {
+			continue
+		}
+		if sw != SwitchInherit && r.ConnectionID == "" {
+			continue
+		}
+		sw = SwitchOff
+		if r.Enabled {
+			sw = SwitchOn
+		}
+	}
+	return sw
+}
+
 // View builds the Tools view of an organisation, guild or agent the principal can see.
 func (s *Service) View(ctx context.Context, db store.DB, p access.Principal, scope Scope, id string) (ToolsView, error) {
 	pl, err := visiblePlace(ctx, db, p, scope, id)
@@ -224,7 +243,7 @@ func loginView(c connstore.Connection, decidedBy Scope) LoginView {
 func (s *Service) toolView(chain []chainRow, res Resolved, scope Scope, serverID string, t StoredTool, listed bool) ServerToolView {
 	on, by := res.ToolState(serverID, t.Name)
 	return ServerToolView{Name: t.Name, RemoteName: t.RemoteName, Description: t.Description, Listed: listed,
-		Switch: switchAt(chain, scope, KindMCPTool, t.Name), Enabled: on, DecidedBy: by}
+		Switch: toolSwitchAt(chain, scope, t.Name, res.Servers[serverID].ConnectionID), Enabled: on, DecidedBy: by}
 }
 
 type loginTools struct {

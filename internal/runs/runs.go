@@ -93,13 +93,14 @@ type NewRun struct {
 	Model          string // "provider/model" as resolved at start
 	Budget         int
 	Message        string // the opening user message, stored at seq 1
+	StartedBy      string // the user who started a direct run; "" for schedules and group chat
 }
 
 // Create inserts a queued run and its opening message.
 func Create(ctx context.Context, db store.DB, in NewRun) (Run, error) {
-	row := db.QueryRow(ctx, `INSERT INTO runs (agent_id, guild_id, organisation_id, trigger, model, budget, remaining)
-		VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING `+runCols,
-		in.AgentID, in.GuildID, in.OrganisationID, in.Trigger, in.Model, in.Budget)
+	row := db.QueryRow(ctx, `INSERT INTO runs (agent_id, guild_id, organisation_id, trigger, model, budget, remaining, started_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $6, $7) RETURNING `+runCols,
+		in.AgentID, in.GuildID, in.OrganisationID, in.Trigger, in.Model, in.Budget, in.StartedBy)
 	r, err := scanRun(row)
 	if err != nil {
 		return Run{}, err

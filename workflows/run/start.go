@@ -42,6 +42,9 @@ type Input struct {
 	Models *models.Resolver
 	// TaskQueue defaults to worker.TaskQueue.
 	TaskQueue string
+	// StartedBy is the user starting the run ("" for schedules and group
+	// chat): the one a secret request of the run asks.
+	StartedBy string
 }
 
 // WorkflowID is the Temporal workflow id of a run.
@@ -84,7 +87,8 @@ func Start(ctx context.Context, c client.Client, db store.DB, in Input) (string,
 		model = t.Qualified()
 	}
 	r, err := runs.Create(ctx, db, runs.NewRun{AgentID: agent.ID, GuildID: agent.GuildID,
-		OrganisationID: agent.OrganisationID, Trigger: in.Trigger, Model: model, Budget: in.Budget, Message: in.Message})
+		OrganisationID: agent.OrganisationID, Trigger: in.Trigger, Model: model, Budget: in.Budget, Message: in.Message,
+		StartedBy: in.StartedBy})
 	if err != nil {
 		return "", err
 	}

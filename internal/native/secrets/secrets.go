@@ -87,7 +87,7 @@ func (d Deps) store(ctx context.Context, call tools.Call) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("load the agent: %w", err)
 	}
-	_, created, err := agentsecrets.Set(ctx, d.DB, d.Keyring, owner, in.Name, in.Value, actor(call))
+	_, created, err := agentsecrets.SetOwn(ctx, d.DB, d.Keyring, owner, in.Name, in.Value, actor(call))
 	if err != nil {
 		return "", err
 	}

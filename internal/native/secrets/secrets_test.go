@@ -184,3 +184,38 @@ func field(err error) string {
 	}
 	return ""
 }
+
+// secret_store never replaces or shadows a secret an operator set under the
+// same name, whether owned by the agent, its guild or its organisation; the
+// agent's own earlier value is replaced.
+func TestSecretStoreNeverOverwritesAnOperatorSecret(t *testing.T) {
+	e := newEnv(t, time.Second)
+	ctx := context.Background()
+	run := e.run(t, "direct")
+	const operatorValue = "operator-value-0123456789"
+	for _, owner := range []agentsecrets.Place{
+		{Scope: agentsecrets.ScopeAgent, OrgID: e.org, GuildID: e.guild, AgentID: e.agent},
+		{Scope: agentsecrets.ScopeGuild, OrgID: e.org, GuildID: e.guild},
+	} {
+		name := "VENDOR_" + strings.ToUpper(string(owner.Scope))
+		if _, _, err := agentsecrets.Set(ctx, e.db, e.kr, owner, name, operatorValue, "user:op"); err != nil {
+			t.Fatal(err)
+		}
+		out := e.call(ctx, secrets.ToolStore, run, "direct", 2, `{"name":"`+name+`","value":"agent-value-0123456789"}`)
+		if !strings.HasPrefix(out, "ERROR: ") || !strings.Contains(out, "an operator set at the "+string(owner.Scope)) {
+			t.Fatalf("%s: %q", name, out)
+		}
+	}
+	if n := e.count(t, `SELECT count(*) FROM agent_secret_audit WHERE action = 'replace'`); n != 0 {
+		t.Fatalf("%d operator secrets replaced", n)
+	}
+	if n := e.count(t, `SELECT count(*) FROM agent_secrets WHERE owner_scope = 'agent' AND name = 'VENDOR_GUILD'`); n != 0 {
+		t.Fatal("the agent's secret shadows its guild's")
+	}
+	if out := e.call(ctx, secrets.ToolStore, run, "direct", 4, `{"name":"OWN_KEY","value":"first-value-0123"}`); !strings.HasPrefix(out, "stored") {
+		t.Fatalf("own key: %q", out)
+	}
+	if out := e.call(ctx, secrets.ToolStore, run, "direct", 6, `{"name":"OWN_KEY","value":"second-value-0123"}`); !strings.HasPrefix(out, "replaced") {
+		t.Fatalf("own key again: %q", out)
+	}
+}
