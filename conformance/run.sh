@@ -7,7 +7,8 @@
 # here with it (npm ci; no system change). Needs npm, Go, and PostgreSQL at
 # DATABASE_URL's server (default local); the client keeps its rows in a
 # scratch database, guilds_conformance. Only loopback traffic, apart from the
-# npm install. Results land in conformance/results/.
+# npm install. Results land in conformance/results/. Every requirement set
+# runs CONFORMANCE_ROUNDS times (default 3).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -30,17 +31,28 @@ start=$SECONDS
 echo "suite $want on Node $("$node" --version)"
 # Each requirement set with its own baseline: a scenario can pass at one
 # revision's wire and fail at the other's.
-for rev in 2025-11-25 2026-07-28; do
-	log="$out/$rev.log"
-	if "${suite[@]}" client --command "$cmd" --requirements "$rev" --output-dir "$out/$rev" \
-		--expected-failures "$here/expected-failures-$rev.yml" >"$log" 2>&1; then
-		status=pass
-	else
-		status=FAIL
-		failed+=("$rev")
-	fi
-	echo "== requirement set $rev: $status"
-	sed -n '/=== SUITE SUMMARY ===/,$p' "$log" | grep -E '^[✓✗]|^Total|^Not scored|Expected|Unexpected|Stale' || true
+# Each set runs CONFORMANCE_ROUNDS times (3 by default): a scenario that
+# fails now and then must not pass by luck.
+rounds=${CONFORMANCE_ROUNDS:-3}
+for round in $(seq 1 "$rounds"); do
+	for rev in 2025-11-25 2026-07-28; do
+		log="$out/$rev-round$round.log"
+		if "${suite[@]}" client --command "$cmd" --requirements "$rev" --output-dir "$out/$rev-round$round" \
+			--expected-failures "$here/expected-failures-$rev.yml" >"$log" 2>&1; then
+			status=pass
+		else
+			status=FAIL
+			failed+=("$rev (round $round)")
+		fi
+		echo "== requirement set $rev, round $round of $rounds: $status"
+		# The whole summary when it failed (the unexpected scenarios are
+		# indented lines), the totals otherwise.
+		if [ "$status" = FAIL ]; then
+			sed -n '/=== SUITE SUMMARY ===/,$p' "$log"
+		else
+			sed -n '/=== SUITE SUMMARY ===/,$p' "$log" | grep -E '^Total|^Not scored|Stale' || true
+		fi
+	done
 done
 for s in auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback; do
 	log="$out/$(echo "$s" | tr / _).log"
