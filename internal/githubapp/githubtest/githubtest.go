@@ -56,6 +56,10 @@ type Server struct {
 	Installing  int64
 	// TokenRequests records every access token request's body, in order.
 	TokenRequests []TokenCall
+	// Revoked lists the installation tokens revoked (DELETE /installation/token), in order.
+	Revoked []string
+	// RepoAPICalls records the Authorization of each call under /api/repos/.
+	RepoAPICalls []string
 }
 
 // TokenCall is one access token request.
@@ -239,6 +243,8 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /api/app/installations/{id}", s.appInstallation)
 	mux.HandleFunc("POST /api/app/installations/{id}/access_tokens", s.accessToken)
 	mux.HandleFunc("GET /api/installation/repositories", s.installationRepositories)
+	mux.HandleFunc("DELETE /api/installation/token", s.revokeToken)
+	mux.HandleFunc("/api/repos/{owner}/{repo}/{rest...}", s.repoAPI)
 	mux.HandleFunc("GET /api/user/installations", s.userInstallations)
 	mux.HandleFunc("/{owner}/{repo}/", s.git)
 	return mux
