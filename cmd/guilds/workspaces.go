@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,8 +175,10 @@ func (p *platform) startWorkspaces(ctx context.Context) (func(), error) {
 }
 
 // startGitProxy is the coding agents' proxy to GitHub when the box has the
-// App: it dials only the App's hosts (githubapp.EgressHosts), and private
-// addresses only when the operator named those hosts; nil without the App.
+// App: the route of githubapp.Generations, which adds the installation token
+// to git and API requests of the selected repositories; it dials only the
+// App's hosts (githubapp.EgressHosts), and private addresses only when the
+// operator named those hosts; nil without the App.
 func (p *platform) startGitProxy() (*browserproxy.Proxy, error) {
 	if !p.integrations.On(githubapp.Integration) {
 		return nil, nil
@@ -184,8 +187,11 @@ func (p *platform) startGitProxy() (*browserproxy.Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	g := p.gitHubGenerations()
 	return browserproxy.New(browserproxy.Options{Dir: filepath.Join(p.cfg.DataDir, "browser-proxy"), Socket: gitSocket, Only: hosts,
-		Policy: mcpoauth.Policy{AllowLoopback: private, AllowPrivate: private}, Logger: p.log})
+		Policy: mcpoauth.Policy{AllowLoopback: private, AllowPrivate: private}, Logger: p.log,
+		// The route adds the installation token itself (ADR 0705).
+		Serve: func(agentID string, dial browserproxy.DialFunc) http.Handler { return g.EgressHandler(agentID, dial) }})
 }
 
 // hostHelper finds guilds-code for the local driver, whose commands run on
