@@ -134,8 +134,10 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`, a.Or
 	if err != nil || !private || len(hosts) != 1 {
 		t.Fatalf("egress hosts %v %v %v", hosts, private, err)
 	}
+	var g *githubapp.Generations
 	proxy, err := browserproxy.New(browserproxy.Options{Dir: t.TempDir(), Socket: "git.sock", Only: hosts,
-		Policy: mcpoauth.Policy{AllowLoopback: private, AllowPrivate: private}})
+		Policy: mcpoauth.Policy{AllowLoopback: private, AllowPrivate: private},
+		Serve:  func(agentID string, dial browserproxy.DialFunc) http.Handler { return g.EgressHandler(agentID, dial) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +162,7 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`, a.Or
 		t.Fatal(err)
 	}
 	cfg := gh.Config()
-	g := &githubapp.Generations{DB: db, Workspace: ws, Keyring: e2eKeyring(t), Egress: gitProxy{proxy},
+	g = &githubapp.Generations{DB: db, Workspace: ws, Keyring: e2eKeyring(t), Egress: gitProxy{proxy},
 		App: func() (*githubapp.Client, error) { return &githubapp.Client{Config: cfg}, nil }}
 	start := time.Now()
 	if _, err := g.Prepare(ctx, a); err != nil {
@@ -200,7 +202,7 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`, a.Or
 		"test -e /home/agent/agent-helper-ran && echo AGENT-HELPER-RAN; echo gh_token=${GH_TOKEN:+set}; git config --get-all credential."+gh.URL+".helper; "+
 		"echo proxy=$HTTPS_PROXY no_proxy=$NO_PROXY; ls /sys/class/net")
 	t.Logf("commit and push through the proxy (shell call, relay restarted): %s", time.Since(start).Round(time.Millisecond))
-	for _, want := range []string{"pushed", "gh_token=set", "proxy=http://127.0.0.1:3129 no_proxy=localhost,127.0.0.1\nlo"} {
+	for _, want := range []string{"pushed", "gh_token=\n", "proxy=http://127.0.0.1:3129 no_proxy=localhost,127.0.0.1\nlo"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("shell lacks %q:\n%s", want, out)
 		}
@@ -212,16 +214,18 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`, a.Or
 	if err != nil || string(log) != "from the sandbox\n" {
 		t.Fatalf("pushed %q %v", log, err)
 	}
-	// Printing GH_TOKEN gives the redaction marker in what the run stores.
-	if out := shell(a.ID, "echo $GH_TOKEN"); strings.Contains(out, secrets[0]) || !strings.Contains(out, tools.RedactionMarker) {
-		t.Fatalf("GH_TOKEN printed as: %q", out)
+	// The token is nowhere in the sandbox: the proxy adds it (before redaction).
+	seq++
+	args, _ := json.Marshal(map[string]any{"command": "env; cat /run/guilds/git-tokens.json; git config --list"})
+	if out := reg.Invoke(ctx, tools.Call{Name: code.ToolShell, Args: args, RunID: "run-gh", AgentID: a.ID, Seq: seq, CallID: "call_env"}); strings.Contains(out, secrets[0]) {
+		t.Fatalf("the token reached the sandbox:\n%s", out)
 	}
 	// Another host of this machine: refused by the same proxy, unreachable
 	// without it.
 	out = shell(a.ID, "git ls-remote http://"+otherHost+"/x.git 2>&1; echo; "+
 		"exec 3<>/dev/tcp/127.0.0.1/3129 && printf 'CONNECT "+otherHost+" HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' >&3 && timeout 10 cat <&3; "+
 		"git -c http.proxy= ls-remote "+gh.URL+"/acme-gh/api.git >/dev/null 2>&1 || echo direct-refused")
-	for _, want := range []string{"403", "refused: this proxy reaches only " + hosts[0] + ", not " + otherHost, "direct-refused"} {
+	for _, want := range []string{"403", "refused: this proxy reaches only GitHub", "not " + otherHost, "tunnels are not served", "direct-refused"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("another host lacks %q:\n%s", want, out)
 		}
@@ -237,7 +241,7 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`, a.Or
 	}
 	regl := tools.NewRegistry()
 	code.Register(regl, code.Deps{Workspace: shellWorkspace{wl, gl, lone}})
-	args, _ := json.Marshal(map[string]any{"command": "env | grep -ic proxy; ls /run/guilds-proxy; pgrep -fc 'guilds-browser [-]-relay' || true"})
+	args, _ = json.Marshal(map[string]any{"command": "env | grep -ic proxy; ls /run/guilds-proxy; pgrep -fc 'guilds-browser [-]-relay' || true"})
 	if out := regl.Invoke(ctx, tools.Call{Name: code.ToolShell, Args: args, RunID: "run-lone", AgentID: lone.ID, Seq: 1, CallID: "call_1"}); !strings.Contains(out, "0\n0") || strings.Contains(out, "git.sock") {
 		t.Errorf("an agent without GitHub repositories:\n%s", out)
 	}
