@@ -62,6 +62,17 @@ func (s *workspaceSlot) Open(agentID string) (string, error) {
 	return s.proxy.Open(agentID)
 }
 
+// BrowserUser is the uid Chromium runs as: the browser's own in container
+// sandboxes (those have the proxy), the agent's on the local driver ("").
+func (s *workspaceSlot) BrowserUser() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.proxy == nil {
+		return ""
+	}
+	return sandbox.BrowserUser
+}
+
 var (
 	_ code.Workspace     = (*workspaceSlot)(nil)
 	_ code.HelperLocator = (*workspaceSlot)(nil)
@@ -104,7 +115,8 @@ func (p *platform) codeOptions() []native.Option {
 	if p.workspace == nil {
 		p.workspace = &workspaceSlot{}
 	}
-	opts := []native.Option{native.WithWorkspace(p.workspace), native.WithBrowserProxy(p.workspace)}
+	opts := []native.Option{native.WithWorkspace(p.workspace), native.WithBrowserProxy(p.workspace),
+		native.WithBrowserUser(p.workspace.BrowserUser)}
 	if n, err := strconv.Atoi(p.env.Getenv("CODE_RESULT_MAX_BYTES")); err == nil && n > 0 {
 		opts = append(opts, native.WithCodeResultMax(n))
 	} else if v := p.env.Getenv("CODE_RESULT_MAX_BYTES"); v != "" {
