@@ -67,13 +67,15 @@ func RelayUp() bool {
 	return true
 }
 
-// ProxyEnv is the proxy part of a command's environment: git, gh and curl
-// send https through the relay; the sandbox's own loopback stays direct.
+// ProxyEnv is the proxy part of a command's environment: http and https
+// go to the relay (the worker's GitHub route serves plain http requests to
+// GitHub and refuses the rest); the sandbox's own loopback stays direct.
 func (f File) ProxyEnv() []string {
 	if f.Proxy == "" {
 		return nil
 	}
-	return []string{"HTTPS_PROXY=" + f.Proxy, "https_proxy=" + f.Proxy, "NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1"}
+	return []string{"HTTPS_PROXY=" + f.Proxy, "https_proxy=" + f.Proxy, "HTTP_PROXY=" + f.Proxy, "http_proxy=" + f.Proxy,
+		"NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1"}
 }
 
 // Token is one repository's token.
