@@ -262,8 +262,9 @@ func (w shellWorkspace) BeforeShell(ctx context.Context, agentID string) error {
 // TestGitHubCodingRunDeployed is the App end to end on the deployed
 // platform: the operator connects GitHub for a guild through the browser
 // (install page, callback), selects a repository, and a coding agent's run
-// starts with an installation token in its sandbox, whose shell prints the
-// tokens file and GH_TOKEN. No token reaches the transcript, what the model
+// starts with its token held by the worker's GitHub route, not the sandbox,
+// whose shell prints the tokens file (no token) and an empty GH_TOKEN; the
+// run's end revokes the token. No token reaches the transcript, what the model
 // received, the run's Temporal history or a log line: every one is redacted.
 // The deployed sandbox has no network: the generation's clone of the local
 // GitHub (on this machine's address) goes through the worker's GitHub proxy,
@@ -333,10 +334,14 @@ func TestGitHubCodingRunDeployed(t *testing.T) {
 		t.Fatalf("tokens issued: %d\n%s", len(tokens), d.Logs())
 	}
 	for _, want := range []string{`"helper":"/usr/local/bin/guilds-git-credential"`, `"proxy":"http://127.0.0.1:3129"`,
-		`"proxy_socket":"/run/guilds-proxy/git.sock"`, `}\napi\n`, `gh=\n\n`, "again=[REDACTED]", "/usr/local/bin/guilds-git-credential", "guilds_vars=0"} {
+		`"proxy_socket":"/run/guilds-proxy/git.sock"`, `}\napi\n`, `"tokens":[]`, `gh=\n\n`, "again=\n", "/usr/local/bin/guilds-git-credential", "guilds_vars=0"} {
 		if !strings.Contains(transcript, strings.ReplaceAll(want, `"`, `\"`)) && !strings.Contains(transcript, want) {
 			t.Errorf("the transcript lacks %s:\n%s", want, transcript)
 		}
+	}
+	// The run's end revoked the generation's token (ADR 0705).
+	if revoked := gh.RevokedTokens(); len(revoked) == 0 {
+		t.Errorf("no token revoked at the run's end\n%s", d.Logs())
 	}
 	places := map[string]string{
 		"the transcript":          transcript,

@@ -167,8 +167,8 @@ func TestGitHubEgressAddsTheTokenOnlyForTheSelection(t *testing.T) {
 	if err := e.g.End(ctx, e.agent.ID); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(e.gh.Revoked, tok) {
-		t.Fatalf("revoked %v", e.gh.Revoked)
+	if !slices.Contains(e.gh.RevokedTokens(), tok) {
+		t.Fatalf("revoked %v", e.gh.RevokedTokens())
 	}
 	if status, body := e.get(t, "GET", e.gh.URL+"/api/repos/acme-gh/api/pulls", ""); status != http.StatusForbidden || !strings.Contains(body, "no GitHub access") {
 		t.Fatalf("after the run's end: %d %s", status, body)
@@ -177,9 +177,9 @@ func TestGitHubEgressAddsTheTokenOnlyForTheSelection(t *testing.T) {
 		t.Fatal("a revoked token left the redaction set")
 	}
 	// A second end revokes nothing again.
-	n := len(e.gh.Revoked)
-	if err := e.g.End(ctx, e.agent.ID); err != nil || len(e.gh.Revoked) != n {
-		t.Fatalf("a second end: %v, %d revocations", err, len(e.gh.Revoked))
+	n := len(e.gh.RevokedTokens())
+	if err := e.g.End(ctx, e.agent.ID); err != nil || len(e.gh.RevokedTokens()) != n {
+		t.Fatalf("a second end: %v, %d revocations", err, len(e.gh.RevokedTokens()))
 	}
 }
 

@@ -217,6 +217,13 @@ func (s *Server) ExpireTokens() {
 	}
 }
 
+// RevokedTokens lists the installation tokens revoked so far, in order.
+func (s *Server) RevokedTokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.Revoked...)
+}
+
 // IssuedTokens lists every installation token issued so far.
 func (s *Server) IssuedTokens() []string {
 	s.mu.Lock()
