@@ -334,7 +334,7 @@ func TestGitHubCodingRunDeployed(t *testing.T) {
 		t.Fatalf("tokens issued: %d\n%s", len(tokens), d.Logs())
 	}
 	for _, want := range []string{`"helper":"/usr/local/bin/guilds-git-credential"`, `"proxy":"http://127.0.0.1:3129"`,
-		`"proxy_socket":"/run/guilds-proxy/git.sock"`, `}\napi\n`, `"tokens":[]`, `gh=\n\n`, "again=\n", "/usr/local/bin/guilds-git-credential", "guilds_vars=0"} {
+		`"proxy_socket":"/run/guilds-proxy/git.sock"`, `}\napi\n`, `"tokens":[]`, `gh=\n\n`, `again=\n`, "/usr/local/bin/guilds-git-credential", "guilds_vars=0"} {
 		if !strings.Contains(transcript, strings.ReplaceAll(want, `"`, `\"`)) && !strings.Contains(transcript, want) {
 			t.Errorf("the transcript lacks %s:\n%s", want, transcript)
 		}
