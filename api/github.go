@@ -53,6 +53,9 @@ func (s *Server) githubRoutes() []route {
 		{Method: "GET", Path: "/api/guilds/:id/repositories", Tag: "connections",
 			Summary: "A guild's repositories (extra git URLs and those its GitHub login selected) and the GitHub logins the operator can see",
 			Reply:   guildRepositoriesReply{}, Handle: s.guildRepositories},
+		{Method: "PUT", Path: "/api/guilds/:id/github/egress", Tag: "connections",
+			Summary: "Turn the guild's coding agents' way to GitHub on or off (on by default); off, their generations get no GitHub token and no clone",
+			Body:    guildEgressInput{}, Reply: guildEgressReply{}, Handle: setGuildEgress},
 	}
 }
 

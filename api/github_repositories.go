@@ -49,6 +49,8 @@ type githubSelection struct {
 type guildRepositoriesReply struct {
 	Repositories []githubapp.GuildRepository `json:"repositories"`
 	GitHubLogins []guildGitHubLogin          `json:"github_logins"`
+	// GitHubEgress: the guild's coding agents reach GitHub (PUT …/github/egress).
+	GitHubEgress bool `json:"github_egress"`
 }
 
 type guildGitHubLogin struct {
@@ -219,7 +221,11 @@ func (s *Server) guildRepositories(ctx context.Context, c *gin.Context, db store
 	if err != nil {
 		return 0, nil, err
 	}
-	out := guildRepositoriesReply{Repositories: repos, GitHubLogins: []guildGitHubLogin{}}
+	egress, err := githubapp.GuildEgress(ctx, db, pl.GuildID)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := guildRepositoriesReply{Repositories: repos, GitHubLogins: []guildGitHubLogin{}, GitHubEgress: egress}
 	for _, cl := range chain {
 		g := guildGitHubLogin{ConnectionID: cl.ConnectionID, OwnerScope: cl.OwnerScope, Status: cl.Status, AccountHint: cl.AccountHint,
 			Repositories: []githubapp.Selected{}}

@@ -238,6 +238,7 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"DELETE /api/agents/{id}/secrets/{name}/grants":   map[string]any{"scope": "agent", "scope_id": attackerAgent},
 		"POST /api/secret-requests/{id}":                  map[string]any{"decline": true},
 		"PUT /api/mcp/connections/{id}/github/selected":   map[string]any{"repositories": []map[string]any{{"name": "x", "url": "https://github.com/victim/x"}}},
+		"PUT /api/guilds/{id}/github/egress":              map[string]any{"enabled": false},
 	}
 	victimToken, _, err := access.MintExpiring(context.Background(), me.DB, v.user, "victim", 0)
 	if err != nil {

@@ -135,8 +135,10 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`, a.Or
 	if err != nil || !private || len(hosts) != 1 {
 		t.Fatalf("egress hosts %v %v %v", hosts, private, err)
 	}
+	var g *githubapp.Generations
 	proxy, err := browserproxy.New(browserproxy.Options{Dir: t.TempDir(), Socket: "git.sock", Only: hosts,
-		Policy: mcpoauth.Policy{AllowLoopback: private, AllowPrivate: private}})
+		Policy: mcpoauth.Policy{AllowLoopback: private, AllowPrivate: private},
+		Serve:  func(agentID string, dial browserproxy.DialFunc) http.Handler { return g.EgressHandler(agentID, dial) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`, a.Or
 		t.Fatal(err)
 	}
 	cfg := gh.Config()
-	g := &githubapp.Generations{DB: db, Workspace: ws, Keyring: e2eKeyring(t), Egress: gitProxy{proxy},
+	g = &githubapp.Generations{DB: db, Workspace: ws, Keyring: e2eKeyring(t), Egress: gitProxy{proxy},
 		App: func() (*githubapp.Client, error) { return &githubapp.Client{Config: cfg}, nil }}
 	start := time.Now()
 	if _, err := g.Prepare(ctx, a); err != nil {
@@ -201,7 +203,7 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`, a.Or
 		"test -e /home/agent/agent-helper-ran && echo AGENT-HELPER-RAN; echo gh_token=${GH_TOKEN:+set}; git config --get-all credential."+gh.URL+".helper; "+
 		"echo proxy=$HTTPS_PROXY no_proxy=$NO_PROXY; ls /sys/class/net")
 	t.Logf("commit and push through the proxy (shell call, relay restarted): %s", time.Since(start).Round(time.Millisecond))
-	for _, want := range []string{"pushed", "gh_token=set", "proxy=http://127.0.0.1:3129 no_proxy=localhost,127.0.0.1\nlo"} {
+	for _, want := range []string{"pushed", "gh_token=\n", "proxy=http://127.0.0.1:3129 no_proxy=localhost,127.0.0.1\nlo"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("shell lacks %q:\n%s", want, out)
 		}
@@ -213,16 +215,18 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`, a.Or
 	if err != nil || string(log) != "from the sandbox\n" {
 		t.Fatalf("pushed %q %v", log, err)
 	}
-	// Printing GH_TOKEN gives the redaction marker in what the run stores.
-	if out := shell(a.ID, "echo $GH_TOKEN"); strings.Contains(out, secrets[0]) || !strings.Contains(out, tools.RedactionMarker) {
-		t.Fatalf("GH_TOKEN printed as: %q", out)
+	// The token is nowhere in the sandbox: the proxy adds it (before redaction).
+	seq++
+	args, _ := json.Marshal(map[string]any{"command": "env; cat /run/guilds/git-tokens.json; git config --list"})
+	if out := reg.Invoke(ctx, tools.Call{Name: code.ToolShell, Args: args, RunID: "run-gh", AgentID: a.ID, Seq: seq, CallID: "call_env"}); strings.Contains(out, secrets[0]) {
+		t.Fatalf("the token reached the sandbox:\n%s", out)
 	}
 	// Another host of this machine: refused by the same proxy, unreachable
 	// without it.
 	out = shell(a.ID, "git ls-remote http://"+otherHost+"/x.git 2>&1; echo; "+
 		"exec 3<>/dev/tcp/127.0.0.1/3129 && printf 'CONNECT "+otherHost+" HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' >&3 && timeout 10 cat <&3; "+
 		"git -c http.proxy= ls-remote "+gh.URL+"/acme-gh/api.git >/dev/null 2>&1 || echo direct-refused")
-	for _, want := range []string{"403", "refused: this proxy reaches only " + hosts[0] + ", not " + otherHost, "direct-refused"} {
+	for _, want := range []string{"403", "refused: this proxy reaches only GitHub", "not " + otherHost, "tunnels are not served", "direct-refused"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("another host lacks %q:\n%s", want, out)
 		}
@@ -238,7 +242,7 @@ RETURNING id::text, guild_id::text, (SELECT organisation_id::text FROM g)`, a.Or
 	}
 	regl := tools.NewRegistry()
 	code.Register(regl, code.Deps{Workspace: shellWorkspace{wl, gl, lone}})
-	args, _ := json.Marshal(map[string]any{"command": "env | grep -ic proxy; ls /run/guilds-proxy; pgrep -fc 'guilds-browser [-]-relay' || true"})
+	args, _ = json.Marshal(map[string]any{"command": "env | grep -ic proxy; ls /run/guilds-proxy; pgrep -fc 'guilds-browser [-]-relay' || true"})
 	if out := regl.Invoke(ctx, tools.Call{Name: code.ToolShell, Args: args, RunID: "run-lone", AgentID: lone.ID, Seq: 1, CallID: "call_1"}); !strings.Contains(out, "0\n0") || strings.Contains(out, "git.sock") {
 		t.Errorf("an agent without GitHub repositories:\n%s", out)
 	}
@@ -259,8 +263,9 @@ func (w shellWorkspace) BeforeShell(ctx context.Context, agentID string) error {
 // TestGitHubCodingRunDeployed is the App end to end on the deployed
 // platform: the operator connects GitHub for a guild through the browser
 // (install page, callback), selects a repository, and a coding agent's run
-// starts with an installation token in its sandbox, whose shell prints the
-// tokens file and GH_TOKEN. No token reaches the transcript, what the model
+// starts with its token held by the worker's GitHub route, not the sandbox,
+// whose shell prints the tokens file (no token) and an empty GH_TOKEN; the
+// run's end revokes the token. No token reaches the transcript, what the model
 // received, the run's Temporal history or a log line: every one is redacted.
 // The deployed sandbox has no network: the generation's clone of the local
 // GitHub (on this machine's address) goes through the worker's GitHub proxy,
@@ -330,10 +335,14 @@ func TestGitHubCodingRunDeployed(t *testing.T) {
 		t.Fatalf("tokens issued: %d\n%s", len(tokens), d.Logs())
 	}
 	for _, want := range []string{`"helper":"/usr/local/bin/guilds-git-credential"`, `"proxy":"http://127.0.0.1:3129"`,
-		`"proxy_socket":"/run/guilds-proxy/git.sock"`, `}\napi\n`, `gh=\n\n`, "again=[REDACTED]", "/usr/local/bin/guilds-git-credential", "guilds_vars=0"} {
+		`"proxy_socket":"/run/guilds-proxy/git.sock"`, `}\napi\n`, `"tokens":[]`, `gh=\n\n`, `again=\n`, "/usr/local/bin/guilds-git-credential", "guilds_vars=0"} {
 		if !strings.Contains(transcript, strings.ReplaceAll(want, `"`, `\"`)) && !strings.Contains(transcript, want) {
 			t.Errorf("the transcript lacks %s:\n%s", want, transcript)
 		}
+	}
+	// The run's end revoked the generation's token (ADR 0705).
+	if revoked := gh.RevokedTokens(); len(revoked) == 0 {
+		t.Errorf("no token revoked at the run's end\n%s", d.Logs())
 	}
 	places := map[string]string{
 		"the transcript":          transcript,

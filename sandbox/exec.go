@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -37,7 +38,16 @@ type ExecRequest struct {
 	Timeout time.Duration
 	// MaxOutput caps each of Stdout and Stderr in bytes; 0 = DefaultMaxOutput.
 	MaxOutput int
+	// User runs the command as another uid[:gid] of the sandbox ("" = the
+	// sandbox's user): the browser's own uid (BrowserUser). Only a
+	// container driver can; the local driver refuses it.
+	User string
 }
+
+// BrowserUser is the uid Chromium runs as in a container sandbox: not the
+// agent's, so the browser cannot read the agent's 0600 files (tokens,
+// requests). It needs no entry in the image's passwd.
+const BrowserUser = "1001:1001"
 
 // ExecResult is what a finished command left behind.
 type ExecResult struct {
@@ -73,6 +83,9 @@ func (r ExecRequest) Normalize() (ExecRequest, error) {
 	if err := CheckPath(r.Dir); err != nil {
 		return r, err
 	}
+	if r.User != "" && !validUser(r.User) {
+		return r, fmt.Errorf("%w: user %q (uid or uid:gid)", ErrInvalid, r.User)
+	}
 	for k := range r.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			return r, fmt.Errorf("%w: environment name %q", ErrInvalid, k)
@@ -107,4 +120,14 @@ func CheckPath(p string) error {
 		}
 	}
 	return nil
+}
+
+// validUser: a numeric uid or uid:gid, neither of them root.
+func validUser(u string) bool {
+	uid, gid, hasGID := strings.Cut(u, ":")
+	num := func(s string) bool {
+		n, err := strconv.Atoi(s)
+		return err == nil && n > 0 && strconv.Itoa(n) == s
+	}
+	return num(uid) && (!hasGID || num(gid))
 }

@@ -86,3 +86,17 @@ func TestEnvList(t *testing.T) {
 		t.Fatalf("EnvList = %v, want %v", got, want)
 	}
 }
+
+// An exec names another user only by number, never root.
+func TestExecUser(t *testing.T) {
+	for _, ok := range []string{"", BrowserUser, "1001"} {
+		if _, err := (ExecRequest{Cmd: []string{"true"}, User: ok}).Normalize(); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"0", "0:0", "root", "1001:0", "agent", "01001", "1001:", ":1001", "-1"} {
+		if _, err := (ExecRequest{Cmd: []string{"true"}, User: bad}).Normalize(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

@@ -14,6 +14,23 @@ import (
 // (githubapp.Generations).
 type Repositories interface {
 	Prepare(ctx context.Context, a githubapp.Agent) (githubapp.Prepared, error)
+	// End runs when a run of the agent ends: its GitHub tokens are revoked.
+	End(ctx context.Context, agentID string) error
+}
+
+// endRepositories revokes the GitHub tokens of the finished run's agent. A
+// failure is logged, not the run's: the tokens expire within the hour.
+func (a *Activities) endRepositories(ctx context.Context, runID string) {
+	if a.d.Repositories == nil {
+		return
+	}
+	r, err := runs.Load(ctx, a.d.DB, runID)
+	if err == nil {
+		err = a.d.Repositories.End(ctx, r.AgentID)
+	}
+	if err != nil {
+		a.d.Log.WarnContext(ctx, "github: the run's tokens were not revoked; they expire on their own", "run_id", runID, "err", err)
+	}
 }
 
 // generationStart reports whether a model turn starts a generation: the

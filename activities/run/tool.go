@@ -305,5 +305,9 @@ func (a *Activities) Finish(ctx context.Context, in FinishInput) error {
 			return err
 		}
 	}
-	return runs.Finish(ctx, a.d.DB, in.RunID, in.Status, in.Error)
+	if err := runs.Finish(ctx, a.d.DB, in.RunID, in.Status, in.Error); err != nil {
+		return err
+	}
+	a.endRepositories(ctx, in.RunID)
+	return nil
 }

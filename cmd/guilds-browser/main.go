@@ -7,7 +7,9 @@
 // and deletes. It prints one browserproto.Response as base64 JSON and exits
 // 0; a non-zero exit means the helper itself failed, never a tool result.
 // Run as "guilds-browser --relay <socket> <addr>" it is the relay from the
-// sandbox's loopback to the platform's forward proxy.
+// sandbox's loopback to the platform's forward proxy. Run as
+// "guilds-browser --start-browser [--proxy]" (by the orchestrator, as the
+// browser's own uid) it starts Chromium when it does not answer, and exits.
 package main
 
 import (
@@ -43,6 +45,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		signal.Ignore(syscall.SIGHUP)
 		if err := browserops.WatchDialogs(args[1], args[2]); err != nil { //nolint:gosec // G602: len(args) == 3 above
 			_, _ = fmt.Fprintf(stderr, "guilds-browser dialog watcher: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if len(args) >= 1 && args[0] == browserproto.StartArg {
+		proxy := len(args) == 2 && args[1] == browserproto.ProxyArg
+		if err := browserops.StartBrowser(ctx, browserproto.BrowserHome, proxy); err != nil {
+			_, _ = fmt.Fprintf(stderr, "guilds-browser: %v\n", err)
 			return 1
 		}
 		return 0

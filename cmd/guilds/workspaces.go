@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +62,17 @@ func (s *workspaceSlot) Open(agentID string) (string, error) {
 	return s.proxy.Open(agentID)
 }
 
+// BrowserUser is the uid Chromium runs as: the browser's own in container
+// sandboxes (those have the proxy), the agent's on the local driver ("").
+func (s *workspaceSlot) BrowserUser() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.proxy == nil {
+		return ""
+	}
+	return sandbox.BrowserUser
+}
+
 var (
 	_ code.Workspace     = (*workspaceSlot)(nil)
 	_ code.HelperLocator = (*workspaceSlot)(nil)
@@ -103,7 +115,8 @@ func (p *platform) codeOptions() []native.Option {
 	if p.workspace == nil {
 		p.workspace = &workspaceSlot{}
 	}
-	opts := []native.Option{native.WithWorkspace(p.workspace), native.WithBrowserProxy(p.workspace)}
+	opts := []native.Option{native.WithWorkspace(p.workspace), native.WithBrowserProxy(p.workspace),
+		native.WithBrowserUser(p.workspace.BrowserUser)}
 	if n, err := strconv.Atoi(p.env.Getenv("CODE_RESULT_MAX_BYTES")); err == nil && n > 0 {
 		opts = append(opts, native.WithCodeResultMax(n))
 	} else if v := p.env.Getenv("CODE_RESULT_MAX_BYTES"); v != "" {
@@ -174,8 +187,10 @@ func (p *platform) startWorkspaces(ctx context.Context) (func(), error) {
 }
 
 // startGitProxy is the coding agents' proxy to GitHub when the box has the
-// App: it dials only the App's hosts (githubapp.EgressHosts), and private
-// addresses only when the operator named those hosts; nil without the App.
+// App: the route of githubapp.Generations, which adds the installation token
+// to git and API requests of the selected repositories; it dials only the
+// App's hosts (githubapp.EgressHosts), and private addresses only when the
+// operator named those hosts; nil without the App.
 func (p *platform) startGitProxy() (*browserproxy.Proxy, error) {
 	if !p.integrations.On(githubapp.Integration) {
 		return nil, nil
@@ -184,8 +199,11 @@ func (p *platform) startGitProxy() (*browserproxy.Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	g := p.gitHubGenerations()
 	return browserproxy.New(browserproxy.Options{Dir: filepath.Join(p.cfg.DataDir, "browser-proxy"), Socket: gitSocket, Only: hosts,
-		Policy: mcpoauth.Policy{AllowLoopback: private, AllowPrivate: private}, Logger: p.log})
+		Policy: mcpoauth.Policy{AllowLoopback: private, AllowPrivate: private}, Logger: p.log,
+		// The route adds the installation token itself (ADR 0705).
+		Serve: func(agentID string, dial browserproxy.DialFunc) http.Handler { return g.EgressHandler(agentID, dial) }})
 }
 
 // hostHelper finds guilds-code for the local driver, whose commands run on

@@ -112,7 +112,11 @@ func Serve(ctx context.Context, cfg Config, req browserproto.Request) (resp brow
 			return browserproto.Errorf("the browser's network relay: %v", err)
 		}
 	}
-	if err := cfg.ensureBrowser(ctx, req.ProxySocket != ""); err != nil {
+	if req.SeparateBrowser {
+		if !cfg.alive(ctx) {
+			return browserproto.Response{StartBrowser: true}
+		}
+	} else if err := cfg.ensureBrowser(ctx, req.ProxySocket != ""); err != nil {
 		return browserproto.Errorf("%v", err)
 	}
 	_ = cfg.ensureWatcher() // best effort: dialogs between calls
@@ -307,4 +311,22 @@ func (s *session) answerDialogs(ctx context.Context) *dialogLog {
 	}()
 	_ = s.c.call(ctx, "Page.enable", nil, nil)
 	return log
+}
+
+// StartBrowser makes sure Chromium answers on CDP, starting it as this
+// process's user with its profile under home (browserproto.StartArg: the
+// browser's own uid, browserproto.BrowserHome). The folder is the uid's
+// alone: the agent's uid cannot read the profile, and the browser's uid
+// cannot read the agent's 0600 files.
+func StartBrowser(ctx context.Context, home string, proxy bool) error {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fmt.Errorf("the browser's home %s: %w", home, err)
+	}
+	if err := os.Chmod(home, 0o700); err != nil {
+		return fmt.Errorf("the browser's home %s: %w", home, err)
+	}
+	cfg := Config{Home: home}.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
+	return cfg.ensureBrowser(ctx, proxy)
 }

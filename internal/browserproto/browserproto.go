@@ -55,13 +55,32 @@ type Request struct {
 	// empty = Chromium connects directly (a sandbox with its own network,
 	// or the helper's tests on a host).
 	ProxySocket string `json:"proxy_socket,omitempty"`
+	// SeparateBrowser: Chromium runs as its own uid (sandbox.BrowserUser),
+	// which this helper cannot start it as; when it does not answer, the
+	// helper answers StartBrowser instead of starting it.
+	SeparateBrowser bool `json:"separate_browser,omitempty"`
 }
+
+// StartArg makes the helper start Chromium (when it does not answer) and
+// exit, run as the browser's uid with its HOME at BrowserHome; ProxyArg
+// after it gives Chromium the relay to the platform's proxy.
+const (
+	StartArg = "--start-browser"
+	ProxyArg = "--proxy"
+	// BrowserHome is the browser uid's home and profile: a folder of the
+	// sandbox's temporary space that only that uid can open.
+	BrowserHome = "/tmp/guilds-browser"
+)
 
 // Response is the helper's answer. A tool-level failure is "ERROR: ..."
 // text, never a non-zero exit.
 type Response struct {
 	Text string         `json:"text"`
 	Meta map[string]any `json:"meta,omitempty"`
+	// StartBrowser: the call did not run because Chromium, which runs as
+	// another uid, does not answer; the orchestrator starts it (StartArg)
+	// and asks again.
+	StartBrowser bool `json:"start_browser,omitempty"`
 }
 
 // Errorf is a tool-level failure.

@@ -78,7 +78,16 @@ type Options struct {
 	// refused before a name is resolved. Each address dialled still passes
 	// Policy. nil = any destination Policy allows (the browsers').
 	Only []string
+	// Serve, when set, answers each agent's socket instead of the plain
+	// forward proxy: it gets the agent and this proxy's policed dialer (Only
+	// and Policy apply), and decides itself what goes out (the coding
+	// agents' GitHub route, which adds the credentials; ADR 0705).
+	Serve func(agentID string, dial DialFunc) http.Handler
 }
+
+// DialFunc connects to host:port under the proxy's Only and Policy; its
+// refusals carry the text the sandbox is shown.
+type DialFunc func(ctx context.Context, hostPort string) (net.Conn, error)
 
 // Proxy serves one unix socket per browser agent.
 type Proxy struct {
@@ -189,7 +198,11 @@ func (p *Proxy) Open(agentID string) (string, error) {
 		return "", fmt.Errorf("browserproxy: %w", err)
 	}
 	a := &agentSocket{ln: ln, lastUsed: time.Now()}
-	a.srv = &http.Server{Handler: p.handler(agentID, a), ReadHeaderTimeout: 30 * time.Second}
+	h := p.handler(agentID, a)
+	if p.opts.Serve != nil {
+		h = p.served(a, p.opts.Serve(agentID, p.dial))
+	}
+	a.srv = &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
 	p.agents[agentID] = a
 	go func() { _ = a.srv.Serve(ln) }()
 	p.log.Info("agent proxy opened", "agent", agentID, "socket", p.opts.Socket, "limited", len(p.opts.Only) > 0)
@@ -333,6 +346,15 @@ func (p *Proxy) handler(agentID string, a *agentSocket) http.Handler {
 			return
 		}
 		p.forward(w, r, tr)
+	})
+}
+
+// served keeps an agent's socket open while Options.Serve's handler works.
+func (p *Proxy) served(a *agentSocket, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.touch(a, 1)
+		defer p.touch(a, -1)
+		h.ServeHTTP(w, r)
 	})
 }
 

@@ -247,6 +247,23 @@ func (c *Client) Repositories(ctx context.Context, installationID int64) ([]Repo
 	return c.InstallationRepositories(ctx, tok.Token)
 }
 
+// RevokeToken ends an installation token before its expiry (DELETE
+// /installation/token, authenticated by the token itself). A token GitHub
+// no longer knows (expired, revoked before) counts as revoked.
+func (c *Client) RevokeToken(ctx context.Context, token string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.APIURL+"/installation/token", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "token "+token)
+	err = c.do(req, nil)
+	var se *StatusError
+	if errors.As(err, &se) && se.Status == http.StatusUnauthorized {
+		return nil
+	}
+	return err
+}
+
 func (c *Client) get(ctx context.Context, path, auth string, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.APIURL+path, nil)
 	if err != nil {
@@ -277,6 +294,9 @@ func (c *Client) do(req *http.Request, out any) error {
 		}
 		_ = json.Unmarshal(body, &e) // a body that is not JSON leaves the message empty
 		return &StatusError{Status: resp.StatusCode, Message: clip(e.Message, 200)}
+	}
+	if out == nil {
+		return nil
 	}
 	if err := json.Unmarshal(body, out); err != nil {
 		return fmt.Errorf("githubapp: GitHub's answer cannot be read: %w", err)

@@ -56,15 +56,17 @@ func TestGenerationNamesTheProxyOnlyForAgentsWithRepositories(t *testing.T) {
 	if err := e.g.BeforeShell(ctx, e.agent.ID, load); err != nil || egress.count() != 2 {
 		t.Fatalf("before a shell call: %v, %d openings", err, egress.count())
 	}
-	// Another worker (restarted) asks the database once.
-	other := &githubapp.Generations{DB: e.db, Egress: egress, Keyring: e.keyring}
+	// Another worker (restarted) asks the database once, and issues a token
+	// for its route, which holds none yet.
+	other := &githubapp.Generations{DB: e.db, Egress: egress, Keyring: e.keyring, Workspace: e.ws, App: e.g.App}
+	issued := len(e.gh.TokenRequests)
 	for range 2 {
 		if err := other.BeforeShell(ctx, e.agent.ID, load); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if egress.count() != 4 {
-		t.Fatalf("openings after a restart: %d", egress.count())
+	if egress.count() != 5 || len(e.gh.TokenRequests) != issued+1 {
+		t.Fatalf("after a restart: %d openings, %d tokens issued", egress.count(), len(e.gh.TokenRequests)-issued)
 	}
 
 	// An agent of another guild, without repositories.
@@ -80,7 +82,7 @@ INSERT INTO agents (guild_id, name) SELECT id, 'Writer' FROM g RETURNING id::tex
 	if err := e.g.BeforeShell(ctx, lone.ID, func(context.Context) (githubapp.Agent, error) { return lone, nil }); err != nil {
 		t.Fatal(err)
 	}
-	if egress.count() != 4 {
+	if egress.count() != 5 {
 		t.Fatalf("an agent without repositories opened the way to GitHub: %v", egress.agents)
 	}
 }

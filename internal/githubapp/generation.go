@@ -50,11 +50,15 @@ type Generations struct {
 	// Egress is the agents' way to GitHub from sandboxes without a network
 	// (the worker's proxy); nil = the sandboxes have the host's network.
 	Egress Egress
-	Log    *slog.Logger
+	// Relay is the proxy setting that names the sandbox's relay to Egress
+	// ("" = gittokens.ProxyURL); a test names its own proxy.
+	Relay string
+	Log   *slog.Logger
 
 	mu     sync.Mutex
-	issued map[string][]issued // by agent
-	egress map[string]bool     // by agent: its generation goes through Egress
+	issued map[string][]issued    // by agent
+	egress map[string]bool        // by agent: its generation goes through Egress
+	grants map[string]egressGrant // by agent: the token Egress adds for it
 }
 
 type issued struct {
@@ -121,6 +125,9 @@ func (g *Generations) Prepare(ctx context.Context, a Agent) (Prepared, error) {
 		}
 	}
 	out := Prepared{Repositories: len(repos)}
+	if gr, ok := g.liveGrant(a.ID); ok && file.Proxy != "" {
+		out.ExpiresAt = gr.expires
+	}
 	for _, t := range file.Tokens {
 		if out.ExpiresAt.IsZero() || t.ExpiresAt.Before(out.ExpiresAt) {
 			out.ExpiresAt = t.ExpiresAt
@@ -131,9 +138,15 @@ func (g *Generations) Prepare(ctx context.Context, a Agent) (Prepared, error) {
 
 // Due reports whether the agent's latest token is within RefreshWithin of
 // its expiry (a shell call then refreshes it first).
+// An agent whose way to GitHub is the worker's proxy is due as well when the
+// proxy holds no token for it (the worker restarted, or a run's end revoked it).
 func (g *Generations) Due(agentID string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.egress[agentID] {
+		gr, ok := g.grants[agentID]
+		return !ok || time.Until(gr.expires) <= RefreshWithin
+	}
 	list := g.issued[agentID]
 	return len(list) > 0 && time.Until(list[len(list)-1].expires) <= RefreshWithin
 }
@@ -166,6 +179,13 @@ func (g *Generations) tokens(ctx context.Context, a Agent) ([]repo, gittokens.Fi
 		}
 		return nil, file, err
 	}
+	if on, err := GuildEgress(ctx, g.DB, a.GuildID); err != nil || !on {
+		if err == nil {
+			g.setEgress(a.ID, false)
+			g.dropGrant(a.ID)
+		}
+		return nil, file, err
+	}
 	if eff.Status != string(connstore.StatusConnected) {
 		return nil, file, &RefusedError{Message: fmt.Sprintf("the GitHub login %s that this agent's repositories come through is %s: "+
 			"connect GitHub again to work on them", eff.AccountHint, eff.Status)}
@@ -190,6 +210,9 @@ func (g *Generations) tokens(ctx context.Context, a Agent) ([]repo, gittokens.Fi
 		}
 		if sock != "" {
 			file.Proxy, file.ProxySocket = gittokens.ProxyURL, sock
+			if g.Relay != "" {
+				file.Proxy = g.Relay
+			}
 		}
 		g.setEgress(a.ID, sock != "")
 	}
@@ -198,6 +221,7 @@ func (g *Generations) tokens(ctx context.Context, a Agent) ([]repo, gittokens.Fi
 		return nil, file, err
 	}
 	var repos []repo
+	var granted []AccessToken
 	for _, grp := range groups {
 		tok, err := app.AccessToken(ctx, login.InstallationID, grp.request())
 		switch {
@@ -213,18 +237,29 @@ func (g *Generations) tokens(ctx context.Context, a Agent) ([]repo, gittokens.Fi
 		if err := g.remember(ctx, a.ID, tok); err != nil {
 			return nil, file, err
 		}
+		granted = append(granted, tok)
 		for _, r := range tok.Repositories {
 			if err := g.track(ctx, eff.ConnectionID, login, r); err != nil {
 				return nil, file, err
 			}
-			t := gittokens.Token{Origin: origin(r.HTMLURL, app.WebURL), Path: r.FullName, Dir: path.Join(ReposDir, r.Name),
-				Token: tok.Token, ExpiresAt: tok.ExpiresAt}
-			file.Tokens = append(file.Tokens, t)
 			clone := r.CloneURL
 			if clone == "" {
 				clone = r.HTMLURL + ".git"
 			}
+			if file.Proxy != "" {
+				// The proxy adds the token; the sandbox gets none.
+				repos = append(repos, repo{name: r.Name, url: clone, branch: r.DefaultBranch})
+				continue
+			}
+			t := gittokens.Token{Origin: origin(r.HTMLURL, app.WebURL), Path: r.FullName, Dir: path.Join(ReposDir, r.Name),
+				Token: tok.Token, ExpiresAt: tok.ExpiresAt}
+			file.Tokens = append(file.Tokens, t)
 			repos = append(repos, repo{name: r.Name, url: clone, branch: r.DefaultBranch, token: &t})
+		}
+	}
+	if file.Proxy != "" {
+		if err := g.grantEgress(a.ID, app, granted); err != nil {
+			return nil, file, err
 		}
 	}
 	return repos, file, nil

@@ -63,10 +63,10 @@ func buildCredentialHelper(t testing.TB) string {
 	return bin
 }
 
-func newGenEnv(t testing.TB) *genEnv {
+func newGenEnv(t testing.TB, opts ...githubtest.Option) *genEnv {
 	t.Helper()
 	ctx := context.Background()
-	e := &genEnv{db: testdb.New(t), gh: githubtest.New(t)}
+	e := &genEnv{db: testdb.New(t), gh: githubtest.New(t, opts...)}
 	ms, err := catalog.Manifests()
 	if err != nil {
 		t.Fatal(err)

@@ -86,6 +86,12 @@ func WithBrowserProxy(p browser.Proxy) Option {
 	return func(o *options) { o.browser.Proxy = p }
 }
 
+// WithBrowserUser names the uid Chromium runs as in a sandbox ("" = the
+// agent's, on the local driver), asked at each call.
+func WithBrowserUser(user func() string) Option {
+	return func(o *options) { o.browser.BrowserUser = user }
+}
+
 // WithCodeResultMax caps a code tool's result text (CODE_RESULT_MAX_BYTES);
 // 0 keeps the helper's default.
 func WithCodeResultMax(n int) Option {

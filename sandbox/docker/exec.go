@@ -53,7 +53,7 @@ func (d *Driver) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (
 	if err != nil {
 		return sandbox.ExecResult{}, err
 	}
-	return d.exec(ctx, id, "", req)
+	return d.exec(ctx, id, req.User, req)
 }
 
 // exec runs req (already normalised) as user ("" = the sandbox's user).
@@ -104,7 +104,7 @@ func (d *Driver) exec(ctx context.Context, id, user string, req sandbox.ExecRequ
 	case err = <-copied:
 	case <-timer.C:
 		res.TimedOut = true
-		d.stopGroup(context.WithoutCancel(ctx), id, pg)
+		d.stopGroup(context.WithoutCancel(ctx), id, user, pg)
 		select {
 		case err = <-copied:
 		case <-time.After(5 * time.Second):
@@ -113,7 +113,7 @@ func (d *Driver) exec(ctx context.Context, id, user string, req sandbox.ExecRequ
 			err = <-copied
 		}
 	case <-ctx.Done():
-		d.stopGroup(context.WithoutCancel(ctx), id, pg)
+		d.stopGroup(context.WithoutCancel(ctx), id, user, pg)
 		return sandbox.ExecResult{}, ctx.Err()
 	}
 	if err != nil && !res.TimedOut {
@@ -161,8 +161,8 @@ func (d *Driver) exitCode(ctx context.Context, execID string) (int, error) {
 	}
 }
 
-// stopGroup runs the killer against the exec's process group.
-func (d *Driver) stopGroup(ctx context.Context, id string, pg *pgidWriter) {
+// stopGroup runs the killer against the exec's process group, as its user.
+func (d *Driver) stopGroup(ctx context.Context, id, user string, pg *pgidWriter) {
 	select {
 	case <-pg.known:
 	case <-time.After(2 * time.Second):
@@ -172,7 +172,8 @@ func (d *Driver) stopGroup(ctx context.Context, id string, pg *pgidWriter) {
 	ctx, cancel := context.WithTimeout(ctx, sandbox.KillGrace+10*time.Second)
 	defer cancel()
 	tenths := strconv.Itoa(int(sandbox.KillGrace / (100 * time.Millisecond)))
-	_, err := d.exec(ctx, id, "", sandbox.ExecRequest{
+	// As the exec's own user: another uid cannot signal its processes.
+	_, err := d.exec(ctx, id, user, sandbox.ExecRequest{
 		Cmd:       []string{"/bin/sh", "-c", killer, "guilds-kill", strconv.Itoa(pg.pgid), tenths},
 		Dir:       "/",
 		Timeout:   sandbox.KillGrace + 5*time.Second,

@@ -24,6 +24,9 @@ func (d *Driver) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (
 	if err != nil {
 		return sandbox.ExecResult{}, err
 	}
+	if req.User != "" {
+		return sandbox.ExecResult{}, fmt.Errorf("%w: the local driver runs every command as this process's user, not %s", sandbox.ErrInvalid, req.User)
+	}
 	dir, m, err := d.load(id)
 	if err != nil {
 		return sandbox.ExecResult{}, err

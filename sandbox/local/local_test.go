@@ -189,3 +189,21 @@ func TestRemoveEndsBackgroundCommands(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// The local driver cannot run a command as another user: it says so rather
+// than running it as its own.
+func TestExecAsAnotherUserIsRefused(t *testing.T) {
+	d, err := New(Options{AllowUnisolated: true, Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sb, err := d.Create(ctx, sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Exec(ctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"true"}, User: sandbox.BrowserUser}); !errors.Is(err, sandbox.ErrInvalid) ||
+		!strings.Contains(err.Error(), "local driver") {
+		t.Fatalf("err = %v", err)
+	}
+}

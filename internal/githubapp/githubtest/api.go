@@ -385,3 +385,39 @@ func (s *Server) installationRepositories(w http.ResponseWriter, r *http.Request
 	repos := s.wireRepos(t.inst, t.repos)
 	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(repos), "repositories": repos, "repository_selection": "selected"})
 }
+
+// revokeToken is DELETE /installation/token: the token in Authorization
+// stops working (204); an unknown or expired one is 401.
+func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.installationToken(r.Header.Get("Authorization")); !ok {
+		message(w, http.StatusUnauthorized, "Bad credentials")
+		return
+	}
+	tok := strings.TrimPrefix(strings.TrimPrefix(r.Header.Get("Authorization"), "token "), "Bearer ")
+	delete(s.itoks, tok)
+	s.Revoked = append(s.Revoked, tok)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// repoAPI answers any call under /repos/{owner}/{repo}/ with the
+// repository's name when an installation token reaching it authorizes it
+// (401 otherwise), recording the Authorization it got.
+func (s *Server) repoAPI(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.RepoAPICalls = append(s.RepoAPICalls, r.Header.Get("Authorization"))
+	t, ok := s.installationToken(r.Header.Get("Authorization"))
+	var rp *repo
+	for _, c := range s.repos {
+		if c.owner == r.PathValue("owner") && c.name == r.PathValue("repo") {
+			rp = c
+		}
+	}
+	if !ok || rp == nil || t.inst != rp.inst || t.repos != nil && !t.repos[rp.id] {
+		message(w, http.StatusUnauthorized, "Bad credentials")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"full_name": rp.owner + "/" + rp.name, "path": r.PathValue("rest")})
+}

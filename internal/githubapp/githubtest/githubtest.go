@@ -57,6 +57,10 @@ type Server struct {
 	Installing  int64
 	// TokenRequests records every access token request's body, in order.
 	TokenRequests []TokenCall
+	// Revoked lists the installation tokens revoked (DELETE /installation/token), in order.
+	Revoked []string
+	// RepoAPICalls records the Authorization of each call under /api/repos/.
+	RepoAPICalls []string
 }
 
 // TokenCall is one access token request.
@@ -238,6 +242,13 @@ func (s *Server) ExpireTokens() {
 	}
 }
 
+// RevokedTokens lists the installation tokens revoked so far, in order.
+func (s *Server) RevokedTokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.Revoked...)
+}
+
 // IssuedTokens lists every installation token issued so far.
 func (s *Server) IssuedTokens() []string {
 	s.mu.Lock()
@@ -264,6 +275,8 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /api/app/installations/{id}", s.appInstallation)
 	mux.HandleFunc("POST /api/app/installations/{id}/access_tokens", s.accessToken)
 	mux.HandleFunc("GET /api/installation/repositories", s.installationRepositories)
+	mux.HandleFunc("DELETE /api/installation/token", s.revokeToken)
+	mux.HandleFunc("/api/repos/{owner}/{repo}/{rest...}", s.repoAPI)
 	mux.HandleFunc("GET /api/user/installations", s.userInstallations)
 	mux.HandleFunc("GET /api/user/installations/{id}/repositories", s.userInstallationRepositories)
 	mux.HandleFunc("/{owner}/{repo}/", s.git)

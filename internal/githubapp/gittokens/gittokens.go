@@ -36,8 +36,9 @@ type File struct {
 	// Hosts are the origins the helper answers for ("https://github.com").
 	Hosts  []string `json:"hosts"`
 	Tokens []Token  `json:"tokens"`
-	// Proxy is the relay git and gh reach GitHub through (ProxyURL) when
-	// the sandbox has no network; "" = none (the sandbox has the host's).
+	// Proxy is the relay git reaches GitHub through (ProxyURL) when the
+	// sandbox has no network; "" = none (the sandbox has the host's). With a
+	// proxy the file holds no token: the worker's proxy adds it.
 	Proxy string `json:"proxy,omitempty"`
 	// ProxySocket is the worker's proxy socket the relay joins, as the
 	// sandbox sees it (/run/guilds-proxy/git.sock).
@@ -66,13 +67,15 @@ func RelayUp() bool {
 	return true
 }
 
-// ProxyEnv is the proxy part of a command's environment: git, gh and curl
-// send https through the relay; the sandbox's own loopback stays direct.
+// ProxyEnv is the proxy part of a command's environment: http and https
+// go to the relay (the worker's GitHub route serves plain http requests to
+// GitHub and refuses the rest); the sandbox's own loopback stays direct.
 func (f File) ProxyEnv() []string {
 	if f.Proxy == "" {
 		return nil
 	}
-	return []string{"HTTPS_PROXY=" + f.Proxy, "https_proxy=" + f.Proxy, "NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1"}
+	return []string{"HTTPS_PROXY=" + f.Proxy, "https_proxy=" + f.Proxy, "HTTP_PROXY=" + f.Proxy, "http_proxy=" + f.Proxy,
+		"NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1"}
 }
 
 // Token is one repository's token.
@@ -166,6 +169,13 @@ func (f File) GitConfigEnv() []string {
 		// For git every URL goes through the relay, http ones too (a local
 		// GitHub in tests); the worker's proxy refuses what is not GitHub.
 		kv = append(kv, [2]string{"http.proxy", f.Proxy})
+		// The proxy adds the credential, so it must read the request: git
+		// asks for GitHub's https URLs over plain http to the relay.
+		for _, h := range f.Hosts {
+			if rest, ok := strings.CutPrefix(strings.TrimRight(h, "/"), "https://"); ok {
+				kv = append(kv, [2]string{"url.http://" + rest + "/.insteadOf", "https://" + rest + "/"})
+			}
+		}
 	}
 	out := []string{"GIT_CONFIG_COUNT=" + strconv.Itoa(len(kv))}
 	for i, p := range kv {

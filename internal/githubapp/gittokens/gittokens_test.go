@@ -37,12 +37,15 @@ func TestProxyEnv(t *testing.T) {
 		t.Errorf("without a proxy: %q %q", env, f.GitConfigEnv())
 	}
 	f.Proxy = ProxyURL
-	want := []string{"HTTPS_PROXY=http://127.0.0.1:3129", "https_proxy=http://127.0.0.1:3129", "NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1"}
+	want := []string{"HTTPS_PROXY=http://127.0.0.1:3129", "https_proxy=http://127.0.0.1:3129", "HTTP_PROXY=http://127.0.0.1:3129",
+		"http_proxy=http://127.0.0.1:3129", "NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1"}
 	if env := f.ProxyEnv(); !slices.Equal(env, want) {
 		t.Errorf("ProxyEnv = %q", env)
 	}
+	// Git asks GitHub's https URLs over plain http, so the route can add the token.
 	env := f.GitConfigEnv()
-	if env[0] != "GIT_CONFIG_COUNT=4" || !slices.Contains(env, "GIT_CONFIG_KEY_3=http.proxy") || !slices.Contains(env, "GIT_CONFIG_VALUE_3="+ProxyURL) {
+	if env[0] != "GIT_CONFIG_COUNT=5" || !slices.Contains(env, "GIT_CONFIG_KEY_3=http.proxy") || !slices.Contains(env, "GIT_CONFIG_VALUE_3="+ProxyURL) ||
+		!slices.Contains(env, "GIT_CONFIG_KEY_4=url.http://github.com/.insteadOf") || !slices.Contains(env, "GIT_CONFIG_VALUE_4=https://github.com/") {
 		t.Errorf("GitConfigEnv with a proxy = %q", env)
 	}
 }

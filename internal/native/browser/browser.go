@@ -67,7 +67,12 @@ type Deps struct {
 	Helper string
 	// MaxResultBytes caps a result's text; 0 = browserproto.DefaultResultMaxBytes.
 	MaxResultBytes int
-	Log            *slog.Logger
+	// BrowserUser, when set, says which uid Chromium runs as in the
+	// sandbox (sandbox.BrowserUser on a container driver): the helper then
+	// never starts it as the agent's uid, and a call starts it as this one
+	// first. nil or "" = the helper starts it itself (the local driver).
+	BrowserUser func() string
+	Log         *slog.Logger
 
 	order *sequencer // one call at a time per agent, a turn's in its order
 }
@@ -101,6 +106,11 @@ func (d Deps) handler(tool string) tools.Handler {
 		}
 		defer release()
 		req := browserproto.Request{Tool: tool, Args: call.Args, RunID: call.RunID, AgentID: call.AgentID, MaxBytes: d.MaxResultBytes}
+		user := ""
+		if d.BrowserUser != nil {
+			user = d.BrowserUser()
+		}
+		req.SeparateBrowser = user != ""
 		if d.Proxy != nil {
 			sock, err := d.Proxy.Open(call.AgentID)
 			if err != nil {
@@ -109,6 +119,15 @@ func (d Deps) handler(tool string) tools.Handler {
 			req.ProxySocket = sock
 		}
 		resp, err := d.run(ctx, call.AgentID, req)
+		if err == nil && resp.StartBrowser {
+			if err := d.startBrowser(ctx, call.AgentID, user, req.ProxySocket != ""); err != nil {
+				return "", err
+			}
+			resp, err = d.run(ctx, call.AgentID, req)
+			if err == nil && resp.StartBrowser {
+				return "", errors.New("the browser was started but does not answer")
+			}
+		}
 		if err != nil {
 			return "", err
 		}
@@ -154,6 +173,24 @@ func (d Deps) run(ctx context.Context, agentID string, req browserproto.Request)
 	return resp, nil
 }
 
+// startBrowser starts Chromium in the agent's sandbox as the browser's
+// uid, never the agent's.
+func (d Deps) startBrowser(ctx context.Context, agentID, user string, proxy bool) error {
+	cmd := []string{d.Helper, browserproto.StartArg}
+	if proxy {
+		cmd = append(cmd, browserproto.ProxyArg)
+	}
+	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: cmd, User: user, Timeout: ExecTimeout, MaxOutput: maxHelperOutput,
+		Dir: "/", Env: map[string]string{"HOME": browserproto.BrowserHome}})
+	if err != nil {
+		return fmt.Errorf("start the browser in the workspace: %w", err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("the browser did not start (exit %d)%s", res.ExitCode, code.StderrTail(res.Stderr))
+	}
+	return nil
+}
+
 // writeRequest writes a request too long for the command line through the
 // sandbox file API and returns the helper's argument that names it.
 func (d Deps) writeRequest(ctx context.Context, agentID string, req browserproto.Request) (string, error) {
@@ -164,7 +201,7 @@ func (d Deps) writeRequest(ctx context.Context, agentID string, req browserproto
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	p := path.Join(browserproto.RequestDir, hex.EncodeToString(b[:])+".json")
-	if err := d.Workspace.CopyTo(ctx, agentID, p, raw, 0o644); errors.Is(err, ErrNoWorkspace) {
+	if err := d.Workspace.CopyTo(ctx, agentID, p, raw, 0o600); errors.Is(err, ErrNoWorkspace) {
 		return "", ErrNoWorkspace
 	} else if err != nil {
 		return "", fmt.Errorf("write the %s request into the workspace: %w", req.Tool, err)

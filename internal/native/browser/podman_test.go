@@ -117,7 +117,8 @@ func TestBrowserToolsInTheSandboxImageThroughTheProxy(t *testing.T) {
 		_ = d.RemoveVolume(ctx, workspaces.HomeVolume(agent))
 	})
 	reg := tools.NewRegistry()
-	browser.Register(reg, browser.Deps{Workspace: mgr, Proxy: proxy})
+	// As the worker runs them: Chromium as its own uid.
+	browser.Register(reg, browser.Deps{Workspace: mgr, Proxy: proxy, BrowserUser: func() string { return sandbox.BrowserUser }})
 	r := &browserRun{t: t, reg: reg, mgr: mgr, agent: agent}
 
 	nav := r.ok(browser.ToolNavigate, map[string]any{"url": srv.URL + "/form.html"})
@@ -171,5 +172,52 @@ func TestBrowserToolsInTheSandboxImageThroughTheProxy(t *testing.T) {
 	}
 	if got := string(res.Stdout); got != "lo\nbrowser running\n" {
 		t.Errorf("inside the sandbox: %q %s", got, res.Stderr)
+	}
+}
+
+// On the real image, Chromium runs as the browser's uid, not the agent's,
+// and that uid cannot read the agent's token and request files (0600,
+// owned by the agent).
+func TestChromiumRunsAsAUserThatCannotReadTheAgentsFiles(t *testing.T) {
+	d, cli := dockertest.Driver(t)
+	image := dockertest.AgentImage(t, cli)
+	mgr := workspaces.New(d, workspaces.Options{Image: image})
+	agent := "agent-" + uuid.NewString()
+	ctx := context.Background()
+	t.Cleanup(func() {
+		_ = mgr.Close(ctx)
+		_ = d.RemoveVolume(ctx, workspaces.HomeVolume(agent))
+	})
+	reg := tools.NewRegistry()
+	browser.Register(reg, browser.Deps{Workspace: mgr, BrowserUser: func() string { return sandbox.BrowserUser }})
+	r := &browserRun{t: t, reg: reg, mgr: mgr, agent: agent}
+	r.ok(browser.ToolSnapshot, nil)
+
+	secretFiles := []string{"/run/guilds/git-tokens.json", "/run/guilds/requests/pending.json"}
+	for _, p := range secretFiles {
+		if err := mgr.CopyTo(ctx, agent, p, []byte(`{"token":"ghs_not_for_the_browser"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec := func(user, script string, args ...string) sandbox.ExecResult {
+		t.Helper()
+		res, err := mgr.Exec(ctx, agent, sandbox.ExecRequest{User: user, Dir: "/", Cmd: append([]string{"sh", "-c", script, "sh"}, args...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := exec("", `for p in $(pgrep chrom); do stat -c %u /proc/$p; done | sort -u; id -u; stat -c '%a %u' "$@"`, secretFiles...)
+	if got := string(res.Stdout); got != "1001\n1000\n600 1000\n600 1000\n" {
+		t.Fatalf("browser uids, the agent's uid, the files' modes and owners: %q %s", got, res.Stderr)
+	}
+	res = exec(sandbox.BrowserUser, `for f in "$@"; do cat "$f" && echo READ; done; ls /tmp/guilds-browser >/dev/null && echo own-home`, secretFiles...)
+	if out := string(res.Stdout); strings.Contains(out, "READ") || strings.Contains(out, "ghs_") || !strings.Contains(out, "own-home") ||
+		strings.Count(string(res.Stderr), "Permission denied") != len(secretFiles) {
+		t.Fatalf("as the browser's uid: %q %q", out, res.Stderr)
+	}
+	// The agent cannot read the browser's profile either.
+	if res := exec("", `ls /tmp/guilds-browser 2>&1 || true`); !strings.Contains(string(res.Stdout), "Permission denied") {
+		t.Errorf("the agent reads the browser's home: %q", res.Stdout)
 	}
 }

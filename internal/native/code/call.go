@@ -22,8 +22,9 @@ import (
 const maxHelperOutput = 1 << 20
 
 // requestMode is the permission of a request file: the helper, which runs
-// as the workspace's user, reads and deletes it.
-const requestMode = 0o644
+// as the workspace's user, reads and deletes it; the browser's uid cannot
+// read it (it may carry granted secrets).
+const requestMode = 0o600
 
 // handler returns the handler of one code tool.
 func (d Deps) handler(tool string) tools.Handler {

@@ -21,8 +21,9 @@ import (
 	"github.com/guilds/guilds/sandbox"
 )
 
-// requestMode lets the helper, the sandbox's user, read and delete a request file.
-const requestMode = 0o644
+// requestMode lets the helper, the sandbox's user, read and delete a request
+// file; the browser's uid cannot read it (it may carry granted secrets).
+const requestMode = 0o600
 
 func (h *handlers) run(ctx context.Context, call tools.Call) (string, error) {
 	var in runproto.Args

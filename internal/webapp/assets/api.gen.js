@@ -258,6 +258,8 @@ export const put_bindings = (body, opts) => call("PUT", `/api/bindings`, body, o
 export const put_collections_by_id_grants = (id, body, opts) => call("PUT", `/api/collections/${encodeURIComponent(id)}/grants`, body, opts);
 /** PUT /api/guilds/{id}/chat/responders: Set the agents that answer operator messages that @mention nobody */
 export const put_guilds_by_id_chat_responders = (id, body, opts) => call("PUT", `/api/guilds/${encodeURIComponent(id)}/chat/responders`, body, opts);
+/** PUT /api/guilds/{id}/github/egress: Turn the guild's coding agents' way to GitHub on or off (on by default); off, their generations get no GitHub token and no clone */
+export const put_guilds_by_id_github_egress = (id, body, opts) => call("PUT", `/api/guilds/${encodeURIComponent(id)}/github/egress`, body, opts);
 /** PUT /api/guilds/{id}/notes/{key}: Create or replace one of a guild's notes */
 export const put_guilds_by_id_notes_by_key = (id, key, body, opts) => call("PUT", `/api/guilds/${encodeURIComponent(id)}/notes/${encodeURIComponent(key)}`, body, opts);
 /** PUT /api/guilds/{id}/secrets/{name}: Set or replace a secret owned by a guild */
