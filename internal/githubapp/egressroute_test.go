@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guilds/guilds/internal/githubapp"
 	"github.com/guilds/guilds/internal/githubapp/githubtest"
@@ -212,4 +213,42 @@ func TestGitHubEgressOffForTheGuild(t *testing.T) {
 
 func basic(token string) string {
 	return base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
+}
+
+// A login whose user pushes to one repository and only reads another has a
+// write token and a read one: the route adds to each request the token of
+// the repository it names, never the write token to a read repository.
+func TestGitHubEgressAddsEachRepositorysOwnToken(t *testing.T) {
+	e := newEgressEnv(t)
+	ctx := context.Background()
+	docs := e.gh.AddRepo(t, e.inst, "acme-gh", "docs")
+	sel := []githubapp.Selected{
+		{GitHubID: e.repo, Name: "api", FullName: "acme-gh/api", URL: e.gh.URL + "/acme-gh/api", DefaultBranch: "main"},
+		{GitHubID: docs, Name: "docs", FullName: "acme-gh/docs", URL: e.gh.URL + "/acme-gh/docs", DefaultBranch: "main"}}
+	for _, err := range []error{githubapp.SetSelected(ctx, e.db, e.conn, sel),
+		githubapp.SaveAccess(ctx, e.db, e.conn, []githubapp.RepoAccess{
+			{GitHubID: e.repo, FullName: "acme-gh/api", Permission: githubapp.PermWrite},
+			{GitHubID: docs, FullName: "acme-gh/docs", Permission: githubapp.PermRead}}, time.Now()),
+		githubapp.MirrorSelection(ctx, e.db, e.agent.GuildID, e.conn, sel)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := len(e.gh.TokenRequests)
+	if _, err := e.g.Prepare(ctx, e.agent); err != nil {
+		t.Fatal(err)
+	}
+	calls := e.gh.TokenRequests[before:]
+	if len(calls) != 2 {
+		t.Fatalf("token requests %+v", calls)
+	}
+	for _, repo := range []string{"api", "docs"} {
+		if status, body := e.get(t, "GET", e.gh.URL+"/api/repos/acme-gh/"+repo+"/pulls", ""); status != 200 {
+			t.Fatalf("the API of %s: %d %s", repo, status, body)
+		}
+	}
+	seen := e.gh.RepoAPICalls
+	if len(seen) != 2 || seen[0] == seen[1] {
+		t.Fatalf("both repositories got the same credential: %q", seen)
+	}
 }
