@@ -46,6 +46,7 @@ func click(ctx context.Context, s *session, raw json.RawMessage) browserproto.Re
 	text := fmt.Sprintf("clicked %s (%s)", el.desc, el.ref) + w.report(ctx, s)
 	meta := w.meta()
 	if t, ok := s.cfg.newPage(ctx, before); ok {
+		t = s.cfg.committed(ctx, t)
 		// A link that opens a new tab: the tools follow it, as a person would.
 		s.state.Target, s.state.Loader, s.state.Refs = t.ID, "", nil
 		text += fmt.Sprintf("; it opened a new tab, %s, which the browser tools now drive (take a browser_snapshot of it)", t.URL)
@@ -186,3 +187,28 @@ const scrollIntoViewJS = `function() {
   if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) this.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
   return new Promise((ok) => { requestAnimationFrame(() => ok()); setTimeout(ok, 100); });
 }`
+
+// newTabBound bounds the wait for a new tab to leave about:blank: Chromium
+// lists the tab before it commits the link's URL, later on a loaded machine.
+const newTabBound = 15 * time.Second
+
+// committed waits until a new tab has left about:blank (the link's URL is
+// committed), polling the target list, and returns it as it then is; past
+// newTabBound it returns the tab as last seen.
+func (c Config) committed(ctx context.Context, t target) target {
+	ctx, cancel := context.WithTimeout(ctx, newTabBound)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for t.URL == "" || t.URL == "about:blank" {
+		select {
+		case <-ctx.Done():
+			return t
+		case <-tick.C:
+		}
+		if now, ok := c.targetByID(ctx, t.ID); ok {
+			t = now
+		}
+	}
+	return t
+}

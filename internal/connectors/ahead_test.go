@@ -17,13 +17,14 @@ func TestRefreshAheadServesWhileRefreshing(t *testing.T) {
 	e := newEnv(t)
 	e.addServer(t, "acme")
 	id := e.addConnection(t, "acme")
-	// Six-second tokens, refreshed from three seconds before expiry; half the
-	// lifetime is the earliest refresh, so the refresh is due at about 3s and
-	// the token stays servable until 6s.
-	eng := e.engine(t, engineOpts{redisURL: "-", timing: connectors.Timing{Skew: -1, RefreshAhead: 3 * time.Second,
-		Lease: 10 * time.Second, RefreshTimeout: 5 * time.Second}})
+	// Sixteen-second tokens, refreshed from eight seconds before expiry; half
+	// the lifetime is the earliest refresh, so the refresh is due at about 8s
+	// and the token stays servable until 16s: the calls made while the
+	// refresh is held have eight seconds, a wide margin on a loaded machine.
+	eng := e.engine(t, engineOpts{redisURL: "-", timing: connectors.Timing{Skew: -1, RefreshAhead: 8 * time.Second,
+		Lease: 20 * time.Second, RefreshTimeout: 10 * time.Second}})
 	e.ts.mu.Lock()
-	e.ts.expiresIn = 6
+	e.ts.expiresIn = 16
 	e.ts.mu.Unlock()
 	e.connect(t, eng, id)
 	e.ts.mu.Lock()
@@ -53,7 +54,7 @@ func TestRefreshAheadServesWhileRefreshing(t *testing.T) {
 	// blocked on the token endpoint into a failure instead of a hang.
 	call := func(what string) connectors.Credential {
 		t.Helper()
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		c, err := eng.Resolver().Token(cctx, id)
 		if err != nil {
