@@ -322,7 +322,7 @@ func StartBrowser(ctx context.Context, home string, proxy bool) error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return fmt.Errorf("the browser's home %s: %w", home, err)
 	}
-	if err := os.Chmod(home, 0o700); err != nil {
+	if err := os.Chmod(home, 0o700); err != nil { //nolint:gosec // G302: a directory, its owner needs to enter it
 		return fmt.Errorf("the browser's home %s: %w", home, err)
 	}
 	cfg := Config{Home: home}.withDefaults()

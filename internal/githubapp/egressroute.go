@@ -104,7 +104,7 @@ func (g *Generations) EgressHandler(agentID string, dial func(ctx context.Contex
 // forward sends the request on with the installation token in place of
 // whatever credential it had.
 func (g *Generations) forward(w http.ResponseWriter, r *http.Request, tr *http.Transport, token string, target *url.URL, api bool) {
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), r.Body)
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), r.Body) //nolint:gosec // G704: target is built by egressTarget from the App's URLs and the grant's repositories only
 	if err != nil {
 		egressRefuse(w, http.StatusBadRequest, "refused: "+err.Error())
 		return

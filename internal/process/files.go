@@ -26,7 +26,7 @@ func LoadFileVariables() error {
 		if os.Getenv(name) != "" {
 			return fmt.Errorf("%s and %s_FILE are both set: keep one", name, name)
 		}
-		b, err := os.ReadFile(path)
+		b, err := os.ReadFile(path) //nolint:gosec // G304: the operator names the file (NAME_FILE); reading it is the point
 		if err != nil {
 			return fmt.Errorf("%s_FILE: %w", name, err)
 		}
