@@ -97,7 +97,8 @@ func CodeSearch(ctx context.Context, env *Env, raw json.RawMessage, symbols func
 	if bad != nil {
 		return *bad
 	}
-	args := []string{"--no-messages", "--no-require-git", "--no-config"}
+	// Hidden files too (.github/, .env.example), never .git/; .gitignore still holds.
+	args := []string{"--no-messages", "--no-require-git", "--no-config", "--hidden", "--glob", "!.git"}
 	if a.Fixed {
 		args = append(args, "--fixed-strings")
 	}

@@ -171,3 +171,22 @@ func TestCodeSearchContentKeepsTheFirstFilesByPath(t *testing.T) {
 		t.Fatalf("%.400s", res.Text)
 	}
 }
+
+// Hidden files hold text an agent looks for (CI workflows, example
+// environments, linter settings): they are searched, while .gitignore is
+// still honoured and .git/ is never entered.
+func TestCodeSearchReadsHiddenFilesButNotGit(t *testing.T) {
+	env := searchRepo(t)
+	writeTestFile(t, env, "repos/app/.github/workflows/ci.yml", "run: make deploy-target\n")
+	writeTestFile(t, env, "repos/app/.env.example", "deploy-target=staging\n")
+	writeTestFile(t, env, "repos/app/.eslintrc.json", "{\"deploy-target\": true}\n")
+	writeTestFile(t, env, "repos/app/.git/config", "[remote] deploy-target\n")
+	writeTestFile(t, env, "repos/app/.cache.log", "deploy-target\n")
+	want := ".env.example: 1\n.eslintrc.json: 1\n.github/workflows/ci.yml: 1\n3 matches in 3 files"
+	if res := call(t, env, CodeSearch2, `{"pattern":"deploy-target"}`); res.Text != want {
+		t.Fatalf("hidden files:\n%s\nwant\n%s", res.Text, want)
+	}
+	if res := call(t, env, CodeSearch2, `{"pattern":"deploy-target","glob":"*.yml"}`); res.Text != ".github/workflows/ci.yml: 1\n1 match in 1 file" {
+		t.Fatalf("hidden files with a glob:\n%s", res.Text)
+	}
+}
