@@ -8,6 +8,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/integrations"
+	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -17,7 +18,9 @@ type Instance struct {
 	Integrations []integrations.Status `json:"integrations"`
 	// ModelProviders names the providers the box itself holds a key for.
 	ModelProviders []string `json:"model_providers"`
-	// NoModelKey is true when the box holds no model key at all (organisations may still hold their own).
+	// NoModelKey is true when neither the box nor the caller's organisations
+	// (any organisation, for an instance admin) hold a model key: no run of
+	// theirs can start.
 	NoModelKey bool `json:"no_model_key"`
 }
 
@@ -27,15 +30,27 @@ func (s *Server) instanceRoutes() []route {
 		Reply:   Instance{}, Handle: s.getInstance}}
 }
 
-func (s *Server) getInstance(ctx context.Context, c *gin.Context, _ store.DB, _ access.Principal) (int, any, error) {
+func (s *Server) getInstance(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	providers := s.Integrations.ModelProviders()
 	if providers == nil {
 		providers = []string{}
+	}
+	none := len(providers) == 0
+	if none {
+		orgs := make([]string, 0, len(p.Orgs))
+		for id := range p.Orgs {
+			orgs = append(orgs, id)
+		}
+		held, err := models.AnyOrgKey(ctx, db, orgs, p.Admin)
+		if err != nil {
+			return 0, nil, err
+		}
+		none = !held
 	}
 	return http.StatusOK, Instance{
 		AuthMode:       s.AuthMode,
 		Integrations:   s.Integrations.All(),
 		ModelProviders: providers,
-		NoModelKey:     len(providers) == 0,
+		NoModelKey:     none,
 	}, nil
 }

@@ -146,3 +146,37 @@ func TestIssues(t *testing.T) {
 		t.Fatalf("bad status = %d", r.Status)
 	}
 }
+
+// The "no model key" warning is for an operator none of whose runs can
+// start: the box holds no key and neither does any of their organisations.
+// An instance admin sees it while no organisation holds one.
+func TestNoModelKeyWarningFollowsTheOperatorsOrganisations(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t, withKeyring(t, nil))
+	org, _, _ := e.Hierarchy()
+	op, other := e.Operator(org), e.Operator("")
+	warned := func(tok string) bool {
+		t.Helper()
+		var inst struct {
+			NoModelKey bool `json:"no_model_key"`
+		}
+		r := e.Do(tok, "GET", "/api/instance", nil)
+		if r.Status != 200 {
+			t.Fatalf("instance: %d %s", r.Status, r.Body)
+		}
+		r.JSON(&inst)
+		return inst.NoModelKey
+	}
+	if !warned(op) || !warned(e.AdminToken) {
+		t.Fatal("no key anywhere: everyone should be warned")
+	}
+	if r := e.Do(op, "PUT", "/api/orgs/"+org+"/model-keys/openrouter", map[string]string{"key": "sk-or-org-key-abcdef123456"}); r.Status != 204 {
+		t.Fatalf("put = %d %s", r.Status, r.Body)
+	}
+	if warned(op) || warned(e.AdminToken) {
+		t.Fatal("the organisation holds a key, yet its operator (or the admin) is told runs cannot start")
+	}
+	if !warned(other) {
+		t.Fatal("an operator whose organisation holds no key is not warned")
+	}
+}

@@ -87,6 +87,15 @@ func OrgKeyProviders(ctx context.Context, db store.DB, orgID string) (map[string
 	return out, store.Map(rows.Err())
 }
 
+// AnyOrgKey reports whether one of the organisations (every organisation
+// when all is set) holds a model key.
+func AnyOrgKey(ctx context.Context, db store.DB, orgIDs []string, all bool) (bool, error) {
+	var any bool
+	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM organisation_model_keys
+		WHERE $2 OR organisation_id::text = ANY($1::text[]))`, orgIDs, all).Scan(&any)
+	return any, store.Map(err)
+}
+
 // OrgKey opens an organisation's key for a provider; ErrNotFound when there is none.
 func OrgKey(ctx context.Context, db store.DB, kr *secret.Keyring, orgID, providerName string) (string, error) {
 	var ct []byte
