@@ -98,7 +98,7 @@ type chatRequest struct {
 		Content string `json:"content"` // a list of parts: its texts joined
 		// ImageURLs are the urls of the message's image_url parts.
 		ImageURLs  []string `json:"image_urls"`
-		ToolCallID string `json:"tool_call_id"`
+		ToolCallID string   `json:"tool_call_id"`
 		ToolCalls  []struct {
 			ID       string `json:"id"`
 			Function struct{ Name, Arguments string }
