@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -83,11 +84,13 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 	if err != nil {
 		return ModelOutput{}, fmt.Errorf("load memory: %w", err)
 	}
-	req := models.Request{Messages: conversation(systemPrompt(agent.Prompt, memory.PromptSection(mem, memoryOffered), snap.StatePrices), history),
+	images, err := runs.Images(ctx, a.d.DB, r.ID)
+	if err != nil {
+		return ModelOutput{}, fmt.Errorf("load the run's images: %w", err)
+	}
+	req := models.Request{Messages: conversation(systemPrompt(agent.Prompt, memory.PromptSection(mem, memoryOffered), snap.StatePrices), history, images),
 		Tools: tools}
-	mctx, turn := telemetry.StartModelTurn(ctx, r.ID, target.Provider, target.Model)
-	resp, err := a.d.Models.Complete(mctx, target, req)
-	turn.End(resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.FinishReason, modelErrorType(err))
+	resp, err := a.complete(ctx, r.ID, target, req)
 	if err != nil {
 		a.d.Log.WarnContext(ctx, "model call failed", "run_id", r.ID, "target", target, "err", err)
 		return ModelOutput{}, modelError(err)
@@ -122,6 +125,20 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 		return ModelOutput{}, err
 	}
 	return modelOutput(stored), nil
+}
+
+// complete sends req; a request with images the provider refuses is sent
+// again without them (the model then reads only their descriptions), since
+// providers do not say which models take images.
+func (a *Activities) complete(ctx context.Context, runID string, target models.Target, req models.Request) (models.Response, error) {
+	mctx, turn := telemetry.StartModelTurn(ctx, runID, target.Provider, target.Model)
+	resp, err := a.d.Models.Complete(mctx, target, req)
+	turn.End(resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.FinishReason, modelErrorType(err))
+	if err == nil || !req.HasImages() || !models.RefusesImages(err) {
+		return resp, err
+	}
+	a.d.Log.InfoContext(ctx, "the model refused a request with images; sending their descriptions only", "run_id", runID, "target", target)
+	return a.complete(ctx, runID, target, req.WithoutImages())
 }
 
 // storedTurn returns the answer already stored at in.Seq, if any (a retry,
@@ -242,18 +259,40 @@ func systemPrompt(prompt string, sections ...string) string {
 }
 
 // conversation turns the stored transcript into the provider's messages.
-func conversation(prompt string, history []runs.Message) []models.Message {
+// The images of a turn's tool results follow that turn's last tool message,
+// in one user message (providers take images in user content only).
+func conversation(prompt string, history []runs.Message, images map[int][]runs.Image) []models.Message {
 	out := make([]models.Message, 0, len(history)+1)
 	if prompt != "" {
 		out = append(out, models.Message{Role: "system", Content: prompt})
 	}
-	for _, m := range history {
+	var pending []models.Part
+	for i, m := range history {
 		wm := models.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
 			wm.ToolCalls = append(wm.ToolCalls, models.ToolCall{ID: c.ID, Type: "function",
 				Function: models.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
 		}
 		out = append(out, wm)
+		if m.Role == runs.RoleTool {
+			pending = append(pending, imageParts(m, images[m.Seq])...)
+		}
+		if len(pending) > 0 && (i == len(history)-1 || history[i+1].Role != runs.RoleTool) {
+			out = append(out, models.Message{Role: runs.RoleUser, Parts: pending})
+			pending = nil
+		}
+	}
+	return out
+}
+
+// imageParts are the parts giving the model the images of one tool result,
+// each after a line naming it as the result's text does.
+func imageParts(m runs.Message, images []runs.Image) []models.Part {
+	var out []models.Part
+	for _, im := range images {
+		out = append(out,
+			models.Part{Type: "text", Text: fmt.Sprintf("%s, returned by tool call %s:", runs.ImageRef(im.Seq, im.Idx), m.ToolCallID)},
+			models.Part{Type: "image_url", ImageURL: &models.ImageURL{URL: "data:" + im.MediaType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)}})
 	}
 	return out
 }

@@ -12,9 +12,17 @@ import (
 // callRemote sends a remote or adapter tool's call down the one remote call
 // path (internal/remote), redacted with the run's set, and returns the
 // stamped result and its outcome.
-func (a *Activities) callRemote(ctx context.Context, r runs.Run, t runs.OfferedTool, args json.RawMessage, remaining int, red *tools.Redactor) (string, string) {
+// Images the result holds are kept in run_images at the call's seq; the
+// model activity reads them from there.
+func (a *Activities) callRemote(ctx context.Context, r runs.Run, seq int, t runs.OfferedTool, args json.RawMessage, remaining int, red *tools.Redactor) (string, string) {
+	keep := func(ctx context.Context, i int, im tools.Image) (string, error) {
+		if err := runs.SaveImage(ctx, a.d.DB, r.ID, runs.Image{Seq: seq, Idx: i, MediaType: im.MediaType, Data: im.Data}); err != nil {
+			return "", err
+		}
+		return runs.ImageRef(seq, i), nil
+	}
 	out, err := remote.Call(ctx, a.d.MCP, remote.Tool{ConnectionID: t.ConnectionID, RemoteName: t.RemoteName, Schema: t.Schema}, args,
-		remote.Options{Redactor: red, Remaining: remaining, Log: a.d.Log.With("run_id", r.ID, "tool", t.Name)})
+		remote.Options{Redactor: red, Remaining: remaining, Log: a.d.Log.With("run_id", r.ID, "tool", t.Name), Keep: keep})
 	if err != nil {
 		return out, runs.OutcomeError
 	}

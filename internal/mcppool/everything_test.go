@@ -108,7 +108,9 @@ func exerciseEverything(t *testing.T, p *mcppool.Pool, db *pgxpool.Pool, id stri
 		{"get-sum", `{"a":2,"b":40}`, "is 42"},
 		{"get-structured-content", `{"location":"Chicago"}`, "temperature"},
 		{"trigger-long-running-operation", `{"duration":1,"steps":3}`, "Long running operation completed"},
-		{"get-resource-links", `{"count":2}`, `"type":"resource_link"`},
+		// Non-text parts are described, never dumped as JSON or base64 (ADR 0617).
+		{"get-resource-links", `{"count":2}`, "[resource link: Text Resource 2 <demo://resource/dynamic/text/2>"},
+		{"get-tiny-image", `{}`, "[image: image/png, "},
 	} {
 		var pr progressed
 		out, err := p.Call(mcppool.WithProgress(ctx, pr.fn), id, c.tool, json.RawMessage(c.args))

@@ -147,28 +147,42 @@ type Tool struct {
 func ModelName(slug, remote string) string { return grants.ModelName(slug, remote) }
 
 // Call runs tools/call on the connection's session and returns the result as
-// text (text parts joined; other parts as JSON). A result the server flags
-// as an error comes back as "ERROR: …" text with a nil error, since it is
-// the tool's answer; transport and credential failures are errors.
+// text: CallParts with each image described and not kept.
+func (p *Pool) Call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) (string, error) {
+	parts, err := p.CallParts(ctx, connectionID, remoteName, args)
+	return tools.JoinParts(parts, nil), err
+}
+
+// CallParts runs tools/call on the connection's session and returns the
+// result's pieces (see Parts). A result the server flags as an error comes
+// back as "ERROR: …" text with a nil error, since it is the tool's answer;
+// transport and credential failures are errors.
 //
 // The result and the error are redacted against every credential value the
 // call injected, a token refreshed on the way included: a redaction set
-// built before the call cannot know that one.
-func (p *Pool) Call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) (string, error) {
+// built before the call cannot know that one. An image holding one of those
+// values is withheld.
+func (p *Pool) CallParts(ctx context.Context, connectionID, remoteName string, args json.RawMessage) ([]tools.Part, error) {
 	ctx, used := connectors.WithUsed(ctx)
 	out, err := p.call(ctx, connectionID, remoteName, args)
 	return p.redactUsed(used, out, err)
 }
 
 // redactUsed removes from a call's answer the credential values it used.
-func (p *Pool) redactUsed(used *connectors.Used, out string, err error) (string, error) {
+func (p *Pool) redactUsed(used *connectors.Used, out []tools.Part, err error) ([]tools.Part, error) {
 	vals := used.Values()
 	if len(vals) == 0 {
 		return out, err
 	}
 	// Values too short to redact are the run's redactor's to report, once.
 	red := tools.NewRedactor(vals, slog.New(slog.DiscardHandler))
-	out = red.Redact(out)
+	for i := range out {
+		if out[i].Image != nil {
+			out[i].Image.Withhold(red, "")
+			continue
+		}
+		out[i].Text = red.Redact(out[i].Text)
+	}
 	if err != nil {
 		if msg := red.Redact(err.Error()); msg != err.Error() {
 			err = &scrubbedError{msg: msg, err: err}
@@ -177,12 +191,13 @@ func (p *Pool) redactUsed(used *connectors.Used, out string, err error) (string,
 	return out, err
 }
 
-func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) (string, error) {
+func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) ([]tools.Part, error) {
 	if info, ok, err := p.adapterInfo(ctx, connectionID); err != nil || ok {
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		return p.callAdapter(ctx, connectionID, info, remoteName, args)
+		text, err := p.callAdapter(ctx, connectionID, info, remoteName, args)
+		return []tools.Part{{Text: text}}, err
 	}
 	var arguments any
 	if len(args) > 0 && string(args) != "null" {
@@ -212,15 +227,15 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 	})
 	if err != nil {
 		span.End(errorType(err))
-		return "", err
+		return nil, err
 	}
-	text := resultText(out)
+	parts := Parts(out)
 	if out.IsError {
 		span.End(telemetry.ErrorToolError)
-		return "ERROR: " + text, nil
+		return []tools.Part{{Text: "ERROR: " + tools.JoinParts(parts, nil)}}, nil
 	}
 	span.End("")
-	return text, nil
+	return parts, nil
 }
 
 // List runs tools/list on the connection's session (every page).
@@ -439,30 +454,6 @@ func withoutKey(err error, key string) string {
 		return oneLine(err)
 	}
 	return strings.ReplaceAll(oneLine(err), key, "[REDACTED]")
-}
-
-func resultText(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for i, c := range r.Content {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		if t, ok := c.(mcp.TextContent); ok {
-			b.WriteString(t.Text)
-			continue
-		}
-		if t, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(t.Text)
-			continue
-		}
-		j, _ := json.Marshal(c)
-		b.Write(j)
-	}
-	if len(r.Content) == 0 && r.StructuredContent != nil {
-		j, _ := json.Marshal(r.StructuredContent)
-		b.Write(j)
-	}
-	return b.String()
 }
 
 func listAll(ctx context.Context, c *client.Client, slug string) ([]Tool, error) {

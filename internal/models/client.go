@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,12 +13,79 @@ import (
 	"unicode/utf8"
 )
 
-// Message is a chat message in the OpenAI wire format.
+// Message is a chat message in the OpenAI wire format. A message with Parts
+// (a user message carrying images) sends them as its content instead of
+// Content.
 type Message struct {
 	Role       string     `json:"role"`
 	Content    string     `json:"content"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Parts      []Part     `json:"-"`
+}
+
+// Part is one piece of a message's content: {"type":"text","text":…} or
+// {"type":"image_url","image_url":{"url":"data:image/png;base64,…"}}.
+type Part struct {
+	Type     string    `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	ImageURL *ImageURL `json:"image_url,omitempty"`
+}
+
+// ImageURL is an image part's address; a data: URL carries the bytes.
+type ImageURL struct {
+	URL string `json:"url"`
+}
+
+// MarshalJSON writes Parts as the content when there are any.
+func (m Message) MarshalJSON() ([]byte, error) {
+	type plain Message
+	if len(m.Parts) == 0 {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		plain
+		Content []Part `json:"content"`
+	}{plain(m), m.Parts})
+}
+
+// HasImages reports whether any message of req carries an image part.
+func (req Request) HasImages() bool {
+	for _, m := range req.Messages {
+		for _, p := range m.Parts {
+			if p.ImageURL != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// WithoutImages is req with every image part left out (their descriptions
+// stay in the tool results the model reads).
+func (req Request) WithoutImages() Request {
+	out := req
+	out.Messages = make([]Message, 0, len(req.Messages))
+	for _, m := range req.Messages {
+		if len(m.Parts) == 0 {
+			out.Messages = append(out.Messages, m)
+		}
+	}
+	return out
+}
+
+// RefusesImages reports whether err is a provider refusing a request, which
+// for a request with images most often means the model takes no images.
+func RefusesImages(err error) bool {
+	var me *Error
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Status {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity:
+		return true
+	}
+	return false
 }
 
 // ToolCall is a function call the model asks for.

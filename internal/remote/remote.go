@@ -21,6 +21,16 @@ type Caller interface {
 	Call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) (string, error)
 }
 
+// PartsCaller is a Caller that also gives a result's pieces, images kept
+// aside from the text (mcppool.Pool). A Caller without it answers text only.
+type PartsCaller interface {
+	CallParts(ctx context.Context, connectionID, remoteName string, args json.RawMessage) ([]tools.Part, error)
+}
+
+// KeepImage keeps the i-th image (from 1) of a call's result and returns
+// where it was kept, as the model reads it.
+type KeepImage func(ctx context.Context, i int, im tools.Image) (string, error)
+
 // Tool is a tool a login listed.
 type Tool struct {
 	ConnectionID string
@@ -40,6 +50,9 @@ type Options struct {
 	NoTrailer bool
 	// Log receives a failed call by ids only; nil means slog.Default().
 	Log *slog.Logger
+	// Keep keeps the result's images (a run's); nil keeps none, and each is
+	// only described.
+	Keep KeepImage
 }
 
 // ErrNoRedactor refuses a call made without a redaction set.
@@ -82,7 +95,7 @@ func Call(ctx context.Context, pool Caller, t Tool, args json.RawMessage, opt Op
 	if err != nil {
 		return failed(err)
 	}
-	out, err := pool.Call(ctx, t.ConnectionID, t.RemoteName, args)
+	out, err := callText(ctx, pool, t, args, opt, log)
 	if err != nil {
 		// The message is redacted in the result; the log names ids only.
 		log.WarnContext(ctx, "remote call failed", "connection_id", t.ConnectionID, "remote_tool", t.RemoteName)
@@ -103,4 +116,34 @@ func prepare(schema, args json.RawMessage) (json.RawMessage, error) {
 		return nil, &SchemaError{Err: err}
 	}
 	return s.Prepare(args)
+}
+
+// callText is the call's answer as text, each image described: kept with
+// opt.Keep unless it holds a value of the redaction set (pixels cannot be
+// redacted) or Keep fails.
+func callText(ctx context.Context, pool Caller, t Tool, args json.RawMessage, opt Options, log *slog.Logger) (string, error) {
+	pc, ok := pool.(PartsCaller)
+	if !ok {
+		return pool.Call(ctx, t.ConnectionID, t.RemoteName, args)
+	}
+	parts, err := pc.CallParts(ctx, t.ConnectionID, t.RemoteName, args)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range parts {
+		if p.Image != nil {
+			p.Image.Withhold(opt.Redactor, "")
+		}
+	}
+	return tools.JoinParts(parts, func(i int, im tools.Image) string {
+		if opt.Keep == nil {
+			return ""
+		}
+		where, err := opt.Keep(ctx, i, im)
+		if err != nil {
+			log.WarnContext(ctx, "a result image could not be kept", "connection_id", t.ConnectionID, "remote_tool", t.RemoteName, "err", err)
+			return ""
+		}
+		return where
+	}), nil
 }

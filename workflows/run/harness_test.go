@@ -1,7 +1,9 @@
 package run_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +31,7 @@ import (
 
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/internal/integrations"
+	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native/issues"
 	"github.com/guilds/guilds/internal/store"
@@ -42,6 +46,10 @@ import (
 const mcpSecret = "sk-mcp-secret-7f3a9c21e4b8"
 
 const boxKey = "or-box-key-0123456789"
+
+// testImage is the image the test MCP server returns for the query
+// "screenshot"; only its bytes matter.
+var testImage = append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte("pixels"), 200)...)
 
 func TestMain(m *testing.M) {
 	if os.Getenv("GUILDS_RUN_TEST_WORKER") == "1" {
@@ -86,9 +94,11 @@ type chatRequest struct {
 	Auth     string
 	Model    string `json:"model"`
 	Messages []struct {
-		Role       string `json:"role"`
-		Content    string `json:"content"`
-		ToolCallID string `json:"tool_call_id"`
+		Role    string `json:"role"`
+		Content string `json:"content"` // a list of parts: its texts joined
+		// ImageURLs are the urls of the message's image_url parts.
+		ImageURLs  []string `json:"image_urls"`
+		ToolCallID string   `json:"tool_call_id"`
 		ToolCalls  []struct {
 			ID       string `json:"id"`
 			Function struct{ Name, Arguments string }
@@ -116,7 +126,7 @@ func (s *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := io.ReadAll(r.Body)
 	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := json.Unmarshal(flattenParts(body), &req); err != nil {
 		http.Error(w, `{"error":{"message":"bad json"}}`, 400)
 		return
 	}
@@ -180,6 +190,41 @@ func (s *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// flattenParts rewrites each message whose content is a list of parts into
+// its texts joined and its image urls (image_urls), so chatRequest reads both.
+func flattenParts(body []byte) []byte {
+	var req map[string]any
+	if json.Unmarshal(body, &req) != nil {
+		return body
+	}
+	msgs, _ := req["messages"].([]any)
+	for _, m := range msgs {
+		msg, _ := m.(map[string]any)
+		parts, ok := msg["content"].([]any)
+		if !ok {
+			continue
+		}
+		var text []string
+		var urls []any
+		for _, p := range parts {
+			part, _ := p.(map[string]any)
+			if t, ok := part["text"].(string); ok {
+				text = append(text, t)
+			}
+			if iu, ok := part["image_url"].(map[string]any); ok {
+				urls = append(urls, iu["url"])
+			}
+		}
+		msg["content"] = strings.Join(text, "\n")
+		msg["image_urls"] = urls
+	}
+	out, err := json.Marshal(req)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
 func (s *scriptedModel) Requests() []chatRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -197,6 +242,10 @@ func newMCPServer(t testing.TB) *httptest.Server {
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			q, _ := req.GetArguments()["query"].(string)
 			_, hasSpace := req.GetArguments()["space"]
+			if q == "screenshot" { // a result with an image part
+				return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("the page as drawn:"),
+					mcp.NewImageContent(base64.StdEncoding.EncodeToString(testImage), "image/png")}}, nil
+			}
 			return mcp.NewToolResultText(fmt.Sprintf("page for %q (space sent: %v); debug: authorized with Bearer %s", q, hasSpace, mcpSecret)), nil
 		})
 	h := mcpserver.NewStreamableHTTPServer(s)
@@ -241,6 +290,30 @@ func (m *mcpCaller) session(ctx context.Context) (*mcpclient.Client, error) {
 	}
 	m.c = c
 	return c, nil
+}
+
+// CallParts answers as internal/mcppool does: text and images apart.
+func (m *mcpCaller) CallParts(ctx context.Context, connectionID, remoteName string, args json.RawMessage) ([]tools.Part, error) {
+	if connectionID == adapterConnection {
+		out, err := m.quote(ctx, args)
+		return []tools.Part{{Text: out}}, err
+	}
+	c, err := m.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var a map[string]any
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, err
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = remoteName
+	req.Params.Arguments = a
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return mcppool.Parts(res), nil
 }
 
 func (m *mcpCaller) Call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) (string, error) {
