@@ -141,7 +141,7 @@ func (a *Activities) fire(ctx context.Context, tx pgx.Tx, in FireInput) (FireOut
 		model = t.Qualified()
 	}
 	r, err := runs.Create(ctx, tx, runs.NewRun{AgentID: agent.ID, GuildID: agent.GuildID, OrganisationID: agent.OrganisationID,
-		Trigger: runs.TriggerSchedule, Model: model, Budget: runs.DefaultBudget, Message: s.Instruction})
+		Trigger: runs.TriggerSchedule, Model: model, Budget: runs.DefaultBudget, Message: s.Opening()})
 	if err != nil {
 		return FireOutput{}, err
 	}

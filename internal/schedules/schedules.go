@@ -71,6 +71,15 @@ type Schedule struct {
 	UpdatedAt       time.Time `json:"updated_at"`
 }
 
+// Opening is the first message of a run the schedule starts: its
+// instruction, or its description when it has none.
+func (s Schedule) Opening() string {
+	if s.Instruction != "" {
+		return s.Instruction
+	}
+	return s.Description
+}
+
 // CronSpec parses the row's expression.
 func (s Schedule) CronSpec() (Cron, error) { return ParseCron(s.Cron) }
 
@@ -117,8 +126,8 @@ func Check(in New) (Checked, error) {
 	in.Description = strings.TrimSpace(in.Description)
 	in.Instruction = strings.TrimSpace(in.Instruction)
 	probs.Check(in.AgentID != "", "agent_id", "is required")
-	checkText(&probs, "description", in.Description, MaxDescription, true)
-	checkText(&probs, "instruction", in.Instruction, MaxInstruction, false)
+	checkText(&probs, "description", in.Description, MaxDescription, true, true)
+	checkText(&probs, "instruction", in.Instruction, MaxInstruction, false, false)
 	out := Checked{New: in}
 	switch in.Kind {
 	case KindCron:
@@ -146,11 +155,11 @@ func Check(in New) (Checked, error) {
 	return out, nil
 }
 
-func checkText(probs *validation.Problems, field, s string, limit int, oneLine bool) {
+func checkText(probs *validation.Problems, field, s string, limit int, oneLine, required bool) {
 	switch n := utf8.RuneCountInString(s); {
 	case !utf8.ValidString(s):
 		probs.Add(field, "must be UTF-8 text")
-	case s == "":
+	case s == "" && required:
 		probs.Add(field, "is required")
 	case n > limit:
 		probs.Add(field, "is %d characters; at most %d are allowed", n, limit)

@@ -57,7 +57,7 @@ var ErrNoManager = errors.New("schedules are not available in this process: it h
 
 var (
 	textProps = `"description":{"type":"string","description":"required one-line label, at most 400 characters"},
-		"instruction":{"type":"string","description":"markdown, at most 2000 characters: the opening message of each run the schedule starts"}`
+		"instruction":{"type":"string","description":"optional markdown, at most 2000 characters: the opening message of each run the schedule starts (the description when omitted)"}`
 	idSchema = json.RawMessage(`{"type":"object","properties":{
 		"id":{"type":"string","description":"the schedule's id, as schedule_list or the create call gave it"}},
 		"required":["id"],"additionalProperties":false}`)
@@ -71,7 +71,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"consecutive wake-ups must be at least 5 minutes apart. Each wake-up starts a run whose opening message is instruction. Answers with the schedule's id.",
 		Schema: json.RawMessage(`{"type":"object","properties":{
 			"cron":{"type":"string","description":"5-field UTC cron expression, e.g. 0 9 * * 1-5"},` + textProps + `},
-			"required":["cron","description","instruction"],"additionalProperties":false}`),
+			"required":["cron","description"],"additionalProperties":false}`),
 		Handler: d.create(schedules.KindCron),
 	})
 	reg.Register(tools.Tool{
@@ -84,7 +84,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"start":{"type":"string","description":"HH:MM, local time the window opens"},
 			"end":{"type":"string","description":"HH:MM, local time the window closes; HH:MM+1 when that is the next day"},
 			"max_wakes":{"type":"integer","description":"wake-ups per day, from 1 to 48"},` + textProps + `},
-			"required":["timezone","start","end","max_wakes","description","instruction"],"additionalProperties":false}`),
+			"required":["timezone","start","end","max_wakes","description"],"additionalProperties":false}`),
 		Handler: d.create(schedules.KindWindow),
 	})
 	reg.Register(tools.Tool{

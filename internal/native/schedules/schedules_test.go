@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/native/schedules"
+	sched "github.com/guilds/guilds/internal/schedules"
 	"github.com/guilds/guilds/internal/testdb"
 	"github.com/guilds/guilds/internal/testtemporal"
 	"github.com/guilds/guilds/internal/tools"
@@ -93,5 +94,38 @@ func TestWithoutTemporalTheToolsSaySo(t *testing.T) {
 	}
 	if len(reg.All()) != 6 {
 		t.Fatalf("%d tools", len(reg.All()))
+	}
+}
+
+// A schedule needs a description only: without an instruction, the runs it
+// starts open with the description.
+func TestScheduleWithoutInstructionOpensWithItsDescription(t *testing.T) {
+	db := testdb.New(t)
+	ctx := context.Background()
+	var alice string
+	if err := db.QueryRow(ctx, `WITH o AS (INSERT INTO organisations (name, slug) VALUES ('A', 'a') RETURNING id),
+		g AS (INSERT INTO guilds (organisation_id, name) SELECT id, 'g' FROM o RETURNING id)
+		INSERT INTO agents (guild_id, name) SELECT id, 'alice' FROM g RETURNING id`).Scan(&alice); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	mgr := &schedule.Manager{Temporal: testtemporal.Client(t), TaskQueue: testtemporal.TaskQueue(t), Log: log}
+	reg := tools.NewRegistry(tools.WithLogger(log))
+	schedules.Register(reg, schedules.Deps{DB: db, Log: log, Manager: mgr})
+	out := reg.Invoke(ctx, tools.Call{Name: schedules.ToolCreateCron, AgentID: alice, Trigger: "direct",
+		Args: json.RawMessage(`{"cron":"0 9 * * 1","description":"Check the weekly metrics and post a summary"}`)})
+	m := idLine.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("create without instruction: %s", out)
+	}
+	t.Cleanup(func() {
+		reg.Invoke(ctx, tools.Call{Name: schedules.ToolDelete, AgentID: alice, Args: json.RawMessage(`{"id":"` + m[1] + `"}`)})
+	})
+	s, err := sched.Get(ctx, db, m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Instruction != "" || s.Opening() != "Check the weekly metrics and post a summary" {
+		t.Fatalf("instruction %q, opening %q", s.Instruction, s.Opening())
 	}
 }

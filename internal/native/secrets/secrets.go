@@ -137,8 +137,10 @@ func (d Deps) request(ctx context.Context, call tools.Call) (string, error) {
 		return fmt.Sprintf("the operator declined to provide %s (request %s). Carry on without it, or explain what you cannot do without it.",
 			r.Name, r.ID), nil
 	}
-	return fmt.Sprintf("no answer yet to your request for %s (request %s); it stays in the operator's inbox. "+
-		"If they provide it later it is stored as your secret %s for your next runs.", r.Name, r.ID, r.Name), nil
+	return fmt.Sprintf("no answer yet to your request for %s (request %s): this call waits %s at most, and that time has passed. "+
+		"The request stays in the operator's inbox; do not ask again in this run. Carry on with what you can do without it and say "+
+		"in your answer that you need %s. If the operator provides it later it is stored as your secret %s, which your next runs see as $%s.",
+		r.Name, r.ID, d.Wait.Round(time.Second), r.Name, r.Name, r.Name), nil
 }
 
 func actor(call tools.Call) string {

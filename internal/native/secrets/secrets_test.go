@@ -125,7 +125,8 @@ func TestSecretRequest(t *testing.T) {
 	}
 
 	run := e.run(t, "direct")
-	if got := e.call(ctx, secrets.ToolRequest, run, "direct", 2, `{"name":"VENDOR_TOKEN","reason":"to call the vendor"}`); !strings.HasPrefix(got, "no answer yet to your request for VENDOR_TOKEN") {
+	if got := e.call(ctx, secrets.ToolRequest, run, "direct", 2, `{"name":"VENDOR_TOKEN","reason":"to call the vendor"}`); !strings.HasPrefix(got, "no answer yet to your request for VENDOR_TOKEN") ||
+		!strings.Contains(got, "this call waits") || !strings.Contains(got, "do not ask again in this run") {
 		t.Fatalf("timeout: %q", got)
 	}
 	req, err := agentsecrets.RequestAt(ctx, e.db, run, 2)
