@@ -202,6 +202,7 @@ func checkError(slug string, err error) error {
 	var notBuilt *adapters.ErrNotBuiltIn
 	var fe *connectors.FieldsError
 	var named *mcppool.KeyRejectedError
+	var unlisted *mcppool.UnlistedError
 	switch {
 	case errors.As(err, &notBuilt):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "adapter_unavailable", Message: slug + ": " + err.Error()}
@@ -216,6 +217,8 @@ func checkError(slug string, err error) error {
 	case errors.Is(err, mcppool.ErrKeyUnchecked):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
 			Message: slug + " could not be reached to check the key; try again"}
+	case errors.As(err, &unlisted):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "server_unlisted", Message: unlisted.Error()}
 	case errors.Is(err, connectors.ErrNoConfig):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "no_auth", Message: slug + " needs no login"}
 	case errors.Is(err, connectors.ErrCatalogConfig):
