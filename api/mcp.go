@@ -492,7 +492,7 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 	if !json.Valid(args) || args[0] != '{' {
 		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "arguments", Message: "must be a JSON object"}}}
 	}
-	secrets, err := s.secretsOf(ctx, conn.ID)
+	secrets, err := s.secretsOf(ctx, conn)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -519,10 +519,13 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 // secretsOf is the login's redaction set: its credential values, less the
 // configured values its provider declares non-secret. Without it nothing is
 // called: a result could carry the credential in clear (runs fail closed too).
-func (s *Server) secretsOf(ctx context.Context, connectionID string) ([]string, error) {
+func (s *Server) secretsOf(ctx context.Context, conn grants.Connection) ([]string, error) {
+	connectionID := conn.ID
 	out, err := s.MCP.Engine.Secrets(ctx, uuid.MustParse(connectionID))
 	var rr *connectors.ErrReconnectRequired
 	switch {
+	case errors.Is(err, connectors.ErrNoCredential) && s.needsNoLogin(ctx, conn):
+		return nil, nil // holds no credential: nothing of its own to redact
 	case errors.As(err, &rr), errors.Is(err, store.ErrBusy):
 		return nil, err
 	case err != nil:
@@ -531,4 +534,11 @@ func (s *Server) secretsOf(ctx context.Context, connectionID string) ([]string, 
 			Message: "the login's credential cannot be loaded to redact the result, so nothing was called; check GUILDS_ENCRYPTION_KEY or reconnect the login"}
 	}
 	return out, nil
+}
+
+// needsNoLogin reports whether a login's server takes no credential at all
+// (ADR 0616); a read error counts as no, so the caller fails closed.
+func (s *Server) needsNoLogin(ctx context.Context, conn grants.Connection) bool {
+	srv, err := grants.LoadServerRoute(ctx, s.db(), conn.ServerID)
+	return err == nil && srv.NoLogin
 }
