@@ -8,8 +8,10 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
@@ -45,8 +47,8 @@ func (s *Server) grantRoutes() []route {
 
 		{Method: "GET", Path: "/api/bindings", Tag: "bindings", Summary: "List the bindings written at one scope (scope, scope_id)",
 			Reply: []grants.Binding{}, Handle: listBindings},
-		{Method: "PUT", Path: "/api/bindings", Tag: "bindings", Summary: "Turn a catalog item on or off at a scope",
-			Body: grants.BindingInput{}, Reply: grants.Binding{}, Handle: s.putBinding},
+		{Method: "PUT", Path: "/api/bindings", Tag: "bindings", Summary: "Turn a catalog item on or off at a scope; turning on a server that needs no login lists its tools and makes its login at that scope first",
+			Body: grants.BindingInput{}, Reply: grants.Binding{}, Handle: s.putBinding, NoTx: true},
 		{Method: "DELETE", Path: "/api/bindings", Tag: "bindings", Summary: "Remove a scope's binding so it inherits again",
 			Body: grants.BindingInput{}, Status: 204, Handle: deleteBinding},
 
@@ -160,16 +162,47 @@ func (s *Server) putBinding(ctx context.Context, c *gin.Context, db store.DB, p 
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := grants.PutBinding(ctx, db, p, in)
+	if err := s.openLoginFor(ctx, p, &in); err != nil {
+		return 0, nil, err
+	}
+	var out grants.Binding
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if out, err = grants.PutBinding(ctx, tx, p, in); err != nil {
+			return err
+		}
+		// Checked on the written state, in the same transaction: a refusal
+		// rolls the binding back.
+		return s.checkPlatformCeiling(ctx, tx, p, out)
+	})
 	if err != nil {
 		return 0, nil, err
 	}
-	// Checked on the written state, in the request's transaction: a refusal
-	// rolls the binding back.
-	if err := s.checkPlatformCeiling(ctx, db, p, out); err != nil {
-		return 0, nil, err
-	}
 	return http.StatusOK, out, nil
+}
+
+// openLoginFor gives a server that needs no login, turned on where no login
+// serves it, its login at that scope first (ADR 0616): the connect service
+// lists its tools with no credential and marks the login connected and
+// bound, or the turn-on is refused with why, and nothing is written.
+func (s *Server) openLoginFor(ctx context.Context, p access.Principal, in *grants.BindingInput) error {
+	plan, err := grants.PlanOpenLogin(ctx, s.db(), p, *in)
+	switch {
+	case err != nil:
+		return err
+	case plan.Bind != "":
+		in.ConnectionID = &plan.Bind
+	case plan.Connect != nil:
+		if s.MCP.Engine == nil || !s.MCP.Engine.InUse() {
+			return notConfigured()
+		}
+		out, err := s.connectService().Connect(ctx, p, connections.Request{Login: *plan.Connect})
+		if err != nil {
+			return connectError(err)
+		}
+		in.ConnectionID = &out.Connection.ID
+	}
+	return nil
 }
 
 // checkPlatformCeiling applies ADR 0302: a platform login acts with the

@@ -202,6 +202,7 @@ func checkError(slug string, err error) error {
 	var notBuilt *adapters.ErrNotBuiltIn
 	var fe *connectors.FieldsError
 	var named *mcppool.KeyRejectedError
+	var unlisted *mcppool.UnlistedError
 	switch {
 	case errors.As(err, &notBuilt):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "adapter_unavailable", Message: slug + ": " + err.Error()}
@@ -216,6 +217,8 @@ func checkError(slug string, err error) error {
 	case errors.Is(err, mcppool.ErrKeyUnchecked):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
 			Message: slug + " could not be reached to check the key; try again"}
+	case errors.As(err, &unlisted):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "server_unlisted", Message: unlisted.Error()}
 	case errors.Is(err, connectors.ErrNoConfig):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "no_auth", Message: slug + " needs no login"}
 	case errors.Is(err, connectors.ErrCatalogConfig):
@@ -489,7 +492,7 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 	if !json.Valid(args) || args[0] != '{' {
 		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "arguments", Message: "must be a JSON object"}}}
 	}
-	secrets, err := s.secretsOf(ctx, conn.ID)
+	secrets, err := s.secretsOf(ctx, conn)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -516,10 +519,13 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 // secretsOf is the login's redaction set: its credential values, less the
 // configured values its provider declares non-secret. Without it nothing is
 // called: a result could carry the credential in clear (runs fail closed too).
-func (s *Server) secretsOf(ctx context.Context, connectionID string) ([]string, error) {
+func (s *Server) secretsOf(ctx context.Context, conn grants.Connection) ([]string, error) {
+	connectionID := conn.ID
 	out, err := s.MCP.Engine.Secrets(ctx, uuid.MustParse(connectionID))
 	var rr *connectors.ErrReconnectRequired
 	switch {
+	case errors.Is(err, connectors.ErrNoCredential) && s.needsNoLogin(ctx, conn):
+		return nil, nil // holds no credential: nothing of its own to redact
 	case errors.As(err, &rr), errors.Is(err, store.ErrBusy):
 		return nil, err
 	case err != nil:
@@ -528,4 +534,11 @@ func (s *Server) secretsOf(ctx context.Context, connectionID string) ([]string, 
 			Message: "the login's credential cannot be loaded to redact the result, so nothing was called; check GUILDS_ENCRYPTION_KEY or reconnect the login"}
 	}
 	return out, nil
+}
+
+// needsNoLogin reports whether a login's server takes no credential at all
+// (ADR 0616); a read error counts as no, so the caller fails closed.
+func (s *Server) needsNoLogin(ctx context.Context, conn grants.Connection) bool {
+	srv, err := grants.LoadServerRoute(ctx, s.db(), conn.ServerID)
+	return err == nil && srv.NoLogin
 }

@@ -176,7 +176,7 @@ func TestConfigServerConnect(t *testing.T) {
 }
 
 // values belong to config servers only; a no-auth server without a config
-// provider still needs no login.
+// provider needs no login and takes none.
 func TestValuesOnlyForConfigServers(t *testing.T) {
 	var logs strings.Builder
 	var mu sync.Mutex
@@ -190,9 +190,12 @@ func TestValuesOnlyForConfigServers(t *testing.T) {
 	if p := problemFields(r); r.Status != 422 || p["values"] == "" {
 		t.Fatalf("values for a token server: %d %s", r.Status, r.Body)
 	}
-	r = me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "open", "owner_scope": "organisation", "owner_id": org})
-	if r.Status != 422 || r.ErrorCode() != "no_auth" {
-		t.Fatalf("plain no-auth server: %d %s", r.Status, r.Body)
+	// A no-auth server without a config provider needs no login: values are
+	// refused, and Connect with none turns it on (ADR 0616).
+	r = me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "open", "owner_scope": "organisation", "owner_id": org,
+		"values": map[string]string{"workspace": "x"}})
+	if p := problemFields(r); r.Status != 422 || p["values"] == "" {
+		t.Fatalf("values for a plain no-auth server: %d %s", r.Status, r.Body)
 	}
 	// A row whose fields the provider refuses says why.
 	addServer(t, me.DB, "broken", acmeServer(t), "none", `{"provider":"config","fields":[{"name":"workspace","heder":"X-Workspace"}]}`)

@@ -105,6 +105,12 @@ func newMCPEnv(t *testing.T, withTemporal bool, tweak func(*api.MCPDeps)) *mcpEn
 // newMCPEnvLog is newMCPEnv with the API's logger (nil: discarded).
 func newMCPEnvLog(t *testing.T, withTemporal bool, tweak func(*api.MCPDeps), log *slog.Logger) *mcpEnv {
 	t.Helper()
+	return newMCPEnvDeps(t, withTemporal, tweak, log, nil)
+}
+
+// newMCPEnvDeps is newMCPEnvLog with a last change to the API's deps.
+func newMCPEnvDeps(t *testing.T, withTemporal bool, tweak func(*api.MCPDeps), log *slog.Logger, deps func(*api.Deps)) *mcpEnv {
+	t.Helper()
 	me := &mcpEnv{browser: newBrowser()}
 	k, _ := secret.GenerateKey("k1")
 	kr, err := secret.ParseKeyring(k)
@@ -135,6 +141,9 @@ func newMCPEnvLog(t *testing.T, withTemporal bool, tweak func(*api.MCPDeps), log
 		}
 		if tweak != nil {
 			tweak(&d.MCP)
+		}
+		if deps != nil {
+			deps(d)
 		}
 	}})
 	if withTemporal {

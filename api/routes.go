@@ -71,6 +71,7 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.pinnedPricesRoutes()...)
 	all = append(all, s.driveRoutes()...)
 	all = append(all, s.connectionHealthRoutes()...)
+	all = append(all, s.toolRefreshRoutes()...)
 	all = append(all, s.codecRoutes()...)
 	all = append(all, s.tokenRoutes()...)
 	all = append(all, s.secretRoutes()...)

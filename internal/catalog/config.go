@@ -136,3 +136,10 @@ func (c Config) ProviderName(slug string) string {
 	}
 	return slug
 }
+
+// NeedsNoLogin reports whether a row is a remote MCP server that takes
+// neither a login nor configured values (auth none, no provider, no fields):
+// turning it on at a scope is all it needs (docs/adr/0616-servers-that-need-no-login.md).
+func NeedsNoLogin(kind Kind, auth Auth, c Config) bool {
+	return kind == KindRemote && auth == AuthNone && c.Provider == "" && len(c.Fields) == 0
+}

@@ -28,6 +28,8 @@ import (
 type Checker interface {
 	CheckKey(ctx context.Context, connectionID, key string) (Checked, error)
 	CheckValues(ctx context.Context, connectionID string, values map[string]string) (Checked, error)
+	// CheckOpen lists the tools of a server that needs no login.
+	CheckOpen(ctx context.Context, connectionID string) (Checked, error)
 }
 
 // Checked is what a check accepted.
@@ -203,6 +205,12 @@ func (s *Service) connect(ctx context.Context, conn grants.Connection, req Reque
 	default:
 		if req.Key != "" {
 			return Outcome{}, invalid("key", srv.Slug+" takes no key; send its fields in values")
+		}
+		if srv.NoLogin {
+			if len(req.Values) > 0 {
+				return Outcome{}, invalid("values", srv.Slug+" needs no login and takes no values")
+			}
+			return s.connectOpen(ctx, conn, srv)
 		}
 		return s.connectChecked(ctx, conn, srv, req.Values)
 	}

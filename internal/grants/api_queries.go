@@ -16,6 +16,9 @@ type ServerRoute struct {
 	Kind                     catalog.Kind
 	Auth                     catalog.Auth
 	Adapter                  string
+	// NoLogin: the server takes neither a login nor configured values
+	// (catalog.NeedsNoLogin); connecting it is turning it on.
+	NoLogin bool
 }
 
 // LoadServerRoute reads the catalog row a login belongs to.
@@ -29,6 +32,7 @@ func LoadServerRoute(ctx context.Context, db store.DB, serverID string) (ServerR
 	}
 	c, _ := catalog.ParseConfig(config) // lenient: a bad config names no adapter
 	r.Adapter = c.Adapter
+	r.NoLogin = catalog.NeedsNoLogin(r.Kind, r.Auth, c)
 	return r, nil
 }
 

@@ -208,6 +208,8 @@ export const post_mcp_connect = (body, opts) => call("POST", `/api/mcp/connect`,
 export const post_mcp_connections = (body, opts) => call("POST", `/api/mcp/connections`, body, opts);
 /** POST /api/mcp/connections/{id}/call: Call a listed tool of a connected login (the Tools view's Test); the result is redacted and byte-capped */
 export const post_mcp_connections_by_id_call = (id, body, opts) => call("POST", `/api/mcp/connections/${encodeURIComponent(id)}/call`, body, opts);
+/** POST /api/mcp/connections/{id}/tools/refresh: List a connected login's tools again now and store them (the Tools view's Refresh); a failed listing keeps the stored tools */
+export const post_mcp_connections_by_id_tools_refresh = (id, body, opts) => call("POST", `/api/mcp/connections/${encodeURIComponent(id)}/tools/refresh`, body, opts);
 /** POST /api/mcp/oauth/callback: OAuth callback posted by the operator app: code and state, with the token of the user who started the login */
 export const post_mcp_oauth_callback = (body, opts) => call("POST", `/api/mcp/oauth/callback`, body, opts);
 /** POST /api/mcp/oauth/github-installation: Choose the installation (by account) a GitHub login keeps, in the browser that started it */
@@ -252,7 +254,7 @@ export const put_agents_by_id_notes_by_key = (id, key, body, opts) => call("PUT"
 export const put_agents_by_id_secrets_by_name = (id, name, body, opts) => call("PUT", `/api/agents/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}`, body, opts);
 /** PUT /api/agents/{id}/secrets/{name}/grants: Grant (enabled true) or revoke (enabled false) a secret for the agents at and below a scope within its owner */
 export const put_agents_by_id_secrets_by_name_grants = (id, name, body, opts) => call("PUT", `/api/agents/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}/grants`, body, opts);
-/** PUT /api/bindings: Turn a catalog item on or off at a scope */
+/** PUT /api/bindings: Turn a catalog item on or off at a scope; turning on a server that needs no login lists its tools and makes its login at that scope first */
 export const put_bindings = (body, opts) => call("PUT", `/api/bindings`, body, opts);
 /** PUT /api/collections/{id}/grants: Set the grant of one guild or one agent */
 export const put_collections_by_id_grants = (id, body, opts) => call("PUT", `/api/collections/${encodeURIComponent(id)}/grants`, body, opts);

@@ -80,9 +80,18 @@ function serverCard(s, row, ctx) {
   }
   if (row?.description) card.append(h("p", { class: "desc" }, row.description));
   const actions = h("div", { class: "actions" });
-  if (!own || own.status !== "connected") {
+  if (needsNoLogin(s, row)) {
+    // Nothing to type: Turn on makes its login here by listing its tools (ADR 0616).
+    if (!login || login.status !== "connected") {
+      actions.append(h("button", { type: "button", class: "connect", disabled: !s.set_up,
+        onclick: (ev) => turnOn(s, ctx, ev.target) }, "Turn on"));
+    }
+  } else if (!own || own.status !== "connected") {
     actions.append(h("button", { type: "button", class: "connect", disabled: !s.set_up,
       onclick: () => connectDialog(s, row, ctx) }, own ? "Reconnect" : "Connect"));
+  }
+  if (login?.status === "connected" && s.kind !== "github") {
+    actions.append(h("button", { type: "button", class: "refresh", onclick: (ev) => refreshTools(s, login, ctx, ev.target) }, "Refresh"));
   }
   if (own) {
     if (own.status === "connected") actions.append(h("button", { type: "button", class: "test", onclick: () => testDialog(s, own) }, "Test"));
@@ -111,6 +120,33 @@ function serverCard(s, row, ctx) {
         t.description ? h("p", { class: "muted" }, t.description) : null)))));
   }
   return card;
+}
+
+// needsNoLogin: a remote row with auth none and nothing to fill in.
+function needsNoLogin(s, row) {
+  const cfg = row?.config || {};
+  return s.kind === "remote" && s.auth === "none" && !cfg.provider && !cfg.fields?.length;
+}
+
+// turnOn switches a server that needs no login on at this scope; the API
+// lists its tools first and says why when it cannot.
+async function turnOn(s, ctx, btn) {
+  btn.disabled = true;
+  try {
+    await api.put_bindings({ scope: ctx.scope, scope_id: ctx.id, catalog_kind: "mcp", catalog_id: s.id, enabled: true });
+    status(`${s.name}: on`);
+    await ctx.reload();
+  } catch (e) { status(e.message, "error"); btn.disabled = false; }
+}
+
+// refreshTools lists the login's tools again now.
+async function refreshTools(s, login, ctx, btn) {
+  btn.disabled = true;
+  try {
+    const tools = await api.post_mcp_connections_by_id_tools_refresh(login.id);
+    status(`${s.name}: ${tools.length} tools listed`);
+    await ctx.reload();
+  } catch (e) { status(e.message, "error"); btn.disabled = false; }
 }
 
 // folderDialog confines a Drive login to one folder that is not My Drive.
