@@ -46,7 +46,9 @@ func TestDeployedPlatform(t *testing.T) {
 	as.EmailDomain = "acme.test"
 	rs := as.Protect(t, "/mcp", server.NewStreamableHTTPServer(acmeServer(), server.WithStateful(true)), nil)
 	model := newScriptedModel(t, boxModelKey,
-		[]toolCall{{"note_write", map[string]any{"level": "agent", "key": "todo.md", "content": "buy milk"}}},
+		[]toolCall{{"note_write", map[string]any{"level": "agent", "key": "todo.md", "content": "buy milk"}},
+			{"note_write", map[string]any{"level": "agent", "key": "scratch.md", "content": "to be deleted"}}},
+		[]toolCall{{"note_get", map[string]any{"path": "agent/todo.md"}}, {"note_delete", map[string]any{"path": "agent/scratch.md"}}},
 		[]toolCall{{"acme_echo", map[string]any{"text": "from the run"}}, {"acme_whoami", map[string]any{}}},
 		nil)
 	d := deploy(t, map[string]string{"OPENROUTER_API_KEY": boxModelKey, "GUILDS_OPENROUTER_BASE_URL": model.URL})
@@ -85,13 +87,15 @@ func TestDeployedPlatform(t *testing.T) {
 	run := d.must(201, "POST", "/api/agents/"+agent+"/runs", map[string]any{"message": "Note the milk, then ask Acme."})
 	runID := run["id"].(string)
 	transcript := d.waitRun(runID)
-	for _, want := range []string{`"note_write"`, `echo: from the run`, `authorization: Bearer `, `"status":"completed"`} {
+	for _, want := range []string{`"note_write"`, `"note_get"`, `buy milk`, `"note_delete"`, `echo: from the run`, `authorization: Bearer `, `"status":"completed"`} {
 		if !strings.Contains(transcript, want) {
 			t.Errorf("transcript lacks %s:\n%s", want, transcript)
 		}
 	}
-	if r := d.Call("GET", "/api/notes?agent_id="+agent, nil); r.Status == 200 && !strings.Contains(string(r.Body), "todo.md") {
-		t.Errorf("the run's note is not listed: %s", r.Body)
+	// The agent's notes as the operator app lists them: the kept one, not the deleted one.
+	if r := d.Call("GET", "/api/agents/"+agent+"/notes", nil); r.Status != 200 || !strings.Contains(string(r.Body), "todo.md") ||
+		strings.Contains(string(r.Body), "scratch.md") {
+		t.Errorf("the agent's notes after the run: %d %s", r.Status, r.Body)
 	}
 
 	secrets := append(as.Issued(), d.secrets...)

@@ -75,3 +75,43 @@ func TestServedBy(t *testing.T) {
 		t.Fatalf("ServedBy = %+v, %v", rows, err)
 	}
 }
+
+// Each seeded row calls the address the spec names for it (Drive is the
+// folder-confined adapter on Drive's REST API, ADR 1102), so a typo in the
+// manifest cannot hide behind a count.
+func TestSeededAddresses(t *testing.T) {
+	want := map[string]string{
+		"notion":        "https://mcp.notion.com/mcp",
+		"drive":         "https://www.googleapis.com/drive/v3",
+		"sentry":        "https://mcp.sentry.dev/mcp",
+		"cigale":        "https://api.cigale.ai/api/v1/public/mcp",
+		"opensea":       "https://mcp.opensea.io/mcp",
+		"etherscan":     "https://mcp.etherscan.io/mcp",
+		"github":        "https://api.github.com",
+		"coingecko":     "https://pro-api.coingecko.com/api/v3",
+		"pinned_prices": "https://pro-api.coingecko.com/api/v3",
+		"wallet":        "https://eth-mainnet.g.alchemy.com/v2",
+		"alchemy":       "https://eth-mainnet.g.alchemy.com/nft/v3",
+		"x":             "https://api.x.com/2",
+		"twitterapi":    "https://api.twitterapi.io",
+		"qonto":         "https://thirdparty.qonto.com",
+		"dexpaprika":    "https://api.dexpaprika.com",
+		"gmail":         "https://gmail.googleapis.com/gmail/v1",
+	}
+	ms, err := catalog.Manifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, m := range ms {
+		got[m.Slug] = m.URL
+	}
+	for slug, url := range want {
+		if got[slug] != url {
+			t.Errorf("%s calls %q, want %q", slug, got[slug], url)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d seeded rows, %d expected: %v", len(got), len(want), got)
+	}
+}
