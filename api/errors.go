@@ -13,6 +13,7 @@ import (
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native/artifacts"
+	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
@@ -61,6 +62,7 @@ func toAPIError(err error) *Error {
 	var notSetUp *grants.ErrNotSetUp
 	var disconnected *grants.ErrConnectionDisconnected
 	var reconnect *connectors.ErrReconnectRequired
+	var limit *orgs.LimitError
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr
@@ -69,6 +71,8 @@ func toAPIError(err error) *Error {
 	case errors.Is(err, grants.ErrPlatformReserved):
 		// Says where the box's own credentials come from.
 		return &Error{Status: http.StatusForbidden, Code: "platform_scope_reserved", Message: err.Error()}
+	case errors.As(err, &limit):
+		return &Error{Status: http.StatusConflict, Code: limit.Code, Message: limit.Error()}
 	case errors.As(err, &notSetUp):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "not_set_up", Message: notSetUp.Error()}
 	case errors.As(err, &disconnected):

@@ -45,7 +45,7 @@ func (s *Server) orgRoutes() []route {
 		{Method: "GET", Path: "/api/guilds/:id/agents", Tag: "agents", Summary: "List a guild's agents",
 			Reply: []orgs.Agent{}, Handle: listAgents},
 		{Method: "POST", Path: "/api/guilds/:id/agents", Tag: "agents", Summary: "Create an agent",
-			Body: orgs.AgentInput{}, Reply: orgs.Agent{}, Status: 201, Handle: createAgent},
+			Body: orgs.AgentInput{}, Reply: orgs.Agent{}, Status: 201, Handle: s.createAgent},
 		{Method: "GET", Path: "/api/agents/:id", Tag: "agents", Summary: "Get an agent",
 			Reply: orgs.Agent{}, Handle: getAgent},
 		{Method: "PATCH", Path: "/api/agents/:id", Tag: "agents", Summary: "Change an agent",
@@ -157,12 +157,12 @@ func listAgents(ctx context.Context, c *gin.Context, db store.DB, p access.Princ
 	return http.StatusOK, out, err
 }
 
-func createAgent(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func (s *Server) createAgent(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in orgs.AgentInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, err := orgs.CreateAgent(ctx, db, p, c.Param("id"), in)
+	out, err := orgs.CreateAgent(ctx, db, p, c.Param("id"), in, s.maxAgentsPerOrg())
 	return http.StatusCreated, out, err
 }
 

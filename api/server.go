@@ -62,6 +62,9 @@ type Deps struct {
 	// TemporalUI is the Temporal UI's address of the namespace's workflows
 	// (…/namespaces/default/workflows/), for the app's run links; "" hides them.
 	TemporalUI string
+	// MaxAgentsPerOrg caps the agents of one organisation
+	// (GUILDS_MAX_AGENTS_PER_ORG); 0 = config.DefaultMaxAgentsPerOrg.
+	MaxAgentsPerOrg int
 	// HandlerTimeout, when set, replaces every route's handler deadline
 	// (DefaultTimeout, RemoteTimeout); tests shorten it.
 	HandlerTimeout time.Duration

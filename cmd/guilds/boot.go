@@ -331,7 +331,7 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 		Models: p.models, Tools: p.tools, URLPolicy: mcpoauth.PolicyFromEnv(p.env.Getenv),
 		Codec: p.codec, CodecWithoutToken: config.Loopback(p.cfg.HTTPAddr),
 		RunEvents: runs.NewListener(p.db.Config().ConnConfig.Copy(), p.log),
-		Reporter:  p.reporter,
+		Reporter:  p.reporter, MaxAgentsPerOrg: p.cfg.Limits.MaxAgentsPerOrg,
 	}
 	if p.connectors != nil {
 		d.MCP = api.MCPDeps{Engine: p.connectors.Engine, Pool: p.connectors.Pool, Keyring: p.keyring, KeyHTTP: p.connectors.HTTP}

@@ -29,6 +29,8 @@ type Config struct {
 	Sandbox Sandbox
 	// Worker sizes the Temporal worker (worker.go).
 	Worker Worker
+	// Limits caps the shared resources per organisation and per box (limits.go).
+	Limits Limits
 	// DBMaxConns (GUILDS_DB_MAX_CONNS) is the connection pool's size; 0
 	// keeps the store's default (max(8, 4 × cores)). See PoolURL.
 	DBMaxConns int
@@ -98,6 +100,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	c.Sandbox = sb
 	if c.Worker, err = loadWorker(or); err != nil {
+		return c, err
+	}
+	if c.Limits, err = loadLimits(or); err != nil {
 		return c, err
 	}
 	if c.DBMaxConns, err = loadDBMaxConns(or, c.DatabaseURL); err != nil {

@@ -61,7 +61,7 @@ func hierarchy(tb testing.TB, db *pgxpool.Pool) (org orgs.Organisation, g orgs.G
 	if g, err = orgs.CreateGuild(ctx, db, admin, org.ID, orgs.GuildInput{Name: str("Ops")}); err != nil {
 		tb.Fatal(err)
 	}
-	if a, err = orgs.CreateAgent(ctx, db, admin, g.ID, orgs.AgentInput{Name: str("Ann")}); err != nil {
+	if a, err = orgs.CreateAgent(ctx, db, admin, g.ID, orgs.AgentInput{Name: str("Ann")}, 0); err != nil {
 		tb.Fatal(err)
 	}
 	return

@@ -101,13 +101,19 @@ func checkAgent(in AgentInput, cfg AgentConfig, create bool) error {
 	return probs.Err()
 }
 
-// CreateAgent adds an agent to a visible guild.
-func CreateAgent(ctx context.Context, db store.DB, p access.Principal, guildID string, in AgentInput) (Agent, error) {
-	if _, err := GetGuild(ctx, db, p, guildID); err != nil {
+// CreateAgent adds an agent to a visible guild, while its organisation has
+// fewer than maxPerOrg agents (0 = no cap; the API passes
+// GUILDS_MAX_AGENTS_PER_ORG).
+func CreateAgent(ctx context.Context, db store.DB, p access.Principal, guildID string, in AgentInput, maxPerOrg int) (Agent, error) {
+	g, err := GetGuild(ctx, db, p, guildID)
+	if err != nil {
 		return Agent{}, err
 	}
 	cfg := in.Config.apply(DefaultAgentConfig())
 	if err := checkAgent(in, cfg, true); err != nil {
+		return Agent{}, err
+	}
+	if err := checkAgentRoom(ctx, db, g.OrganisationID, maxPerOrg); err != nil {
 		return Agent{}, err
 	}
 	str := func(s *string) string {
@@ -118,7 +124,7 @@ func CreateAgent(ctx context.Context, db store.DB, p access.Principal, guildID s
 	}
 	cfgJSON, _ := json.Marshal(cfg)
 	var id string
-	err := db.QueryRow(ctx, `INSERT INTO agents (guild_id, name, model, prompt, config)
+	err = db.QueryRow(ctx, `INSERT INTO agents (guild_id, name, model, prompt, config)
 		VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 		guildID, strings.TrimSpace(*in.Name), str(in.Model), str(in.Prompt), cfgJSON).Scan(&id)
 	if err != nil {
