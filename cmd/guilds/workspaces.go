@@ -18,6 +18,7 @@ import (
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/native/code"
+	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/workspaces"
 	"github.com/guilds/guilds/sandbox"
 )
@@ -138,6 +139,10 @@ func (p *platform) startWorkspaces(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
+	m.SetOrgOf(func(ctx context.Context, agentID string) (string, error) {
+		a, err := orgs.LoadAgent(ctx, p.db, agentID)
+		return a.OrganisationID, err
+	})
 	if removed, err := m.CleanupOrphans(ctx); err != nil {
 		p.log.Error("agent workspaces: the sandbox engine did not answer at start; code tools fail until it does "+
 			"(set DOCKER_HOST, or for development only GUILDS_SANDBOX_DRIVER=local with GUILDS_SANDBOX_ALLOW_LOCAL=1)",

@@ -20,7 +20,8 @@ func FromConfig(cfg config.Config, log *slog.Logger) (*Manager, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	sc := cfg.Sandbox
-	opts := Options{Image: sc.Image, Idle: sc.Idle, Logger: log}
+	opts := Options{Image: sc.Image, Idle: sc.Idle, Logger: log,
+		MaxSandboxes: cfg.Limits.MaxSandboxes, MaxPerOrg: cfg.Limits.MaxSandboxesPerOrg}
 	var m *Manager
 	switch sc.Driver {
 	case config.SandboxDocker, "":

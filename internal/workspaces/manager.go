@@ -58,6 +58,13 @@ type Options struct {
 	// Binds gives the host folders mounted in an agent's sandbox when it is
 	// created (the browser proxy's socket folder); nil = none.
 	Binds func(agentID string) ([]sandbox.Bind, error)
+	// MaxSandboxes caps the sandboxes running at once on this manager
+	// (GUILDS_MAX_SANDBOXES); 0 = no cap.
+	MaxSandboxes int
+	// MaxPerOrg caps them per organisation (GUILDS_MAX_SANDBOXES_PER_ORG),
+	// which OrgOf names for an agent; 0 or a nil OrgOf = no cap.
+	MaxPerOrg int
+	OrgOf     func(ctx context.Context, agentID string) (string, error)
 	// Logger receives lifecycle events; nil = discard.
 	Logger *slog.Logger
 }
@@ -71,9 +78,10 @@ type Manager struct {
 	// closer is released by Close when the manager built the driver.
 	closer io.Closer
 
-	mu     sync.Mutex
-	spaces map[string]*space
-	closed bool
+	mu      sync.Mutex
+	spaces  map[string]*space
+	running map[string]string // agent → organisation, of every sandbox counted against the caps (caps.go)
+	closed  bool
 }
 
 // hostPather is the local driver's way to name the host directory that
@@ -96,7 +104,7 @@ func New(driver sandbox.Driver, opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{driver: driver, opts: opts, log: opts.Logger, spaces: map[string]*space{}}
+	return &Manager{driver: driver, opts: opts, log: opts.Logger, spaces: map[string]*space{}, running: map[string]string{}}
 }
 
 // SetBinds sets Options.Binds on a manager built by FromConfig; call it
@@ -105,6 +113,14 @@ func (m *Manager) SetBinds(f func(agentID string) ([]sandbox.Bind, error)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.opts.Binds = f
+}
+
+// SetOrgOf sets Options.OrgOf on a manager built by FromConfig; call it
+// before the first call.
+func (m *Manager) SetOrgOf(f func(ctx context.Context, agentID string) (string, error)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.opts.OrgOf = f
 }
 
 // HomeVolume is the name of the volume that holds an agent's /home/agent.

@@ -144,6 +144,7 @@ func (m *Manager) release(s *space, id string, gone bool) {
 			m.log.Warn("removing a dead agent sandbox", "agent", s.agentID, "sandbox", id, "err", err)
 		}
 		s.id, s.env = "", nil
+		m.unreserve(s.agentID)
 	}
 	if s.inflight == 0 && s.id != "" {
 		m.armIdle(s)
@@ -189,6 +190,9 @@ func (m *Manager) createLocked(ctx context.Context, s *space) error {
 			return fmt.Errorf("workspaces: the mounts of agent %s: %w", s.agentID, err)
 		}
 	}
+	if err := m.reserve(ctx, s.agentID); err != nil {
+		return err
+	}
 	sb, err := m.driver.Create(ctx, sandbox.Spec{
 		Binds:      binds,
 		Image:      m.opts.Image,
@@ -200,11 +204,13 @@ func (m *Manager) createLocked(ctx context.Context, s *space) error {
 		PidsLimit:  m.opts.PidsLimit,
 	})
 	if err != nil {
+		m.unreserve(s.agentID)
 		return fmt.Errorf("workspaces: start the sandbox of agent %s: %w", s.agentID, err)
 	}
 	env, err := m.homeEnv(sb.ID)
 	if err != nil {
 		_ = m.driver.Remove(context.WithoutCancel(ctx), sb.ID)
+		m.unreserve(s.agentID)
 		return err
 	}
 	s.id, s.env = sb.ID, env
@@ -228,6 +234,7 @@ func (m *Manager) stopLocked(ctx context.Context, s *space, why string) error {
 	}
 	s.id, s.env = "", nil
 	s.gen++
+	m.unreserve(s.agentID)
 	m.log.InfoContext(ctx, "agent sandbox stopped", "agent", s.agentID, "sandbox", id, "why", why)
 	return nil
 }
