@@ -10,6 +10,7 @@ import (
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/workspaces/stopbus"
 )
 
 func (s *Server) orgRoutes() []route {
@@ -23,7 +24,8 @@ func (s *Server) orgRoutes() []route {
 		{Method: "PATCH", Path: "/api/orgs/:id", Tag: "organisations", Summary: "Change an organisation",
 			Body: orgs.OrgInput{}, Reply: orgs.Organisation{}, Handle: updateOrg},
 		{Method: "DELETE", Path: "/api/orgs/:id", Tag: "organisations", Summary: "Delete an organisation and all it holds",
-			Status: 204, Handle: s.deleteAndForget(loginsUnder(grants.ScopeOrganisation), deleteOrg), NoTx: true},
+			Status: 204, Handle: s.endingWorkspaces(orgs.AgentIDsOfOrg, "organisation deleted",
+				s.deleteAndForget(loginsUnder(grants.ScopeOrganisation), deleteOrg)), NoTx: true},
 		{Method: "GET", Path: "/api/orgs/:id/members", Tag: "organisations", Summary: "List an organisation's operators",
 			Reply: []access.Member{}, Handle: listMembers},
 		{Method: "PUT", Path: "/api/orgs/:id/members/:user_id", Tag: "organisations", Admin: true,
@@ -40,7 +42,8 @@ func (s *Server) orgRoutes() []route {
 		{Method: "PATCH", Path: "/api/guilds/:id", Tag: "guilds", Summary: "Change a guild",
 			Body: orgs.GuildInput{}, Reply: orgs.Guild{}, Handle: updateGuild},
 		{Method: "DELETE", Path: "/api/guilds/:id", Tag: "guilds", Summary: "Delete a guild and its agents",
-			Status: 204, Handle: s.deleteAndForget(loginsUnder(grants.ScopeGuild), deleteGuild), NoTx: true},
+			Status: 204, Handle: s.endingWorkspaces(orgs.AgentIDsOfGuild, "guild deleted",
+				s.deleteAndForget(loginsUnder(grants.ScopeGuild), deleteGuild)), NoTx: true},
 
 		{Method: "GET", Path: "/api/guilds/:id/agents", Tag: "agents", Summary: "List a guild's agents",
 			Reply: []orgs.Agent{}, Handle: listAgents},
@@ -49,9 +52,10 @@ func (s *Server) orgRoutes() []route {
 		{Method: "GET", Path: "/api/agents/:id", Tag: "agents", Summary: "Get an agent",
 			Reply: orgs.Agent{}, Handle: getAgent},
 		{Method: "PATCH", Path: "/api/agents/:id", Tag: "agents", Summary: "Change an agent",
-			Body: orgs.AgentInput{}, Reply: orgs.Agent{}, Handle: updateAgent},
+			Body: orgs.AgentInput{}, Reply: orgs.Agent{}, Handle: s.updateAgent},
 		{Method: "DELETE", Path: "/api/agents/:id", Tag: "agents", Summary: "Delete an agent",
-			Status: 204, Handle: s.deleteAndForget(loginsUnder(grants.ScopeAgent), s.withoutSchedules(deleteAgent)), NoTx: true},
+			Status: 204, Handle: s.endingWorkspaces(theAgent, "agent deleted",
+				s.deleteAndForget(loginsUnder(grants.ScopeAgent), s.withoutSchedules(deleteAgent))), NoTx: true},
 
 		{Method: "POST", Path: "/api/users", Tag: "users", Admin: true, Summary: "Create an operator user and mint its first API token",
 			Body: userInput{}, Reply: userCreated{}, Status: 201, Handle: createUser},
@@ -171,13 +175,23 @@ func getAgent(ctx context.Context, c *gin.Context, db store.DB, p access.Princip
 	return http.StatusOK, out, err
 }
 
-func updateAgent(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func (s *Server) updateAgent(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in orgs.AgentInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
+	before, err := orgs.GetAgent(ctx, db, p, c.Param("id"))
+	if err != nil {
+		return 0, nil, err
+	}
 	out, err := orgs.UpdateAgent(ctx, db, p, c.Param("id"), in)
-	return http.StatusOK, out, err
+	if err != nil {
+		return 0, nil, err
+	}
+	if sandboxToolsTurnedOff(before.Config, out.Config) {
+		s.sendStop(ctx, stopbus.Order{Agents: []string{out.ID}, Why: "sandbox tools turned off"})
+	}
+	return http.StatusOK, out, nil
 }
 
 func deleteAgent(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {

@@ -79,6 +79,7 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.groupChatRoutes()...)
 	all = append(all, s.scriptRoutes()...)
 	all = append(all, s.sessionRoutes()...)
+	all = append(all, s.workspaceRoutes()...)
 	return all
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/workspaces/stopbus"
 	"github.com/guilds/guilds/workflows/run"
 )
 
@@ -130,6 +131,9 @@ func (s *Server) cancelRun(ctx context.Context, c *gin.Context, db store.DB, p a
 	case err != nil:
 		return 0, nil, err
 	}
+	// The sandbox is the agent's, so this ends the background commands of
+	// the agent's other runs too: a cancel is the operator's stop.
+	s.sendStop(ctx, stopbus.Order{Agents: []string{r.AgentID}, Why: "run cancelled"})
 	r, err = runs.Load(ctx, db, r.ID)
 	return http.StatusAccepted, r, err
 }

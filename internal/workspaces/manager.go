@@ -24,6 +24,7 @@ import (
 
 	"github.com/guilds/guilds/internal/codeproto"
 	"github.com/guilds/guilds/internal/telemetry"
+	"github.com/guilds/guilds/internal/workspaces/stopbus"
 	"github.com/guilds/guilds/sandbox"
 )
 
@@ -305,4 +306,25 @@ func (m *Manager) homeEnv(id string) (map[string]string, error) {
 		return nil, fmt.Errorf("workspaces: home of sandbox %s: %w", id, err)
 	}
 	return map[string]string{codeproto.HomeEnv: home}, nil
+}
+
+// Apply carries out a stop order: each agent's sandbox is removed, and
+// with o.RemoveHome its home volume too. A failure for one agent does not
+// keep the others from theirs.
+func (m *Manager) Apply(ctx context.Context, o stopbus.Order) error {
+	var errs []error
+	for _, agent := range o.Agents {
+		var err error
+		if o.RemoveHome {
+			err = m.RemoveHome(ctx, agent)
+		} else {
+			err = m.Stop(ctx, agent)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		m.log.InfoContext(ctx, "agent workspace ended", "agent", agent, "home_removed", o.RemoveHome, "why", o.Why)
+	}
+	return errors.Join(errs...)
 }
