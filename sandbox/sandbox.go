@@ -82,3 +82,9 @@ var (
 	// ErrTooLarge: a file over MaxFileSize.
 	ErrTooLarge = errors.New("sandbox: file too large")
 )
+
+// VolumeLister is a driver that can name the home volumes it created
+// (within its scope), so a worker can reap those no agent owns any more.
+type VolumeLister interface {
+	ListVolumes(ctx context.Context) ([]string, error)
+}

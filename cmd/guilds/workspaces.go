@@ -174,7 +174,10 @@ func (p *platform) startWorkspaces(ctx context.Context) (func(), error) {
 		p.workspace.helper = hostHelper()
 	}
 	p.workspace.mu.Unlock()
+	fctx, stopFollowing := context.WithCancel(ctx)
+	p.followWorkspaceStops(fctx, m)
 	return func() {
+		stopFollowing()
 		p.workspace.mu.Lock()
 		p.workspace.m, p.workspace.proxy, p.workspace.gitProxy = nil, nil, nil
 		p.workspace.mu.Unlock()

@@ -316,7 +316,9 @@ func (m *Manager) Apply(ctx context.Context, o stopbus.Order) error {
 	for _, agent := range o.Agents {
 		var err error
 		if o.RemoveHome {
-			err = m.RemoveHome(ctx, agent)
+			if err = m.RemoveHome(ctx, agent); err == nil {
+				m.forget(agent)
+			}
 		} else {
 			err = m.Stop(ctx, agent)
 		}

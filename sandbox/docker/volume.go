@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
 
 	"github.com/guilds/guilds/sandbox"
@@ -53,4 +54,23 @@ func (d *Driver) RemoveVolume(ctx context.Context, name string) error {
 	}
 	d.log.InfoContext(ctx, "sandbox home volume removed", "driver", "docker", "volume", name)
 	return nil
+}
+
+// ListVolumes names the home volumes this driver created in its scope.
+func (d *Driver) ListVolumes(ctx context.Context) ([]string, error) {
+	f := filters.NewArgs(filters.Arg("label", sandbox.LabelManaged+"=true"))
+	if d.scope != "" {
+		f.Add("label", sandbox.LabelScope+"="+d.scope)
+	}
+	list, err := d.cli.VolumeList(ctx, volume.ListOptions{Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox/docker: list volumes: %w", err)
+	}
+	var out []string
+	for _, v := range list.Volumes {
+		if v != nil && d.owns(v.Labels) { // the filter is the engine's; check it anyway
+			out = append(out, v.Name)
+		}
+	}
+	return out, nil
 }

@@ -124,3 +124,25 @@ func (d *Driver) HostPath(id, p string) (string, error) {
 	base, rel := d.place(dir, m, p)
 	return filepath.Join(base, rel), nil
 }
+
+// ListVolumes names the home volumes this driver created in its scope.
+func (d *Driver) ListVolumes(ctx context.Context) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(d.root, "volumes"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sandbox/local: list volumes: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || e.IsDir() {
+			continue
+		}
+		if labels, err := d.volumeLabels(name); err == nil && d.owns(labels) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
