@@ -158,7 +158,8 @@ func (p *platform) startWorkspaces(ctx context.Context) (func(), error) {
 	var proxy, gitProxy *browserproxy.Proxy
 	if p.cfg.Sandbox.Driver != config.SandboxLocal {
 		proxy, err = browserproxy.New(browserproxy.Options{Dir: filepath.Join(p.cfg.DataDir, "browser-proxy"),
-			Policy: browserproxy.PolicyFromEnv(p.env.Getenv), Logger: p.log})
+			Policy: browserproxy.PolicyFromEnv(p.env.Getenv), Logger: p.log,
+			MaxConnsPerAgent: p.cfg.Limits.MaxProxyConnsPerAgent})
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +212,8 @@ func (p *platform) startGitProxy() (*browserproxy.Proxy, error) {
 	return browserproxy.New(browserproxy.Options{Dir: filepath.Join(p.cfg.DataDir, "browser-proxy"), Socket: gitSocket, Only: hosts,
 		Policy: mcpoauth.Policy{AllowLoopback: private, AllowPrivate: private}, Logger: p.log,
 		// The route adds the installation token itself (ADR 0705).
-		Serve: func(agentID string, dial browserproxy.DialFunc) http.Handler { return g.EgressHandler(agentID, dial) }})
+		Serve:            func(agentID string, dial browserproxy.DialFunc) http.Handler { return g.EgressHandler(agentID, dial) },
+		MaxConnsPerAgent: p.cfg.Limits.MaxProxyConnsPerAgent})
 }
 
 // hostHelper finds guilds-code for the local driver, whose commands run on

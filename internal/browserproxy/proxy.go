@@ -83,6 +83,9 @@ type Options struct {
 	// and Policy apply), and decides itself what goes out (the coding
 	// agents' GitHub route, which adds the credentials; ADR 0705).
 	Serve func(agentID string, dial DialFunc) http.Handler
+	// MaxConnsPerAgent bounds the connections one agent holds open at once
+	// on its socket (conncap.go); 0 = DefaultMaxConnsPerAgent.
+	MaxConnsPerAgent int
 }
 
 // DialFunc connects to host:port under the proxy's Only and Policy; its
@@ -197,6 +200,7 @@ func (p *Proxy) Open(agentID string) (string, error) {
 		_ = ln.Close()
 		return "", fmt.Errorf("browserproxy: %w", err)
 	}
+	ln = limitConns(ln, p.opts.MaxConnsPerAgent)
 	a := &agentSocket{ln: ln, lastUsed: time.Now()}
 	h := p.handler(agentID, a)
 	if p.opts.Serve != nil {
