@@ -189,7 +189,7 @@ func (s *Server) updateAgent(ctx context.Context, c *gin.Context, db store.DB, p
 		return 0, nil, err
 	}
 	if sandboxToolsTurnedOff(before.Config, out.Config) {
-		s.sendStop(ctx, stopbus.Order{Agents: []string{out.ID}, Why: "sandbox tools turned off"})
+		afterCommit(c, func() { s.sendStop(ctx, stopbus.Order{Agents: []string{out.ID}, Why: "sandbox tools turned off"}) })
 	}
 	return http.StatusOK, out, nil
 }

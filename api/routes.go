@@ -137,6 +137,7 @@ func (s *Server) mount(rt route) gin.HandlerFunc {
 			s.fail(c, err)
 			return
 		}
+		runAfterCommit(c)
 		if status == http.StatusNoContent || body == nil {
 			c.Status(status)
 			return

@@ -315,7 +315,9 @@ func (m *Manager) Apply(ctx context.Context, o stopbus.Order) error {
 	var errs []error
 	for _, agent := range o.Agents {
 		var err error
-		if o.RemoveHome {
+		if o.DropShellLogs {
+			err = m.DropShellLogs(ctx, agent)
+		} else if o.RemoveHome {
 			if err = m.RemoveHome(ctx, agent); err == nil {
 				m.forget(agent)
 			}
@@ -326,7 +328,8 @@ func (m *Manager) Apply(ctx context.Context, o stopbus.Order) error {
 			errs = append(errs, err)
 			continue
 		}
-		m.log.InfoContext(ctx, "agent workspace ended", "agent", agent, "home_removed", o.RemoveHome, "why", o.Why)
+		m.log.InfoContext(ctx, "agent workspace order carried out", "agent", agent, "home_removed", o.RemoveHome,
+			"shell_logs_dropped", o.DropShellLogs, "why", o.Why)
 	}
 	return errors.Join(errs...)
 }

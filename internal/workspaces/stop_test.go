@@ -26,7 +26,15 @@ func homes(t *testing.T, d sandbox.Driver) []string {
 // (and its background commands); a removal deletes its home as well.
 func TestStopOrdersEndTheSandboxAndRemoveTheHome(t *testing.T) {
 	t.Parallel()
-	w := openWorld(t, "local")
+	for _, name := range worldNames {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			stopOrders(t, openWorld(t, name))
+		})
+	}
+}
+
+func stopOrders(t *testing.T, w world) {
 	m, stopped := manager(t, w, Options{})
 	removed := "agent-" + uuid.NewString()
 	for _, a := range []string{stopped, removed} {
@@ -75,7 +83,15 @@ func TestStopOrdersEndTheSandboxAndRemoveTheHome(t *testing.T) {
 // longer exist, the ones whose delete order this worker missed.
 func TestReapHomesRemovesTheHomesOfDeletedAgents(t *testing.T) {
 	t.Parallel()
-	w := openWorld(t, "local")
+	for _, name := range worldNames {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			reapHomes(t, openWorld(t, name))
+		})
+	}
+}
+
+func reapHomes(t *testing.T, w world) {
 	m, alive := manager(t, w, Options{})
 	gone := "agent-" + uuid.NewString()
 	for _, a := range []string{alive, gone} {

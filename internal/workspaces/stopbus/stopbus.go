@@ -20,10 +20,15 @@ import (
 const Channel = "guilds:workspaces:stop"
 
 // Order ends the sandboxes of some agents, and with RemoveHome deletes
-// their home volumes too.
+// their home volumes too; or, with DropShellLogs, only deletes their shell
+// logs.
 type Order struct {
 	Agents     []string `json:"agents"`
 	RemoveHome bool     `json:"remove_home,omitempty"`
+	// DropShellLogs deletes the agents' persistent shell logs instead of
+	// stopping anything: a secret left their redaction set, and a log
+	// read back later would show it in clear.
+	DropShellLogs bool `json:"drop_shell_logs,omitempty"`
 	// Why is logged by the worker that carries the order out, e.g.
 	// "agent deleted".
 	Why string `json:"why"`
