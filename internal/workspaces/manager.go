@@ -316,7 +316,11 @@ func (m *Manager) Apply(ctx context.Context, o stopbus.Order) error {
 	for _, agent := range o.Agents {
 		var err error
 		if o.DropShellLogs {
-			err = m.DropShellLogs(ctx, agent)
+			// The background commands started with the secret in their
+			// environment end too.
+			if err = m.DropShellLogs(ctx, agent); err == nil {
+				err = m.Stop(ctx, agent)
+			}
 		} else if o.RemoveHome {
 			if err = m.RemoveHome(ctx, agent); err == nil {
 				m.forget(agent)

@@ -8,8 +8,9 @@ import (
 )
 
 // An order to drop the shell logs deletes every log under the home's run
-// folders, whether or not the agent's sandbox is running, and keeps the
-// rest of the home (each run's working directory included).
+// folders, whether or not the agent's sandbox is running, keeps the rest
+// of the home (each run's working directory included), and stops the
+// sandbox, whose background commands may hold the secret.
 func TestDropShellLogsDeletesTheLogsAndKeepsTheRest(t *testing.T) {
 	t.Parallel()
 	for _, name := range worldNames {
@@ -33,6 +34,9 @@ func dropShellLogs(t *testing.T, w world) {
 		}
 		if err := m.Apply(context.Background(), stopbus.Order{Agents: []string{agent}, DropShellLogs: true, Why: "test"}); err != nil {
 			t.Fatalf("running=%v: %v", running, err)
+		}
+		if id := m.SandboxID(agent); id != "" {
+			t.Fatalf("running=%v: the sandbox (and its background commands) outlived the order: %s", running, id)
 		}
 		if got := exec(t, m, agent, look); got != "/home/agent/src\nmine\n" {
 			t.Fatalf("running=%v: the home after the drop shows %q", running, got)

@@ -20,14 +20,14 @@ import (
 const Channel = "guilds:workspaces:stop"
 
 // Order ends the sandboxes of some agents, and with RemoveHome deletes
-// their home volumes too; or, with DropShellLogs, only deletes their shell
-// logs.
+// their home volumes too, or with DropShellLogs their shell logs.
 type Order struct {
 	Agents     []string `json:"agents"`
 	RemoveHome bool     `json:"remove_home,omitempty"`
-	// DropShellLogs deletes the agents' persistent shell logs instead of
-	// stopping anything: a secret left their redaction set, and a log
-	// read back later would show it in clear.
+	// DropShellLogs deletes the agents' persistent shell logs before the
+	// stop: a secret left their redaction set, and a log read back later
+	// would show it in clear (the stop ends the background commands that
+	// were started with it).
 	DropShellLogs bool `json:"drop_shell_logs,omitempty"`
 	// Why is logged by the worker that carries the order out, e.g.
 	// "agent deleted".
