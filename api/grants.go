@@ -43,7 +43,7 @@ func (s *Server) grantRoutes() []route {
 		{Method: "GET", Path: "/api/mcp/connections/:id", Tag: "connections", Summary: "Get a login's metadata",
 			Reply: grants.Connection{}, Handle: getConnection},
 		{Method: "DELETE", Path: "/api/mcp/connections/:id", Tag: "connections", Summary: "Delete a login and the bindings that use it",
-			Status: 204, Handle: s.deleteAndForget(theLogin, s.deleteConnection), NoTx: true},
+			Status: 204, Handle: s.stoppingGitHubSandboxes(s.deleteAndForget(theLogin, s.deleteConnection)), NoTx: true},
 
 		{Method: "GET", Path: "/api/bindings", Tag: "bindings", Summary: "List the bindings written at one scope (scope, scope_id)",
 			Reply: []grants.Binding{}, Handle: listBindings},
