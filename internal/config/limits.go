@@ -17,6 +17,9 @@ type Limits struct {
 	// connections one agent holds open at once through each of the
 	// worker's egress proxies (browser, git).
 	MaxProxyConnsPerAgent int
+	// MaxHomeGB (GUILDS_MAX_HOME_GB) bounds what one agent keeps in its
+	// home volume, in GiB.
+	MaxHomeGB int
 }
 
 // Limits defaults.
@@ -25,6 +28,7 @@ const (
 	DefaultMaxSandboxesPerOrg    = 20
 	DefaultMaxSandboxes          = 50
 	DefaultMaxProxyConnsPerAgent = 64
+	DefaultMaxHomeGB             = 10
 )
 
 func loadLimits(or func(name, def string) string) (Limits, error) {
@@ -40,6 +44,9 @@ func loadLimits(or func(name, def string) string) (Limits, error) {
 		return l, err
 	}
 	if l.MaxProxyConnsPerAgent, err = positive(or, "GUILDS_MAX_PROXY_CONNS_PER_AGENT", DefaultMaxProxyConnsPerAgent); err != nil {
+		return l, err
+	}
+	if l.MaxHomeGB, err = positive(or, "GUILDS_MAX_HOME_GB", DefaultMaxHomeGB); err != nil {
 		return l, err
 	}
 	return l, nil

@@ -21,7 +21,8 @@ func FromConfig(cfg config.Config, log *slog.Logger) (*Manager, error) {
 	}
 	sc := cfg.Sandbox
 	opts := Options{Image: sc.Image, Idle: sc.Idle, Logger: log,
-		MaxSandboxes: cfg.Limits.MaxSandboxes, MaxPerOrg: cfg.Limits.MaxSandboxesPerOrg}
+		MaxSandboxes: cfg.Limits.MaxSandboxes, MaxPerOrg: cfg.Limits.MaxSandboxesPerOrg,
+		MaxHomeBytes: int64(cfg.Limits.MaxHomeGB) << 30}
 	var m *Manager
 	switch sc.Driver {
 	case config.SandboxDocker, "":

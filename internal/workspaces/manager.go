@@ -66,6 +66,11 @@ type Options struct {
 	// which OrgOf names for an agent; 0 or a nil OrgOf = no cap.
 	MaxPerOrg int
 	OrgOf     func(ctx context.Context, agentID string) (string, error)
+	// MaxHomeBytes caps what an agent keeps in its home (GUILDS_MAX_HOME_GB,
+	// homecap.go), measured at most once per HomeCheckEvery
+	// (0 = DefaultHomeCheckEvery); 0 = no cap.
+	MaxHomeBytes   int64
+	HomeCheckEvery time.Duration
 	// Logger receives lifecycle events; nil = discard.
 	Logger *slog.Logger
 }

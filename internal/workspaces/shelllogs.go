@@ -37,7 +37,13 @@ func (m *Manager) DropShellLogs(ctx context.Context, agentID string) error {
 			return nil
 		}
 	}
-	res, err := m.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: []string{"sh", "-c", dropLogsScript}, Timeout: time.Minute, MaxOutput: 4096})
+	var res sandbox.ExecResult
+	err := m.useWith(ctx, agentID, false, func(h handle) error {
+		var err error
+		res, err = m.driver.Exec(ctx, h.id, sandbox.ExecRequest{Cmd: []string{"sh", "-c", dropLogsScript}, Env: h.env,
+			Timeout: time.Minute, MaxOutput: 4096})
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("workspaces: drop the shell logs of agent %s: %w", agentID, err)
 	}

@@ -22,6 +22,7 @@ type space struct {
 	lastUsed time.Time // when the last call returned
 	idle     *time.Timer
 	gen      int // bumps on every new sandbox, so a stale timer does nothing
+	home     homeUsage
 }
 
 // handle is what a call needs of the sandbox it uses.
@@ -56,6 +57,12 @@ func (s *space) Unlock() { s.unlock() }
 // sandbox is re-created once and fn runs again. fn is retried only on an
 // error the driver gives before anything ran in the sandbox.
 func (m *Manager) use(ctx context.Context, agentID string, fn func(handle) error) error {
+	return m.useWith(ctx, agentID, true, fn)
+}
+
+// useWith is use; capHome false skips the home size cap, for the
+// platform's own clean-up commands.
+func (m *Manager) useWith(ctx context.Context, agentID string, capHome bool, fn func(handle) error) error {
 	if err := checkAgent(agentID); err != nil {
 		return err
 	}
@@ -67,6 +74,12 @@ func (m *Manager) use(ctx context.Context, agentID string, fn func(handle) error
 		h, err := m.acquire(ctx, s)
 		if err != nil {
 			return err
+		}
+		if capHome {
+			if err := m.checkHome(ctx, s, h); err != nil {
+				m.release(s, h.id, false)
+				return err
+			}
 		}
 		err = fn(h)
 		gone := err != nil && attempt == 0 && m.gone(ctx, h.id, err)
