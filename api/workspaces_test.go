@@ -9,7 +9,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/runs"
+	"github.com/guilds/guilds/internal/testtemporal"
 	"github.com/guilds/guilds/internal/workspaces/stopbus"
 )
 
@@ -103,5 +106,26 @@ func TestDecisionsEndTheAgentsWorkspaces(t *testing.T) {
 		if o := nextOrderFor(t, ch, step.agent); !o.RemoveHome {
 			t.Fatalf("delete %s keeps the home: %+v", step.path, o)
 		}
+	}
+}
+
+// Cancelling a run stops its agent's sandbox (the background commands the
+// run left end with it); the home is kept.
+func TestRunCancelStopsTheAgentsSandbox(t *testing.T) {
+	t.Parallel()
+	ch := orders(t)
+	e := apitest.New(t, apitest.Options{Tweak: func(d *api.Deps) { d.Temporal = testtemporal.Client(t) }})
+	orgID, guildID, agentID := e.Hierarchy()
+	// A run row without a workflow: the cancel ends the row itself.
+	r, err := runs.Create(context.Background(), e.DB, runs.NewRun{AgentID: agentID, GuildID: guildID, OrganisationID: orgID,
+		Trigger: "direct", Budget: 10, Message: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := e.Admin("POST", "/api/runs/"+r.ID+"/cancel", nil); resp.Status != 202 {
+		t.Fatalf("cancel: %d %s", resp.Status, resp.Body)
+	}
+	if o := nextOrderFor(t, ch, agentID); o.RemoveHome || o.DropShellLogs {
+		t.Fatalf("run cancel: %+v", o)
 	}
 }

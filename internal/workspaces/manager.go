@@ -9,6 +9,12 @@
 // One Manager serves one driver scope (config GUILDS_SANDBOX_SCOPE): at
 // start, CleanupOrphans removes every sandbox of that scope it does not
 // hold, the leftovers of an earlier worker.
+//
+// Decisions taken elsewhere reach the manager as stop orders (Apply, from
+// the stopbus): a stop, a home removed, shell logs dropped. ReapHomes
+// removes what deleted agents left when an order was missed. Caps bound
+// the sandboxes per worker and per organisation (caps.go) and the size of
+// a home (homecap.go). See ADR 0705.
 package workspaces
 
 import (
