@@ -192,6 +192,10 @@ export const post_admin_github_approvals_by_id_approve = (id, body, opts) => cal
 export const post_admin_mcp_servers = (body, opts) => call("POST", `/api/admin/mcp/servers`, body, opts);
 /** POST /api/agents/{id}/runs: Start a run of an agent */
 export const post_agents_by_id_runs = (id, body, opts) => call("POST", `/api/agents/${encodeURIComponent(id)}/runs`, body, opts);
+/** POST /api/agents/{id}/workspace/reset: Stop the agent's sandbox and delete its home: the next call starts from an empty /home/agent */
+export const post_agents_by_id_workspace_reset = (id, body, opts) => call("POST", `/api/agents/${encodeURIComponent(id)}/workspace/reset`, body, opts);
+/** POST /api/agents/{id}/workspace/stop: Stop the agent's sandbox now, ending its background commands; its home is kept */
+export const post_agents_by_id_workspace_stop = (id, body, opts) => call("POST", `/api/agents/${encodeURIComponent(id)}/workspace/stop`, body, opts);
 /** POST /api/collections/{id}/records: Add a record (merged into the live record with the same unique value) */
 export const post_collections_by_id_records = (id, body, opts) => call("POST", `/api/collections/${encodeURIComponent(id)}/records`, body, opts);
 /** POST /api/guilds/{id}/agents: Create an agent */
