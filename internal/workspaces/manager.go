@@ -14,7 +14,7 @@
 // the stopbus): a stop, a home removed, shell logs dropped. ReapHomes
 // removes what deleted agents left when an order was missed. Caps bound
 // the sandboxes per worker and per organisation (caps.go) and the size of
-// a home (homecap.go). See ADR 0705.
+// a home (homecap.go). See ADR 0706.
 package workspaces
 
 import (
