@@ -56,7 +56,7 @@ func Publish(ctx context.Context, rdb *redis.Client, o Order) error {
 // connection by itself.
 func Listen(ctx context.Context, rdb *redis.Client, log *slog.Logger, ready chan<- struct{}, apply func(context.Context, Order)) error {
 	ps := rdb.Subscribe(ctx, Channel)
-	defer ps.Close()
+	defer func() { _ = ps.Close() }()
 	if _, err := ps.Receive(ctx); err != nil {
 		return fmt.Errorf("stopbus: subscribe: %w", err)
 	}
