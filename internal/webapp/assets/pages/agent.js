@@ -62,7 +62,12 @@ export async function agentPage(main, id) {
     }), h("button", { type: "button", class: "danger", onclick: async () => {
       if (!confirm(`Delete ${agent.name}?`)) return;
       await api.delete_agents_by_id(id); status("Agent deleted"); navigate(`/guilds/${guild.id}`);
-    } }, "Delete agent")) },
+    } }, "Delete agent"), h("button", { type: "button", onclick: async () => {
+      await api.post_agents_by_id_workspace_stop(id); status("Sandbox stop sent: its background commands end; the home is kept");
+    } }, "Stop sandbox"), h("button", { type: "button", class: "danger", onclick: async () => {
+      if (!confirm(`Erase everything ${agent.name} keeps in /home/agent?`)) return;
+      await api.post_agents_by_id_workspace_reset(id); status("Sandbox reset sent: the home is erased");
+    } }, "Reset home")) },
     { id: "tools", label: "Tools", render: (p) => toolsView(p, "agent", id) },
     { id: "runs", label: "Runs", render: (p) => runsPanel(p, agent) },
     { id: "memory", label: "Memory", render: (p) => memoryPanel(p, agent) },

@@ -1,0 +1,76 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/guilds/guilds/api"
+	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/apitest"
+)
+
+// The agent page's Stop sandbox and Reset home buttons send the workers
+// their orders.
+func TestAgentPageStopsAndResetsTheSandbox(t *testing.T) {
+	chromium := "/usr/bin/chromium"
+	if _, err := os.Stat(chromium); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("Chromium is not installed (apt-get install chromium)")
+		}
+		t.Skip("no Chromium at /usr/bin/chromium")
+	}
+	ch := orders(t)
+	e := apitest.New(t, apitest.Options{Tweak: func(d *api.Deps) {
+		u, err := access.LocalUser(context.Background(), d.DB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.AuthMode, d.LocalUserID = "local", u.ID
+	}})
+	org := e.Do("", "POST", "/api/orgs", map[string]any{"name": "Local"}).Map()["id"].(string)
+	guild := e.Do("", "POST", "/api/orgs/"+org+"/guilds", map[string]any{"name": "G"}).Map()["id"].(string)
+	agent := e.Do("", "POST", "/api/guilds/"+guild+"/agents", map[string]any{"name": "Coder"}).Map()["id"].(string)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	c, stop := context.WithTimeout(ctx, time.Minute)
+	defer stop()
+	if err := chromedp.Do(c, chromedp.Navigate(e.HTTP.URL+"/agents/"+agent)); err != nil {
+		t.Fatal(err)
+	}
+	click := func(label string) {
+		t.Helper()
+		js := fmt.Sprintf(`(() => { window.confirm = () => true;
+			const b = [...document.querySelectorAll("button")].find((b) => b.textContent === %q);
+			if (!b) return false; b.click(); return true; })()`, label)
+		for i := 0; ; i++ { // the page renders after its first API calls
+			ok, err := chromedp.Run(c, chromedp.Evaluate[bool](js))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				return
+			}
+			if i > 600 {
+				t.Fatalf("no %q button", label)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	click("Stop sandbox")
+	if o := nextOrderFor(t, ch, agent); o.RemoveHome {
+		t.Fatalf("stop: %+v", o)
+	}
+	click("Reset home")
+	if o := nextOrderFor(t, ch, agent); !o.RemoveHome {
+		t.Fatalf("reset: %+v", o)
+	}
+}
