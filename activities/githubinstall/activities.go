@@ -13,7 +13,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/temporal"
 
@@ -161,20 +160,12 @@ func reachable(ctx context.Context, app *githubapp.Client, code, redirectURI str
 // keep stores the installation a login keeps with what its user reaches
 // in it, once no other organisation holds it without an admin's approval.
 func (a *Activities) keep(ctx context.Context, connectionID string, c githubapp.Choice) error {
-	err := githubapp.CheckAttach(ctx, a.DB, connectionID, c.InstallationID, c.Account)
+	err := githubapp.Attach(ctx, a.DB, connectionID, c, time.Now())
 	var na *githubapp.NeedsApprovalError
 	if errors.As(err, &na) {
 		return temporal.NewNonRetryableApplicationError(na.Error(), ErrTypeApproval, nil)
 	}
-	if err != nil {
-		return err
-	}
-	return pgx.BeginFunc(ctx, a.DB, func(tx pgx.Tx) error {
-		if err := githubapp.SaveLogin(ctx, tx, connectionID, c.InstallationID, c.Account); err != nil {
-			return err
-		}
-		return githubapp.SaveAccess(ctx, tx, connectionID, c.Repositories, time.Now())
-	})
+	return err
 }
 
 // Choose keeps the installation the picker named, when it is one the user's

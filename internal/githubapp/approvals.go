@@ -2,9 +2,11 @@ package githubapp
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/store"
@@ -29,6 +31,36 @@ JOIN mcp_connections c ON c.id = l.connection_id
 LEFT JOIN guilds og ON c.owner_scope = 'guild' AND og.id = c.owner_id
 LEFT JOIN agents aa ON c.owner_scope = 'agent' AND aa.id = c.owner_id
 LEFT JOIN guilds ag ON ag.id = aa.guild_id`
+
+// Attach stores the installation a login keeps, with what its user reaches
+// in it, when CheckAttach lets it; otherwise it answers the
+// *NeedsApprovalError, the request recorded. The check and the save run in
+// one transaction holding a lock on the installation, so two organisations
+// attaching it at once cannot both pass the check.
+func Attach(ctx context.Context, db *pgxpool.Pool, connectionID string, c Choice, now time.Time) error {
+	var na *NeedsApprovalError
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('github-installation:' || $1::bigint, 0))`,
+			c.InstallationID); err != nil {
+			return store.Map(err)
+		}
+		err := CheckAttach(ctx, tx, connectionID, c.InstallationID, c.Account)
+		if errors.As(err, &na) {
+			return nil // the request it recorded is kept
+		}
+		if err != nil {
+			return err
+		}
+		if err := SaveLogin(ctx, tx, connectionID, c.InstallationID, c.Account); err != nil {
+			return err
+		}
+		return SaveAccess(ctx, tx, connectionID, c.Repositories, now)
+	})
+	if err == nil && na != nil {
+		return na
+	}
+	return err
+}
 
 // CheckAttach lets a login attach an installation when no other
 // organisation's login holds it, or an instance admin approved it for the
