@@ -36,17 +36,31 @@ const agentActorPrefix = "agent:"
 // the write is refused with an OperatorSecretError. The agent's own earlier
 // value (secret_store, an answer) is replaced.
 func SetOwn(ctx context.Context, db store.DB, kr *secret.Keyring, agent Place, name, value, actor string) (Secret, bool, error) {
+	if err := checkNotOperatorSet(ctx, db, agent, name, " FOR UPDATE"); err != nil {
+		return Secret{}, false, err
+	}
+	return Set(ctx, db, kr, agent, name, value, actor)
+}
+
+// CheckNotOperatorSet answers an OperatorSecretError when an operator set a
+// secret of that name for the agent, its guild or its organisation: asking
+// for it (secret_request) could only end in a refused answer.
+func CheckNotOperatorSet(ctx context.Context, db store.DB, agent Place, name string) error {
+	return checkNotOperatorSet(ctx, db, agent, name, "")
+}
+
+func checkNotOperatorSet(ctx context.Context, db store.DB, agent Place, name, lock string) error {
 	var owner Scope
 	err := db.QueryRow(ctx, `SELECT owner_scope FROM agent_secrets WHERE name = $1 AND set_by NOT LIKE $5
 		AND ((owner_scope = 'organisation' AND owner_id = $2::uuid) OR (owner_scope = 'guild' AND owner_id = $3::uuid)
 		  OR (owner_scope = 'agent' AND owner_id = $4::uuid))
-		ORDER BY CASE owner_scope WHEN 'agent' THEN 0 WHEN 'guild' THEN 1 ELSE 2 END LIMIT 1 FOR UPDATE`,
+		ORDER BY CASE owner_scope WHEN 'agent' THEN 0 WHEN 'guild' THEN 1 ELSE 2 END LIMIT 1`+lock,
 		name, agent.OrgID, agent.GuildID, agent.AgentID, agentActorPrefix+"%").Scan(&owner)
 	switch err = store.Map(err); {
 	case err == nil:
-		return Secret{}, false, &OperatorSecretError{Name: name, Owner: owner}
+		return &OperatorSecretError{Name: name, Owner: owner}
 	case !errors.Is(err, store.ErrNotFound):
-		return Secret{}, false, err
+		return err
 	}
-	return Set(ctx, db, kr, agent, name, value, actor)
+	return nil
 }

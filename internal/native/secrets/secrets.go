@@ -111,6 +111,19 @@ func (d Deps) request(ctx context.Context, call tools.Call) (string, error) {
 	if call.RunID == "" || call.Seq == 0 {
 		return "", errors.New("secret_request runs during a run")
 	}
+	// A new request for a name an operator set could only end in a refused
+	// answer; a resumed call keeps the request it opened.
+	if _, err := agentsecrets.RequestAt(ctx, d.DB, call.RunID, call.Seq); errors.Is(err, store.ErrNotFound) {
+		place, err := agentsecrets.LoadPlace(ctx, d.DB, agentsecrets.ScopeAgent, call.AgentID)
+		if err != nil {
+			return "", fmt.Errorf("load the agent: %w", err)
+		}
+		if err := agentsecrets.CheckNotOperatorSet(ctx, d.DB, place, in.Name); err != nil {
+			return "", fmt.Errorf("%w; if your shell commands do not see $%s, ask an operator to grant it to you", err, in.Name)
+		}
+	} else if err != nil {
+		return "", err
+	}
 	r, err := agentsecrets.OpenRequest(ctx, d.DB, agentsecrets.NewRequest{RunID: call.RunID, AgentID: call.AgentID,
 		OrgID: call.OrgID, Seq: call.Seq, Name: in.Name, Reason: in.Reason})
 	if err != nil {

@@ -220,3 +220,22 @@ func TestSecretStoreNeverOverwritesAnOperatorSecret(t *testing.T) {
 		t.Fatalf("own key again: %q", out)
 	}
 }
+
+// Asking for a name an operator set could only end in a refused answer, so
+// secret_request is refused at once, saying what to do, and opens no request.
+func TestSecretRequestForAnOperatorSecretIsRefusedAtOnce(t *testing.T) {
+	e := newEnv(t, time.Second)
+	ctx := context.Background()
+	run := e.run(t, "direct")
+	guild := agentsecrets.Place{Scope: agentsecrets.ScopeGuild, OrgID: e.org, GuildID: e.guild}
+	if _, _, err := agentsecrets.Set(ctx, e.db, e.kr, guild, "VENDOR_TOKEN", "operator-value-0123456789", "user:op"); err != nil {
+		t.Fatal(err)
+	}
+	out := e.call(ctx, secrets.ToolRequest, run, "direct", 2, `{"name":"VENDOR_TOKEN","reason":"to call the vendor"}`)
+	if !strings.HasPrefix(out, "ERROR: ") || !strings.Contains(out, "an operator set at the guild") || !strings.Contains(out, "ask an operator to grant it") {
+		t.Fatalf("request for an operator's secret: %q", out)
+	}
+	if n := e.count(t, `SELECT count(*) FROM secret_requests`); n != 0 {
+		t.Fatalf("%d requests opened", n)
+	}
+}
