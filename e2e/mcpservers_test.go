@@ -28,7 +28,7 @@ type publishedServer struct {
 	slug   string
 	row    map[string]any    // POST /api/admin/mcp/servers
 	values map[string]string // Connect's values; nil: the server needs no login and is turned On
-	ref    func() *client.Client
+	ref    func(t *testing.T) *client.Client
 }
 
 // TestPublishedMCPServers adds published MCP servers, installed from the npm
@@ -199,21 +199,21 @@ func httpRow(slug, url string) map[string]any {
 	return map[string]any{"slug": slug, "name": slug, "transport": "http", "auth": "none", "published": true, "url": url}
 }
 
-func stdioRef(node string, env []string, args ...string) func() *client.Client {
-	return func() *client.Client {
+func stdioRef(node string, env []string, args ...string) func(*testing.T) *client.Client {
+	return func(t *testing.T) *client.Client {
 		c, err := client.NewStdioMCPClient(node, env, args...)
 		if err != nil {
-			panic(err)
+			t.Fatalf("reference client: %v", err)
 		}
 		return c
 	}
 }
 
-func httpRef(url string) func() *client.Client {
-	return func() *client.Client {
+func httpRef(url string) func(*testing.T) *client.Client {
+	return func(t *testing.T) *client.Client {
 		c, err := client.NewStreamableHttpClient(url)
 		if err != nil {
-			panic(err)
+			t.Fatalf("reference client: %v", err)
 		}
 		return c
 	}
@@ -260,7 +260,7 @@ func checkListing(t *testing.T, d *deployment, srv publishedServer, connID strin
 	for _, tl := range listed {
 		got[tl.RemoteName] = refToolOf(tl.Description, tl.InputSchema)
 	}
-	want := referenceListing(t, srv.ref())
+	want := referenceListing(t, srv.ref(t))
 	if len(want) == 0 {
 		t.Fatalf("%s: the reference client lists no tool", srv.slug)
 	}
