@@ -67,6 +67,10 @@ test: lint build temporal sandbox-image ## Run the linters, then every test agai
 	$(MAKE) --no-print-directory helm-check
 	$(MAKE) --no-print-directory conformance
 
+.PHONY: mcp-servers
+mcp-servers: ## Install the published MCP servers the e2e suite adds (e2e/mcpservers, npm ci; cached by the lockfile's hash)
+	scripts/mcpservers-install.sh
+
 .PHONY: sandbox-image
 sandbox-image: ## Build the agent sandbox image guilds-sandbox:latest into Podman (cached; see scripts/sandbox-image.sh)
 	scripts/sandbox-image.sh
