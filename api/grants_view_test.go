@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/guilds/guilds/internal/connections/connectionstest"
@@ -133,6 +134,28 @@ func TestToolsViews(t *testing.T) {
 		}
 		if has != want {
 			t.Errorf("secret_request on %s: %v", trig, has)
+		}
+	}
+}
+
+// An instance admin may give a slow server longer listing and call
+// timeouts; a value out of bounds is a 422 naming the field.
+func TestCatalogRowTimeouts(t *testing.T) {
+	t.Parallel()
+	e := grantsEnv(t, nil)
+	row := func(slug string, cfg map[string]any) map[string]any {
+		return map[string]any{"slug": slug, "name": slug, "transport": "http", "auth": "token", "url": "https://mcp." + slug + ".test/mcp", "config": cfg}
+	}
+	if r := e.Admin("POST", "/api/admin/mcp/servers", row("slowinit", map[string]any{"list_timeout_seconds": 45, "call_timeout_seconds": 240})); r.Status != 201 {
+		t.Fatalf("create with timeouts: %d %s", r.Status, r.Body)
+	}
+	for field, cfg := range map[string]map[string]any{
+		"config.list_timeout_seconds": {"list_timeout_seconds": 121},
+		"config.call_timeout_seconds": {"call_timeout_seconds": -1},
+	} {
+		r := e.Admin("POST", "/api/admin/mcp/servers", row("bad"+field[7:11], cfg))
+		if r.Status != 422 || !strings.Contains(string(r.Body), field) {
+			t.Errorf("%v: %d %s", cfg, r.Status, r.Body)
 		}
 	}
 }

@@ -42,6 +42,30 @@ type Config struct {
 	// (elicitation/create, input requests): ElicitDecline, the default, or
 	// ElicitDefaults.
 	Elicitation string `json:"elicitation"`
+	// ListTimeoutSeconds and CallTimeoutSeconds raise (or lower) the
+	// session pool's bounds for this server's tools/list, initialize
+	// included, and tools/call; 0 keeps the defaults (15 s and 90 s).
+	ListTimeoutSeconds int `json:"list_timeout_seconds"`
+	CallTimeoutSeconds int `json:"call_timeout_seconds"`
+}
+
+// Bounds of a row's own timeouts: a listing runs while an operator waits;
+// a call runs inside its activity, whose timeout follows MaxCallTimeout.
+const (
+	MaxListTimeoutSeconds = 120
+	MaxCallTimeoutSeconds = 300
+)
+
+// CheckTimeouts names what is wrong with a row's own timeouts ("" when
+// nothing is).
+func (c Config) CheckTimeouts() (field, problem string) {
+	switch {
+	case c.ListTimeoutSeconds < 0 || c.ListTimeoutSeconds > MaxListTimeoutSeconds:
+		return "config.list_timeout_seconds", fmt.Sprintf("must be from 1 to %d seconds (0 or absent: the default)", MaxListTimeoutSeconds)
+	case c.CallTimeoutSeconds < 0 || c.CallTimeoutSeconds > MaxCallTimeoutSeconds:
+		return "config.call_timeout_seconds", fmt.Sprintf("must be from 1 to %d seconds (0 or absent: the default)", MaxCallTimeoutSeconds)
+	}
+	return "", ""
 }
 
 // How a server's forms are answered. A run has nobody to fill a form, so the

@@ -183,8 +183,13 @@ func checkServer(in ServerInput, create bool, checkURL URLCheck) error {
 			if err := connectors.CheckCatalogConfig(in.Config); err != nil {
 				p.Add("config", "%v", err)
 			}
-			if c, err := catalog.ParseConfig(in.Config); err == nil && !catalog.ValidElicitation(c.Elicitation) {
-				p.Add("config.elicitation", "must be %q or %q", catalog.ElicitDecline, catalog.ElicitDefaults)
+			if c, err := catalog.ParseConfig(in.Config); err == nil {
+				if !catalog.ValidElicitation(c.Elicitation) {
+					p.Add("config.elicitation", "must be %q or %q", catalog.ElicitDecline, catalog.ElicitDefaults)
+				}
+				if field, problem := c.CheckTimeouts(); field != "" {
+					p.Add(field, "%s", problem)
+				}
 			}
 			checkOAuthURLs(&p, in.Config, checkURL)
 		}

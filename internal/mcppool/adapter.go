@@ -26,14 +26,15 @@ const AdapterTimeout = 30 * time.Second
 // workflow's adapter class is sized on it.
 const AdapterMaxTimeout = 90 * time.Second
 
-// adapterInfo reports whether the connection is served by a local adapter.
-// A connection with an open MCP session is not, and costs no query.
+// adapterInfo reports whether the connection is served by a local adapter,
+// with its server's row. A connection with an open MCP session is not, and
+// costs no query: its session's row is answered.
 func (p *Pool) adapterInfo(ctx context.Context, connectionID string) (ServerInfo, bool, error) {
 	p.mu.Lock()
 	s := p.sessions[connectionID]
 	p.mu.Unlock()
 	if s != nil {
-		return ServerInfo{}, false, nil
+		return s.info, false, nil
 	}
 	info, err := p.load(ctx, connectionID)
 	if id, perr := uuid.Parse(connectionID); perr == nil && errors.Is(err, store.ErrNotFound) {

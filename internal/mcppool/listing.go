@@ -63,7 +63,7 @@ func ListWith(ctx context.Context, hc *http.Client, info ServerInfo, headers map
 // server the platform starts for the occasion (and stops). A 401 is
 // ErrKeyRejected.
 func ListInjected(ctx context.Context, hc *http.Client, info ServerInfo, inj connectors.Injection) ([]Tool, error) {
-	ctx, cancel := context.WithTimeout(ctx, ListTimeout)
+	ctx, cancel := context.WithTimeout(ctx, or(info.ListTimeout, ListTimeout))
 	defer cancel()
 	if hc == nil {
 		hc = http.DefaultClient

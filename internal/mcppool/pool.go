@@ -27,6 +27,10 @@ import (
 // Timeouts of remote MCP requests.
 const (
 	CallTimeout = 90 * time.Second
+	// MaxCallTimeout is the longest call timeout a catalog row may set
+	// (config.call_timeout_seconds); the run's activity for a remote tool
+	// outlives it.
+	MaxCallTimeout = catalog.MaxCallTimeoutSeconds * time.Second
 	ListTimeout = 15 * time.Second
 	// ListMaxAge is how old a stored listing may be before a run start lists again.
 	ListMaxAge = 10 * time.Minute
@@ -192,7 +196,8 @@ func (p *Pool) redactUsed(used *connectors.Used, out []tools.Part, err error) ([
 }
 
 func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) ([]tools.Part, error) {
-	if info, ok, err := p.adapterInfo(ctx, connectionID); err != nil || ok {
+	info, ok, err := p.adapterInfo(ctx, connectionID)
+	if err != nil || ok {
 		if err != nil {
 			return nil, err
 		}
@@ -208,7 +213,7 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 	req.Params.Arguments = arguments
 	ctx, span := telemetry.StartMCPRequest(ctx, "tools/call", remoteName)
 	var out *mcp.CallToolResult
-	err := p.do(ctx, connectionID, "tools/call", p.o.CallTimeout, func(ctx context.Context, s *session) error {
+	err = p.do(ctx, connectionID, "tools/call", or(info.CallTimeout, p.o.CallTimeout), func(ctx context.Context, s *session) error {
 		traced(span, s)
 		req.Params.Meta = withTrace(ctx, nil)
 		if s.info.Transport == "stdio" {
@@ -240,7 +245,8 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 
 // List runs tools/list on the connection's session (every page).
 func (p *Pool) List(ctx context.Context, connectionID string) ([]Tool, error) {
-	if info, ok, err := p.adapterInfo(ctx, connectionID); err != nil || ok {
+	info, ok, err := p.adapterInfo(ctx, connectionID)
+	if err != nil || ok {
 		if err != nil {
 			return nil, err
 		}
@@ -249,7 +255,7 @@ func (p *Pool) List(ctx context.Context, connectionID string) ([]Tool, error) {
 	var tools []Tool
 	var hint listHint
 	ctx, span := telemetry.StartMCPRequest(ctx, "tools/list", "")
-	err := p.do(ctx, connectionID, "tools/list", p.o.ListTimeout, func(ctx context.Context, s *session) error {
+	err = p.do(ctx, connectionID, "tools/list", or(info.ListTimeout, p.o.ListTimeout), func(ctx context.Context, s *session) error {
 		traced(span, s)
 		t, h, err := listPages(ctx, s.c, s.info.Slug)
 		tools, hint = t, h
@@ -492,4 +498,12 @@ func listPages(ctx context.Context, c *client.Client, slug string) ([]Tool, list
 		}
 	}
 	return out, hint, nil
+}
+
+// or is the row's own bound when it set one, else the pool's.
+func or(own, def time.Duration) time.Duration {
+	if own > 0 {
+		return own
+	}
+	return def
 }

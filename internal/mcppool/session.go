@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/client"
@@ -48,6 +49,8 @@ type ServerInfo struct {
 	// AnswerDefaults: the operator lets the server's forms be answered with
 	// their defaults (config.elicitation "defaults"); otherwise declined.
 	AnswerDefaults bool
+	// ListTimeout and CallTimeout are the row's own bounds (0: the pool's).
+	ListTimeout, CallTimeout time.Duration
 }
 
 func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error) {
@@ -68,6 +71,8 @@ func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error
 	sc, _ := catalog.ParseConfig(cfg) // lenient: what decoded is used, as before
 	info.Header, info.Scheme, info.Command, info.Args = sc.Header, sc.Scheme, sc.Command, sc.Args
 	info.AnswerDefaults = sc.Elicitation == catalog.ElicitDefaults
+	info.ListTimeout = time.Duration(sc.ListTimeoutSeconds) * time.Second
+	info.CallTimeout = time.Duration(sc.CallTimeoutSeconds) * time.Second
 	if info.Auth == catalog.AuthToken {
 		info.KeyFields = sc.KeyFields
 	}

@@ -161,3 +161,21 @@ func TestCallerDeadlineIsNotThePoolTimeout(t *testing.T) {
 		t.Fatalf("caller's deadline: %v", err)
 	}
 }
+
+// A catalog row's own call timeout bounds its calls instead of the pool's:
+// here a second, where the pool's would be 90 s. The first call, made with
+// no session yet, and a later one on the open session both take it.
+func TestARowsOwnCallTimeoutBoundsItsCalls(t *testing.T) {
+	ctx := context.Background()
+	srv := newSlowMCP(t)
+	db := testdb.New(t)
+	id := addConnection(t, db, "slowsrv", srv.URL, "none", `{"call_timeout_seconds": 1}`)
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{}}})
+	t.Cleanup(p.Close)
+	for _, when := range []string{"without a session", "on the open session"} {
+		_, err := p.Call(ctx, id, "slow", nil)
+		if err == nil || err.Error() != "slowsrv: tools/call did not answer within 1s" {
+			t.Fatalf("%s: %v", when, err)
+		}
+	}
+}
