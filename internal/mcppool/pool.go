@@ -31,7 +31,7 @@ const (
 	// (config.call_timeout_seconds); the run's activity for a remote tool
 	// outlives it.
 	MaxCallTimeout = catalog.MaxCallTimeoutSeconds * time.Second
-	ListTimeout = 15 * time.Second
+	ListTimeout    = 15 * time.Second
 	// ListMaxAge is how old a stored listing may be before a run start lists again.
 	ListMaxAge = 10 * time.Minute
 )

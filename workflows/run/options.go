@@ -73,7 +73,7 @@ var classTimeouts = map[tools.Class]time.Duration{
 	tools.ClassDefault: 30 * time.Second,
 	tools.ClassBrowser: 60 * time.Second,
 	tools.ClassMCP:     mcppool.MaxCallTimeout + poolMargin, // a row may raise its calls' bound to 300 s
-	tools.ClassCode:    code.GraphTimeout + codeMargin, // a first graph build of a large repository
+	tools.ClassCode:    code.GraphTimeout + codeMargin,      // a first graph build of a large repository
 	tools.ClassShell:   code.ShellMax + codeMargin,
 	tools.ClassAdapter: mcppool.AdapterMaxTimeout + poolMargin, // a tool's own timeout (Qonto upload_invoice) at most
 	tools.ClassScript:  120 * time.Second,
