@@ -135,7 +135,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 // install is the App's install page, completed at once by BrowserUser on
 // the installation Installing.
 func (s *Server) install(w http.ResponseWriter, r *http.Request) {
-	if r.PathValue("slug") != s.Slug || s.CallbackURL == "" || s.BrowserUser == "" || s.Installing == 0 {
+	if r.PathValue("slug") != s.Slug || s.CallbackURL == "" || s.BrowserUser == "" || (s.Installing == 0 && !s.OnlyRequest) {
 		message(w, http.StatusNotFound, "Not Found")
 		return
 	}
@@ -144,7 +144,15 @@ func (s *Server) install(w http.ResponseWriter, r *http.Request) {
 		message(w, http.StatusBadRequest, "callback")
 		return
 	}
-	q := url.Values{"code": {s.Code(s.BrowserUser)}, "installation_id": {strconv.FormatInt(s.Installing, 10)}, "setup_action": {"install"}}
+	var q url.Values
+	switch {
+	case s.OnlyRequest:
+		q = url.Values{"setup_action": {"request"}}
+	case s.InstallWithoutCode:
+		q = url.Values{"installation_id": {strconv.FormatInt(s.Installing, 10)}, "setup_action": {"install"}}
+	default:
+		q = url.Values{"code": {s.Code(s.BrowserUser)}, "installation_id": {strconv.FormatInt(s.Installing, 10)}, "setup_action": {"install"}}
+	}
 	if st := r.URL.Query().Get("state"); st != "" {
 		q.Set("state", st)
 	}

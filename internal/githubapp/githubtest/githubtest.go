@@ -55,6 +55,12 @@ type Server struct {
 	// that requests user authorization during installation does.
 	CallbackURL string
 	Installing  int64
+	// InstallWithoutCode: the install page comes back without a code, as
+	// GitHub's setup redirect does when it skips user authorization.
+	InstallWithoutCode bool
+	// OnlyRequest: the browser's user may not install on the account, only
+	// ask its owners: the install page comes back with setup_action=request.
+	OnlyRequest bool
 	// TokenRequests records every access token request's body, in order.
 	TokenRequests []TokenCall
 	// Revoked lists the installation tokens revoked (DELETE /installation/token), in order.
