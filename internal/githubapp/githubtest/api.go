@@ -184,6 +184,24 @@ func (s *Server) wireInst(in *installation) wireInstallation {
 		AppID: s.AppID, AppSlug: s.Slug, TargetType: "Organization", Perms: perms}
 }
 
+// app is GET /app: the App's registration, read with its JWT.
+func (s *Server) app(w http.ResponseWriter, r *http.Request) {
+	if !s.requireJWT(w, r) {
+		return
+	}
+	s.mu.Lock()
+	perms := map[string]string{}
+	for k, v := range s.Permissions {
+		perms[k] = v
+	}
+	events := append([]string{}, s.Events...)
+	count := len(s.insts)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"id": s.AppID, "slug": s.Slug, "client_id": s.ClientID, "name": "Guilds test",
+		"html_url": s.URL + "/apps/" + s.Slug, "owner": map[string]any{"login": "guilds-owner"},
+		"permissions": perms, "events": events, "installations_count": count})
+}
+
 func (s *Server) appInstallations(w http.ResponseWriter, r *http.Request) {
 	if !s.requireJWT(w, r) {
 		return

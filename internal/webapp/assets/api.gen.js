@@ -50,6 +50,8 @@ export const delete_schedules_by_id = (id, opts) => call("DELETE", `/api/schedul
 export const delete_session = (opts) => call("DELETE", `/api/session`, undefined, opts);
 /** DELETE /api/tokens/{id}: Revoke an API token for good (your own; an instance admin revokes any) */
 export const delete_tokens_by_id = (id, opts) => call("DELETE", `/api/tokens/${encodeURIComponent(id)}`, undefined, opts);
+/** GET /api/admin/github/app: Read the box's GitHub App from GitHub (with its JWT) and say what differs from what the box needs: permissions, webhook events, id, slug, client id */
+export const get_admin_github_app = (opts) => call("GET", `/api/admin/github/app`, undefined, opts);
 /** GET /api/admin/github/approvals: Requests to attach a GitHub installation that another organisation holds already, waiting ones first */
 export const get_admin_github_approvals = (opts) => call("GET", `/api/admin/github/approvals`, undefined, opts);
 /** GET /api/admin/mcp/servers: List every catalog server */
