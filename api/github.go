@@ -27,6 +27,9 @@ import (
 // GitHubPickerPath is where the operator chooses among several installations.
 const GitHubPickerPath = "/api/mcp/oauth/github-installation"
 
+// githubChooseStatus is a callback's answer when the user must pick an installation.
+const githubChooseStatus = string(githubinstall.StatusChoose)
+
 // githubStateCookie keeps the state for a callback that comes back without it.
 const githubStateCookie = "guilds_github_state"
 

@@ -32,7 +32,7 @@ type ghEnv struct {
 	gh *githubtest.Server
 }
 
-func newGitHubEnv(t *testing.T, withApp bool) *ghEnv {
+func newGitHubEnv(t *testing.T, withApp bool, tweaks ...func(*api.Deps)) *ghEnv {
 	t.Helper()
 	gh := githubtest.New(t)
 	env := map[string]string{}
@@ -56,6 +56,9 @@ func newGitHubEnv(t *testing.T, withApp bool) *ghEnv {
 		me.queue = testtemporal.TaskQueue(t)
 		d.Temporal = me.Temporal
 		d.MCP = api.MCPDeps{Engine: eng, Keyring: kr, TaskQueue: me.queue}
+		for _, tw := range tweaks {
+			tw(d)
+		}
 	}})
 	ms, err := catalog.Manifests()
 	if err != nil {

@@ -68,6 +68,8 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.mcpRoutes()...)
 	all = append(all, s.oauthClientMetadataRoutes()...)
 	all = append(all, s.githubRoutes()...)
+	all = append(all, s.githubCheckRoutes()...)
+	all = append(all, s.guildRepositoryRoutes()...)
 	all = append(all, s.pinnedPricesRoutes()...)
 	all = append(all, s.driveRoutes()...)
 	all = append(all, s.connectionHealthRoutes()...)

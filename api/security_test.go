@@ -166,6 +166,7 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"OPTIONS /api/temporal/codec/encode": nil,
 		"GET /api/admin/mcp/servers":         {{"/api/admin/mcp/servers", nil, 403}},
 		"GET /api/admin/github/approvals":    {{"/api/admin/github/approvals", nil, 403}},
+		"GET /api/admin/github/app":          {{"/api/admin/github/app", nil, 403}},
 		"POST /api/admin/mcp/servers":        {{"/api/admin/mcp/servers", map[string]any{"slug": "x", "name": "x"}, 403}},
 		"POST /api/users":                    {{"/api/users", map[string]any{"name": "x", "organisation_id": v.org}, 403}},
 		"GET /api/mcp/oauth/callback":        {{"/api/mcp/oauth/callback?state=forged&code=x", nil, 400}},
@@ -239,6 +240,7 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"POST /api/secret-requests/{id}":                  map[string]any{"decline": true},
 		"PUT /api/mcp/connections/{id}/github/selected":   map[string]any{"repositories": []map[string]any{{"name": "x", "url": "https://github.com/victim/x"}}},
 		"PUT /api/guilds/{id}/github/egress":              map[string]any{"enabled": false},
+		"POST /api/guilds/{id}/repositories":              map[string]any{"url": "https://git.example.com/attacker/planted.git"},
 	}
 	victimToken, _, err := access.MintExpiring(context.Background(), me.DB, v.user, "victim", 0)
 	if err != nil {

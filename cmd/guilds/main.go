@@ -32,8 +32,9 @@ func commands() map[string]command {
 		"tools": {"schema shaping and result stamping: tools shape-schema [FILE] | tools stamp --remaining N", func(_ context.Context, args []string, in io.Reader, out, errw io.Writer) int {
 			return toolsCommand(args, in, out, errw)
 		}},
-		"connections": {"the login lifecycle: connections list | status | connect | refresh | disconnect | test", connectionsCommand},
-		"keys":        {"credential encryption keys: keys rotate", keysCommand},
+		"connections":  {"the login lifecycle: connections list | status | connect | refresh | disconnect | test", connectionsCommand},
+		"keys":         {"credential encryption keys: keys rotate", keysCommand},
+		"repositories": {"a guild's extra git URLs: repositories list | add | remove -guild ID", repositoriesCommand},
 		"version": {"print the version", func(_ context.Context, _ []string, _ io.Reader, out, _ io.Writer) int {
 			fmt.Fprintln(out, "guilds", version)
 			return 0

@@ -135,7 +135,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 // install is the App's install page, completed at once by BrowserUser on
 // the installation Installing.
 func (s *Server) install(w http.ResponseWriter, r *http.Request) {
-	if r.PathValue("slug") != s.Slug || s.CallbackURL == "" || s.BrowserUser == "" || s.Installing == 0 {
+	if r.PathValue("slug") != s.Slug || s.CallbackURL == "" || s.BrowserUser == "" || (s.Installing == 0 && !s.OnlyRequest) {
 		message(w, http.StatusNotFound, "Not Found")
 		return
 	}
@@ -144,7 +144,15 @@ func (s *Server) install(w http.ResponseWriter, r *http.Request) {
 		message(w, http.StatusBadRequest, "callback")
 		return
 	}
-	q := url.Values{"code": {s.Code(s.BrowserUser)}, "installation_id": {strconv.FormatInt(s.Installing, 10)}, "setup_action": {"install"}}
+	var q url.Values
+	switch {
+	case s.OnlyRequest:
+		q = url.Values{"setup_action": {"request"}}
+	case s.InstallWithoutCode:
+		q = url.Values{"installation_id": {strconv.FormatInt(s.Installing, 10)}, "setup_action": {"install"}}
+	default:
+		q = url.Values{"code": {s.Code(s.BrowserUser)}, "installation_id": {strconv.FormatInt(s.Installing, 10)}, "setup_action": {"install"}}
+	}
 	if st := r.URL.Query().Get("state"); st != "" {
 		q.Set("state", st)
 	}
@@ -174,6 +182,24 @@ func (s *Server) wireInst(in *installation) wireInstallation {
 	}
 	return wireInstallation{ID: in.id, Account: wireAccount{Login: in.account, ID: in.id * 7, Type: "Organization"},
 		AppID: s.AppID, AppSlug: s.Slug, TargetType: "Organization", Perms: perms}
+}
+
+// app is GET /app: the App's registration, read with its JWT.
+func (s *Server) app(w http.ResponseWriter, r *http.Request) {
+	if !s.requireJWT(w, r) {
+		return
+	}
+	s.mu.Lock()
+	perms := map[string]string{}
+	for k, v := range s.Permissions {
+		perms[k] = v
+	}
+	events := append([]string{}, s.Events...)
+	count := len(s.insts)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"id": s.AppID, "slug": s.Slug, "client_id": s.ClientID, "name": "Guilds test",
+		"html_url": s.URL + "/apps/" + s.Slug, "owner": map[string]any{"login": "guilds-owner"},
+		"permissions": perms, "events": events, "installations_count": count})
 }
 
 func (s *Server) appInstallations(w http.ResponseWriter, r *http.Request) {

@@ -55,6 +55,16 @@ type Server struct {
 	// that requests user authorization during installation does.
 	CallbackURL string
 	Installing  int64
+	// InstallWithoutCode: the install page comes back without a code, as
+	// GitHub's setup redirect does when it skips user authorization.
+	InstallWithoutCode bool
+	// OnlyRequest: the browser's user may not install on the account, only
+	// ask its owners: the install page comes back with setup_action=request.
+	OnlyRequest bool
+	// Permissions and Events are the App's registration as GET /app
+	// answers it (the box's needs and no webhook events, unless a test changes them).
+	Permissions map[string]string
+	Events      []string
 	// TokenRequests records every access token request's body, in order.
 	TokenRequests []TokenCall
 	// Revoked lists the installation tokens revoked (DELETE /installation/token), in order.
@@ -126,6 +136,10 @@ func New(t testing.TB, opts ...Option) *Server {
 		Key: key, TokenLife: time.Hour, gitRoot: t.TempDir(), nextID: 1000,
 		insts: map[int64]*installation{}, repos: map[int64]*repo{}, users: map[string]*user{},
 		codes: map[string]string{}, utoks: map[string]string{}, itoks: map[string]*instToken{}}
+	s.Permissions = map[string]string{}
+	for k, v := range appPermissions {
+		s.Permissions[k] = v
+	}
 	s.KeyPEM = string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
 	if o.listen == "" {
 		s.Server = httptest.NewServer(s.handler())
@@ -271,6 +285,7 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("POST /login/oauth/access_token", s.exchange)
 	mux.HandleFunc("GET /login/oauth/authorize", s.authorize)
 	mux.HandleFunc("GET /apps/{slug}/installations/new", s.install)
+	mux.HandleFunc("GET /api/app", s.app)
 	mux.HandleFunc("GET /api/app/installations", s.appInstallations)
 	mux.HandleFunc("GET /api/app/installations/{id}", s.appInstallation)
 	mux.HandleFunc("POST /api/app/installations/{id}/access_tokens", s.accessToken)

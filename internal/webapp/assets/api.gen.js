@@ -26,6 +26,8 @@ export const delete_collections_by_id_records_by_record_id = (id, record_id, opt
 export const delete_guilds_by_id = (id, opts) => call("DELETE", `/api/guilds/${encodeURIComponent(id)}`, undefined, opts);
 /** DELETE /api/guilds/{id}/notes/{key}: Delete one of a guild's notes */
 export const delete_guilds_by_id_notes_by_key = (id, key, opts) => call("DELETE", `/api/guilds/${encodeURIComponent(id)}/notes/${encodeURIComponent(key)}`, undefined, opts);
+/** DELETE /api/guilds/{id}/repositories/{repo}: Remove one of a guild's extra git URLs (a GitHub login's repositories change through its selection) */
+export const delete_guilds_by_id_repositories_by_repo = (id, repo, opts) => call("DELETE", `/api/guilds/${encodeURIComponent(id)}/repositories/${encodeURIComponent(repo)}`, undefined, opts);
 /** DELETE /api/guilds/{id}/secrets/{name}: Delete a secret owned by a guild */
 export const delete_guilds_by_id_secrets_by_name = (id, name, opts) => call("DELETE", `/api/guilds/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}`, undefined, opts);
 /** DELETE /api/guilds/{id}/secrets/{name}/grants: Remove a secret's grant row at a scope, so that scope inherits again */
@@ -50,6 +52,8 @@ export const delete_schedules_by_id = (id, opts) => call("DELETE", `/api/schedul
 export const delete_session = (opts) => call("DELETE", `/api/session`, undefined, opts);
 /** DELETE /api/tokens/{id}: Revoke an API token for good (your own; an instance admin revokes any) */
 export const delete_tokens_by_id = (id, opts) => call("DELETE", `/api/tokens/${encodeURIComponent(id)}`, undefined, opts);
+/** GET /api/admin/github/app: Read the box's GitHub App from GitHub (with its JWT) and say what differs from what the box needs: permissions, webhook events, id, slug, client id */
+export const get_admin_github_app = (opts) => call("GET", `/api/admin/github/app`, undefined, opts);
 /** GET /api/admin/github/approvals: Requests to attach a GitHub installation that another organisation holds already, waiting ones first */
 export const get_admin_github_approvals = (opts) => call("GET", `/api/admin/github/approvals`, undefined, opts);
 /** GET /api/admin/mcp/servers: List every catalog server */
@@ -204,6 +208,8 @@ export const post_guilds_by_id_agents = (id, body, opts) => call("POST", `/api/g
 export const post_guilds_by_id_chat_messages = (id, body, opts) => call("POST", `/api/guilds/${encodeURIComponent(id)}/chat/messages`, body, opts);
 /** POST /api/guilds/{id}/issues/resolve-all: Resolve every open tooling issue of a guild */
 export const post_guilds_by_id_issues_resolve_all = (id, body, opts) => call("POST", `/api/guilds/${encodeURIComponent(id)}/issues/resolve-all`, body, opts);
+/** POST /api/guilds/{id}/repositories: Add an extra git URL to a guild (https, no credentials in it; the name defaults to the URL's last segment) */
+export const post_guilds_by_id_repositories = (id, body, opts) => call("POST", `/api/guilds/${encodeURIComponent(id)}/repositories`, body, opts);
 /** POST /api/issues/{id}/resolve: Resolve one tooling issue */
 export const post_issues_by_id_resolve = (id, body, opts) => call("POST", `/api/issues/${encodeURIComponent(id)}/resolve`, body, opts);
 /** POST /api/mcp/connect: Connect a remote MCP server or a local adapter at a scope: a key (or the values a server is configured with) is checked with the service and connected now; an OAuth server answers the authorization URL */

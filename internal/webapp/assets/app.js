@@ -12,6 +12,7 @@ import { agentPage } from "./pages/agent.js";
 import { runPage } from "./pages/run.js";
 import { adminPage } from "./pages/admin.js";
 import { landingPage } from "./pages/landing.js";
+import { githubChoosePage } from "./pages/github.js";
 
 export const app = { me: null, instance: null };
 
@@ -23,6 +24,7 @@ const routes = [
   [/^\/$/, homePage],
   [/^\/signin$/, signInPage],
   [/^\/connected$/, landingPage],
+  [/^\/connected\/github$/, githubChoosePage],
   [/^\/orgs\/([^/]+)$/, orgPage],
   [/^\/guilds\/([^/]+)$/, guildPage],
   [/^\/agents\/([^/]+)$/, agentPage],
@@ -90,7 +92,8 @@ export async function render() {
   leaving.forEach((f) => f());
   leaving.clear();
   if (!app.me && path !== "/signin") await whoAmI();
-  if (!app.me && path !== "/signin" && path !== "/connected") {
+  // A login's landing pages answer without a session: the browser's login cookie is the key.
+  if (!app.me && path !== "/signin" && !path.startsWith("/connected")) {
     return navigate("/signin?next=" + encodeURIComponent(path + location.search), true);
   }
   renderNav();

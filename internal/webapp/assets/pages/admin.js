@@ -63,7 +63,28 @@ async function keysPanel(panel) {
             return h("div", {}, h("code", {}, name), " ", missing ? h("span", { class: "muted" }, "not set") : "set");
           })),
           h("td", {}, switchesOn(i.switches_on)))))));
+    panel.append(githubCheck());
   } catch (e) { panel.append(errorBox(e)); }
+}
+
+// githubCheck reads the box's GitHub App back from GitHub and lists what
+// differs from docs/github-app.md.
+function githubCheck() {
+  const out = h("div", { id: "github-check", "aria-live": "polite" });
+  const run = async (ev) => {
+    ev.target.disabled = true;
+    try {
+      const r = await api.get_admin_github_app();
+      clear(out, h("p", { class: "badge " + (r.ok ? "connected" : "warn") }, r.ok ? "The App's registration is as the box needs" : "The App's registration differs"),
+        r.problems.length ? h("ul", { class: "problems" }, r.problems.map((p) => h("li", {}, h("code", {}, p.field), " ", p.message))) : null,
+        r.confirm?.length ? h("div", {}, h("p", {}, "GitHub does not show these; confirm them on the App's settings page:"),
+          h("ul", {}, r.confirm.map((c) => h("li", {}, c)))) : null);
+    } catch (e) { clear(out, errorBox(e)); }
+    ev.target.disabled = false;
+  };
+  return h("section", {}, h("h2", {}, "GitHub App"),
+    h("p", { class: "muted" }, "Reads the App's settings from GitHub with its key and says what to change (see docs/github-app.md)."),
+    h("button", { type: "button", id: "check-github-app", onclick: run }, "Check the GitHub App"), out);
 }
 
 function switchesOn(s = {}) {

@@ -79,8 +79,19 @@ async function chatPanel(panel, guild) {
 async function reposPanel(panel, guild) {
   try {
     const r = await api.get_guilds_by_id_repositories(guild.id);
-    panel.append(h("h2", {}, "Repositories"), h("ul", { class: "rows" }, (r.repositories || []).length ? r.repositories.map((x) =>
-      h("li", {}, x.name, " ", h("span", { class: "muted" }, x.url))) : h("li", { class: "muted" }, "No repository.")),
+    const reload = () => { clear(panel); reposPanel(panel, guild); };
+    panel.append(h("h2", {}, "Repositories"), h("ul", { class: "rows", id: "repositories" }, (r.repositories || []).length ? r.repositories.map((x) =>
+      h("li", {}, x.name, " ", h("span", { class: "muted" }, x.url), " ", x.connection_id ? h("span", { class: "muted" }, "(GitHub login)")
+        : h("button", { type: "button", class: "small danger", "aria-label": `Remove ${x.name}`, onclick: async () => {
+          try { await api.delete_guilds_by_id_repositories_by_repo(guild.id, x.id); status(`${x.name} removed`); reload(); }
+          catch (e) { status(e.message, "error"); }
+        } }, "Remove"))) : h("li", { class: "muted" }, "No repository.")),
+    h("h3", {}, "Add a git URL"), form({
+      label: "Add a git URL", submit: "Add repository",
+      fields: [{ name: "url", label: "Clone URL", type: "url", placeholder: "https://host/owner/repo.git", required: true },
+        { name: "name", label: "Name (default: from the URL)" }, { name: "default_branch", label: "Default branch" }],
+      onSubmit: async (v) => { const g = await api.post_guilds_by_id_repositories(guild.id, v); status(`${g.name} added`); reload(); },
+    }),
     h("h3", {}, "GitHub logins"), h("ul", { class: "rows" }, (r.github_logins || []).map((l) =>
       h("li", {}, `${l.account_hint || "GitHub"} (${l.owner_scope}, ${l.status})`, (l.repositories || []).length ? ": " + l.repositories.map((x) => x.name).join(", ") : ""))),
     h("p", { class: "muted" }, "Connect GitHub on the Tools tab, then pick its repositories there."));

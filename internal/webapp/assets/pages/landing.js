@@ -9,6 +9,10 @@ const reasons = {
   oauth_issuer_missing: "The answer did not name its authorization server, which that server always does: it did not come from it. Connect again.",
   access_denied: "The provider says access was refused.",
   oauth_failed: "The provider did not complete the login.",
+  github_installation_needs_approval: "Another organisation on this box holds that GitHub installation: a box admin approves attaching it (Admin), then connect again.",
+  github_refused: "GitHub's user cannot reach the installation the login named: connect again, choosing an account the user belongs to.",
+  github_denied: "GitHub's user refused the authorization.",
+  github_expired: "The login took too long: connect again.",
 };
 
 export async function landingPage(main) {
@@ -17,6 +21,12 @@ export async function landingPage(main) {
   history.replaceState(null, "", "/connected");
   const ok = q.get("result") === "connected";
   const code = q.get("reason") || "";
+  if (q.get("result") === "requested") {
+    main.append(h("h1", {}, "Request sent"), h("p", { id: "landing-result", role: "status" },
+      "GitHub sent your request to install the App to the account's owners. Nothing failed: once an owner approves it, click Reconnect on the Tools view to finish the login."),
+    h("p", {}, h("a", { href: "/" }, "Back to the organisations")));
+    return;
+  }
   if (q.get("result") === "pending") {
     main.append(h("h1", {}, "One more step"), h("p", { id: "landing-result", role: "status" },
       "The sign-in worked. The login waits for a choice on its Tools view (for Drive, the folder it may reach)."),
