@@ -154,7 +154,7 @@ func startDev(t *testing.T, env map[string]string) *devEnv {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &devEnv{API: fmt.Sprintf("http://127.0.0.1:%d", apiPort), UI: fmt.Sprintf("http://127.0.0.1:%d", uiPort),
 		Temporal: fmt.Sprintf("127.0.0.1:%d", tPort), out: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
-	go func() { d.done <- run(ctx, []string{"dev"}, strings.NewReader(""), d.out, io.Discard) }()
+	go func() { d.done <- run(ctx, []string{"dev"}, strings.NewReader(""), d.out, d.out) }()
 	t.Cleanup(func() { d.stop(t) })
 	for i := 0; i < 600 && d.Token == ""; i++ {
 		select {
