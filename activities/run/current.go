@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/guilds/guilds/internal/native/issues"
+	"github.com/guilds/guilds/internal/native/scripts"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -18,7 +19,8 @@ type currentOfferer interface {
 // nowOff returns the native tools of the snapshot that the agent is no longer
 // offered: a binding turned off, or an agent flag cleared, since the run
 // started. Later turns stop showing them and a call to one is refused.
-// report_issue is never off. When the offer cannot be resolved now (a login
+// Scripts offered as tools of their own run through script_run, so they go
+// with it. report_issue is never off. When the offer cannot be resolved now (a login
 // went disconnected mid-run, say), the snapshot stands and nothing is dropped.
 func (a *Activities) nowOff(ctx context.Context, r runs.Run, snap runs.Snapshot) map[string]bool {
 	co, ok := a.d.Offerer.(currentOfferer)
@@ -41,6 +43,13 @@ func (a *Activities) nowOff(ctx context.Context, r runs.Run, snap runs.Snapshot)
 	for _, t := range snap.Tools {
 		if t.Kind == "native" && t.Name != issues.ToolName && !on[t.Name] {
 			off[t.Name] = true
+		}
+	}
+	if !on[scripts.ToolRun] {
+		for _, t := range snap.Tools {
+			if t.Kind == scripts.KindScript {
+				off[t.Name] = true
+			}
 		}
 	}
 	return off

@@ -209,7 +209,7 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 			return nil, err
 		}
 	}
-	if p.reporter, err = errorreport.New(env.Getenv("SENTRY_DSN"), append(p.integrations.Secrets(), cfg.EncryptionKey), version, log); err != nil {
+	if p.reporter, err = errorreport.FromIntegrations(p.integrations, append(p.integrations.Secrets(), cfg.EncryptionKey), version, log); err != nil {
 		p.close()
 		return nil, err
 	}

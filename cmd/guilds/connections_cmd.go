@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -21,8 +20,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/term"
 
-	"github.com/guilds/guilds/internal/adapters/pinnedprices"
-	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
@@ -36,13 +33,14 @@ import (
 	"github.com/guilds/guilds/internal/store"
 )
 
-const connectionsUsage = "usage: guilds connections list | status <id> | connect <server-slug> -scope S -owner ID [-timeout D] | connect <id> [-timeout D] | refresh <id> | disconnect <id> | test <id>"
+const connectionsUsage = "usage: guilds connections list | status <id> | connect <server-slug> -scope S -owner ID [-values] [-timeout D] | connect <id> [-values] [-timeout D] | refresh <id> | disconnect <id> | test <id>"
 
-const connectUsage = "usage: guilds connections connect <server-slug> -scope organisation|guild|agent -owner ID [-timeout D] | connect <connection-id> [-timeout D]"
+const connectUsage = "usage: guilds connections connect <server-slug> -scope organisation|guild|agent -owner ID [-values] [-timeout D] | connect <connection-id> [-values] [-timeout D]"
 
 // connectionsCommand implements `guilds connections …`, the OAuth and key
 // lifecycle of connections from the command line. Keys are read from stdin
-// (or a prompt), never from arguments.
+// (or a prompt), never from arguments; with -values, a row's fields come as
+// one JSON object on stdin.
 func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, connectionsUsage)
@@ -55,6 +53,7 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		scope   string
 		owner   string
 		timeout time.Duration
+		asJSON  bool // connect reads the fields as one JSON object
 		created bool // connect made a new connection row
 	)
 	switch sub {
@@ -79,6 +78,7 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		fs.StringVar(&scope, "scope", "", "owner scope of a new connection: organisation, guild or agent")
 		fs.StringVar(&owner, "owner", "", "owner id (organisation, guild or agent)")
 		fs.DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait for the OAuth callback")
+		fs.BoolVar(&asJSON, "values", false, "read the key fields as one JSON object on stdin")
 		if len(rest) == 0 {
 			fmt.Fprintln(stderr, connectUsage)
 			return 2
@@ -162,13 +162,15 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		if c.OwnerScope == string(grants.ScopePlatform) {
 			return fail(platformReservedCLI())
 		}
-		if c.Auth == connectors.AuthOAuth {
+		if c.Auth == connectors.AuthOAuth && asJSON {
+			err = fmt.Errorf("%s is an OAuth login: -values goes with key logins only", c.ServerSlug)
+		} else if c.Auth == connectors.AuthOAuth {
 			err = connectOAuth(ctx, eng, c, timeout, stdout)
 			if err == nil {
 				err = finishOAuthLogin(ctx, svc, c.ID, stdout)
 			}
 		} else {
-			err = connectKey(ctx, svc, c, stdin, stderr)
+			err = connectKey(ctx, svc, c, keyReader{in: stdin, json: asJSON}, stderr)
 		}
 		if err != nil {
 			if created {
@@ -357,76 +359,6 @@ func sanitize(s string) string {
 		}
 		return -1
 	}, s)
-}
-
-// connectKey reads the provider's key or configuration fields, one line each,
-// from stdin (prompting on stderr when stdin is a terminal; secret fields are
-// not echoed). An optional field takes an empty line.
-func connectKey(ctx context.Context, svc *connections.Service, c connectors.Connection, stdin io.Reader, stderr io.Writer) error {
-	// A Pinned prices login is a key plus the coins it quotes; the terminal
-	// form takes one key, so that Connect stays with the API's.
-	srv, err := grants.LoadServerRoute(ctx, svc.DB, c.ServerID.String())
-	if err != nil {
-		return err
-	}
-	if srv.Adapter == pinnedprices.Name {
-		return fmt.Errorf("%s needs its coins with the key: connect it with POST /api/mcp/connect {\"key\", \"coins\": [...]}", c.ServerSlug)
-	}
-	fields, err := svc.Engine.KeyFields(ctx, c.ID)
-	if err != nil {
-		return err
-	}
-	tty := isTerminal(stdin)
-	br := bufio.NewReader(stdin)
-	values := map[string]string{}
-	for _, f := range fields {
-		if tty {
-			label := f.Label
-			if label == "" {
-				label = f.Name
-			}
-			fmt.Fprintf(stderr, "%s for %s: ", label, c.ServerSlug)
-		}
-		var line string
-		if tty && f.Secret {
-			// Read without echo, so the key never shows on screen or in a scrollback.
-			raw, rerr := term.ReadPassword(int(stdin.(*os.File).Fd()))
-			fmt.Fprintln(stderr)
-			line, err = string(raw), rerr
-		} else {
-			line, err = br.ReadString('\n')
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if err != nil && (!errors.Is(err, io.EOF) || line == "") {
-			if f.Optional && errors.Is(err, io.EOF) {
-				continue
-			}
-			return fmt.Errorf("reading %s from stdin: %v", f.Name, err)
-		}
-		if line == "" && !f.Optional {
-			return fmt.Errorf("%s is empty", f.Name)
-		}
-		if line != "" {
-			values[f.Name] = line
-		}
-	}
-	r, err := svc.ConnectKey(ctx, c.ID.String(), values)
-	if srv.Kind == catalog.KindRemote || srv.Kind == catalog.KindAdapter {
-		// The same check as the API's: the key or values must list the
-		// server's tools (an adapter asks its service instead).
-		if err != nil {
-			return fmt.Errorf("%s: %w", c.ServerSlug, err)
-		}
-		fmt.Fprintf(stderr, "%d tools listed\n", r.Tools)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if r.AccountHint != "" {
-		fmt.Fprintf(stderr, "account: %s\n", r.AccountHint)
-	}
-	return nil
 }
 
 // finishOAuthLogin does what the connect workflow's last step does for a login

@@ -409,11 +409,19 @@ func (s *Service) Probe(ctx context.Context, connectionID string) (string, error
 }
 
 // Disconnect wipes a login's credential (the engine tells every replica) and
-// drops its cached session; the login and its bindings stay.
+// drops its cached session; the login and its bindings stay. A platform
+// login's credential is the box's and is refused (grants.ErrPlatformReserved).
 func (s *Service) Disconnect(ctx context.Context, connectionID string) error {
 	id, err := connstore.ParseID(connectionID)
 	if err != nil {
 		return err
+	}
+	c, err := connstore.Get(ctx, s.DB, id)
+	if err != nil {
+		return err
+	}
+	if c.OwnerScope == string(grants.ScopePlatform) {
+		return fmt.Errorf("%w; a platform login's credential is the box's and is not wiped from here", grants.ErrPlatformReserved)
 	}
 	if err := s.Engine.Disconnect(ctx, id.UUID()); err != nil {
 		return err

@@ -27,6 +27,7 @@ import (
 
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/integrations"
 )
 
 // ProviderID names a provider plugin, e.g. "google" or "oauth2".
@@ -199,7 +200,10 @@ type ProviderConfig struct {
 	SubService SubService      // from the catalog row
 	Config     json.RawMessage // mcp_servers.config
 	Getenv     func(string) string
-	HTTPClient *http.Client // used for provider calls; nil means a default with timeouts
+	// Integrations is the box's integrations registry: a provider that
+	// serves one (the Google client) asks it for its variables.
+	Integrations *integrations.Registry
+	HTTPClient   *http.Client // used for provider calls; nil means a default with timeouts
 }
 
 // Configurer is implemented by providers whose settings come from the catalog

@@ -17,6 +17,7 @@ import (
 
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -81,6 +82,9 @@ type Options struct {
 	Providers []ProviderID
 	// Getenv reads connector environment configuration (os.Getenv when nil).
 	Getenv func(string) string
+	// Integrations answers for the box's integrations (the Google client);
+	// nil means a registry read through Getenv.
+	Integrations *integrations.Registry
 	// HTTPClient is handed to providers; nil means one with a 30s timeout.
 	HTTPClient *http.Client
 	Timing     Timing
@@ -107,17 +111,27 @@ func InUse(o Options) (bool, string) {
 	if getenv(ConnectorEnv) != "" {
 		return true, ConnectorEnv
 	}
+	reg := registryOf(o)
 	for _, id := range Registered() {
 		p, _ := Lookup(id)
 		if ev, ok := p.(EnvVars); ok {
 			for _, name := range ev.EnvVars() {
-				if getenv(name) != "" {
+				if reg.VariableSet(name) {
 					return true, name
 				}
 			}
 		}
 	}
 	return false, ""
+}
+
+// registryOf is the integrations registry the options name, or one read
+// through their Getenv.
+func registryOf(o Options) *integrations.Registry {
+	if o.Integrations != nil {
+		return o.Integrations
+	}
+	return integrations.New(o.Getenv)
 }
 
 // Engine is the connector runtime of one process.
@@ -128,6 +142,7 @@ type Engine struct {
 	log     *slog.Logger
 	t       Timing
 	getenv  func(string) string
+	integ   *integrations.Registry
 	hc      *http.Client
 	enabled map[ProviderID]bool
 	inUse   bool
@@ -144,7 +159,7 @@ type Engine struct {
 // line saying why.
 func New(ctx context.Context, o Options) (*Engine, error) {
 	e := &Engine{db: o.DB, rdb: o.Redis, keys: o.Keyring, log: o.Logger, t: o.Timing.withDefaults(),
-		getenv: o.Getenv, hc: o.HTTPClient, bindings: map[string]*binding{}, enabled: map[ProviderID]bool{}}
+		getenv: o.Getenv, integ: registryOf(o), hc: o.HTTPClient, bindings: map[string]*binding{}, enabled: map[ProviderID]bool{}}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -336,7 +351,8 @@ func (e *Engine) binding(slug string, cfg []byte) *binding {
 			b.err = err
 			return b
 		}
-		cp, err := c.Configure(ProviderConfig{Server: slug, SubService: b.ref.SubService, Config: opened, Getenv: e.getenv, HTTPClient: e.hc})
+		cp, err := c.Configure(ProviderConfig{Server: slug, SubService: b.ref.SubService, Config: opened, Getenv: e.getenv,
+			Integrations: e.integ, HTTPClient: e.hc})
 		if err != nil {
 			b.err = err
 			return b

@@ -16,8 +16,22 @@ import (
 
 	"github.com/getsentry/sentry-go"
 
+	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/tools"
 )
+
+// Integration is the box's integration that turns error reports on, and
+// DSNVariable the variable it reads, through the integrations registry.
+const (
+	Integration = "error-reporting"
+	DSNVariable = "SENTRY_DSN"
+)
+
+// FromIntegrations returns the reporter the box's integrations call for:
+// nil (off) unless the error-reporting integration is on.
+func FromIntegrations(reg *integrations.Registry, secrets []string, release string, log *slog.Logger) (*Reporter, error) {
+	return New(reg.Value(Integration, DSNVariable), secrets, release, log)
+}
 
 // Tags name what an error concerns. Redactor, when set, is the redaction set
 // of the run or login in play; it is applied besides the platform's own.

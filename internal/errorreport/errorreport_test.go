@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/errorreport/errorreporttest"
+	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/tools"
 )
 
@@ -80,5 +81,30 @@ func TestScrubPatterns(t *testing.T) {
 		if got := scrubPatterns(in); got != want {
 			t.Errorf("scrub(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The DSN is the error-reporting integration's: the reporter is on exactly
+// when the integrations registry says so, and reports reach its DSN.
+func TestDSNComesFromTheIntegrationsRegistry(t *testing.T) {
+	srv := errorreporttest.New(t)
+	off, err := FromIntegrations(integrations.New(func(string) string { return "" }), nil, "test", nil)
+	if err != nil || off != nil {
+		t.Fatalf("without SENTRY_DSN: %v, %v", off, err)
+	}
+	reg := integrations.New(func(name string) string {
+		if name == DSNVariable {
+			return srv.DSN()
+		}
+		return ""
+	})
+	r, err := FromIntegrations(reg, nil, "test", nil)
+	if err != nil || r == nil {
+		t.Fatalf("with SENTRY_DSN: %v, %v", r, err)
+	}
+	r.Error(context.Background(), errors.New("reported through the registry's DSN"), Tags{Component: "api"})
+	r.Flush(10 * time.Second)
+	if !strings.Contains(srv.Received(), "reported through the registry's DSN") {
+		t.Fatalf("the event did not reach the DSN: %s", srv.Received())
 	}
 }

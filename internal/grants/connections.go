@@ -213,7 +213,7 @@ func DeleteConnection(ctx context.Context, db store.DB, p access.Principal, id s
 		return err
 	}
 	if c.OwnerScope == ScopePlatform {
-		return fmt.Errorf("%w; an instance admin wipes an existing one's credential at the box with guilds connections disconnect %s", ErrPlatformReserved, c.ID)
+		return fmt.Errorf("%w; the box's platform login %s stays as it is", ErrPlatformReserved, c.ID)
 	}
 	cid, err := connstore.ParseID(c.ID)
 	if err != nil {

@@ -157,6 +157,19 @@ func (r *Registry) Value(integration, variable string) string {
 	return r.values[variable]
 }
 
+// VariableSet reports whether a variable of the catalog is set, whether its
+// integration is complete or not; it never says the value.
+func (r *Registry) VariableSet(name string) bool {
+	for _, st := range r.byName {
+		for _, v := range st.Variables {
+			if v.Name == name && v.Set {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ConnectorEnabled reports whether a connector slug depends on an integration,
 // and if so whether that integration is on and which variables it lacks.
 func (r *Registry) ConnectorEnabled(slug string) (dependsOn string, on bool, missing []string) {

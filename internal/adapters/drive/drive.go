@@ -44,7 +44,7 @@ const FolderType = "application/vnd.google-apps.folder"
 
 // Limits.
 const (
-	// MaxText bounds read_file_content's text and create_file's text_content.
+	// MaxText bounds read_file_content's text and create_file's textContent.
 	MaxText = 64 << 10
 	// maxDepth bounds an ancestry walk.
 	maxDepth = 64
@@ -102,8 +102,11 @@ type args struct {
 	FilePath    string `json:"file_path"`
 	Name        string `json:"name"`
 	ParentID    string `json:"parent_id"`
-	TextContent string `json:"text_content"`
-	Limit       int    `json:"limit"`
+	TextContent string `json:"textContent"`
+	// OldTextContent is textContent under the name create_file took before
+	// the spec's; a call that still sends it is served.
+	OldTextContent string `json:"text_content"`
+	Limit          int    `json:"limit"`
 }
 
 func authHeader(c adapters.Conn) http.Header {

@@ -147,7 +147,7 @@ func TestEveryCallStaysInTheFolder(t *testing.T) {
 			t.Errorf("create in %s: %v", parent, err)
 		}
 	}
-	if out, err := call(t, ctx, c, "create_file", `{"name":"notes.txt","text_content":"hello"}`); err != nil || !strings.Contains(out, "\tnotes.txt\ttext/plain\t") {
+	if out, err := call(t, ctx, c, "create_file", `{"name":"notes.txt","textContent":"hello"}`); err != nil || !strings.Contains(out, "\tnotes.txt\ttext/plain\t") {
 		t.Fatalf("create: %q %v", out, err)
 	}
 	writes := strings.Join(d.Writes(), "; ")
@@ -155,11 +155,11 @@ func TestEveryCallStaysInTheFolder(t *testing.T) {
 		t.Fatalf("writes: %s", writes)
 	}
 	for args, want := range map[string]string{
-		`{"name":"a","text_content":"x","file_path":"a.txt"}`:              "not both",
-		`{"name":"","text_content":"x"}`:                                   "name:",
-		`{"name":"a"}`:                                                     "file_path is required",
-		`{"name":"a","text_content":"` + strings.Repeat("x", 70000) + `"}`: "at most 65536 bytes",
-		`{"name":"a","file_path":"/etc/passwd"}`:                           "outside the workspace",
+		`{"name":"a","textContent":"x","file_path":"a.txt"}`:              "not both",
+		`{"name":"","text_content":"x"}`:                                  "name:",
+		`{"name":"a"}`:                                                    "file_path is required",
+		`{"name":"a","textContent":"` + strings.Repeat("x", 70000) + `"}`: "at most 65536 bytes",
+		`{"name":"a","file_path":"/etc/passwd"}`:                          "outside the workspace",
 	} {
 		if _, err := call(t, ctx, c, "create_file", args); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("create_file %.60s: %v, want %q", args, err, want)

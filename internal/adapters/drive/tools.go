@@ -253,14 +253,17 @@ func createFile(ctx context.Context, s *scope, in args) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("create_file: %w", err)
 	}
+	if in.TextContent == "" {
+		in.TextContent = in.OldTextContent
+	}
 	var body []byte
 	var mt string
 	switch {
 	case in.FilePath != "" && in.TextContent != "":
-		return "", fmt.Errorf("create_file: give file_path or text_content, not both")
+		return "", fmt.Errorf("create_file: give file_path or textContent, not both")
 	case in.TextContent != "":
 		if len(in.TextContent) > MaxText || !utf8.ValidString(in.TextContent) {
-			return "", fmt.Errorf("create_file: text_content is small UTF-8 text (at most %d bytes); larger files go through file_path", MaxText)
+			return "", fmt.Errorf("create_file: textContent is small UTF-8 text (at most %d bytes); larger files go through file_path", MaxText)
 		}
 		body, mt = []byte(in.TextContent), "text/plain"
 	case in.FilePath != "":
@@ -277,7 +280,7 @@ func createFile(ctx context.Context, s *scope, in args) (string, error) {
 		}
 		body, mt = f.Content, f.Type
 	default:
-		return "", fmt.Errorf("create_file: file_path is required: a file under %s (or small text as text_content)", workspacefiles.Home)
+		return "", fmt.Errorf("create_file: file_path is required: a file under %s (or small text as textContent)", workspacefiles.Home)
 	}
 	parent, err := s.folderOf(ctx, "parent_id", in.ParentID)
 	if err != nil {

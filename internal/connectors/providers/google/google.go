@@ -27,7 +27,11 @@ const (
 	Drive connectors.SubService = "drive"
 )
 
-// Environment variables of the shared client.
+// Integration is the box's integration that configures the shared client.
+const Integration = "google-connectors"
+
+// Environment variables of the shared client, read through the integrations
+// registry (ProviderConfig.Integrations), never from the environment itself.
 const (
 	EnvClientID     = "GMAIL_OAUTH_CLIENT_ID"
 	EnvClientSecret = "GMAIL_OAUTH_CLIENT_SECRET" //nolint:gosec // G101: the name of a variable, not its value
@@ -71,8 +75,8 @@ func (p *plugin) Configure(pc connectors.ProviderConfig) (connectors.Provider, e
 		AuthParams: map[string]string{"access_type": "offline", "prompt": "consent", "include_granted_scopes": "true"},
 		HTTPClient: pc.HTTPClient,
 	}
-	if pc.Getenv != nil {
-		cfg.ClientID, cfg.ClientSecret = pc.Getenv(EnvClientID), pc.Getenv(EnvClientSecret)
+	if pc.Integrations != nil {
+		cfg.ClientID, cfg.ClientSecret = pc.Integrations.Value(Integration, EnvClientID), pc.Integrations.Value(Integration, EnvClientSecret)
 	}
 	if cfg.ClientID == "" || cfg.ClientSecret == "" {
 		return nil, errors.New("google connectors need " + EnvClientID + " and " + EnvClientSecret)

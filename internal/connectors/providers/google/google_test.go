@@ -15,6 +15,7 @@ import (
 
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/connectors/providers/google"
+	"github.com/guilds/guilds/internal/integrations"
 )
 
 func env(vars map[string]string) func(string) string {
@@ -34,7 +35,7 @@ func configurer(t *testing.T) connectors.Configurer {
 
 func configure(t *testing.T, sub connectors.SubService, cfg string) connectors.OAuthProvider {
 	t.Helper()
-	p, err := configurer(t).Configure(connectors.ProviderConfig{Server: string(sub), SubService: sub, Config: json.RawMessage(cfg), Getenv: clientEnv})
+	p, err := configurer(t).Configure(connectors.ProviderConfig{Server: string(sub), SubService: sub, Config: json.RawMessage(cfg), Integrations: integrations.New(clientEnv)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,14 +101,14 @@ func TestConfigureRefuses(t *testing.T) {
 	}{
 		{"no client id", google.Gmail, `{}`, env(map[string]string{google.EnvClientSecret: "gsecret"})},
 		{"no client secret", google.Gmail, `{}`, env(map[string]string{google.EnvClientID: "gid"})},
-		{"no environment", google.Gmail, `{}`, nil},
+		{"no environment", google.Gmail, `{}`, env(nil)},
 		{"unknown sub-service", "calendar", `{}`, clientEnv},
 		{"no sub-service", "", `{}`, clientEnv},
 		{"http token override", google.Drive, `{"oauth":{"token_url":"http://proxy.example/token"}}`, clientEnv},
 		{"metadata override", google.Drive, `{"oauth":{"token_url":"https://169.254.169.254/token"}}`, clientEnv},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := configurer(t).Configure(connectors.ProviderConfig{Server: "gmail", SubService: tc.sub, Config: json.RawMessage(tc.cfg), Getenv: tc.getenv})
+			_, err := configurer(t).Configure(connectors.ProviderConfig{Server: "gmail", SubService: tc.sub, Config: json.RawMessage(tc.cfg), Integrations: integrations.New(tc.getenv)})
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -115,6 +116,27 @@ func TestConfigureRefuses(t *testing.T) {
 				t.Fatalf("error shows the secret: %v", err)
 			}
 		})
+	}
+}
+
+// The client id and secret come from the integrations registry, the one
+// reader of the box's environment: a provider handed the variables only
+// through Getenv has no client, and one whose registry holds them has it.
+func TestClientComesFromTheIntegrationsRegistry(t *testing.T) {
+	cfg := json.RawMessage(`{"provider":"google","sub_service":"gmail"}`)
+	if _, err := configurer(t).Configure(connectors.ProviderConfig{Server: "gmail", SubService: google.Gmail, Config: cfg,
+		Getenv: clientEnv, Integrations: integrations.New(env(nil))}); err == nil {
+		t.Fatal("the client was read from Getenv, not from the integrations registry")
+	}
+	p, err := configurer(t).Configure(connectors.ProviderConfig{Server: "gmail", SubService: google.Gmail, Config: cfg,
+		Getenv: env(nil), Integrations: integrations.New(clientEnv)})
+	if err != nil {
+		t.Fatalf("the registry's client was refused: %v", err)
+	}
+	raw, err := p.(connectors.OAuthProvider).AuthCodeURL(connectors.AuthRequest{SubService: google.Gmail, State: "st",
+		Verifier: oauth2.GenerateVerifier(), RedirectURL: "https://guilds.example/api/mcp/oauth/callback"})
+	if err != nil || !strings.Contains(raw, "client_id=gid.apps.googleusercontent.com") {
+		t.Fatalf("authorization URL %q, %v", raw, err)
 	}
 }
 
