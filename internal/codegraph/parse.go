@@ -79,6 +79,7 @@ func (p *parser) parse(f *File, src []byte) error {
 	refs := map[uint32]*rawRef{}
 	dropped := map[uint32]bool{}
 	var locals []rawLocal
+	var skips [][2]uint32
 	matches := p.cursor.Matches(l.q, root, src)
 	for m := matches.Next(); m != nil; m = matches.Next() {
 		var defNode, nameNode, recvNode, localNode, typeNode, pkgNode *ts.Node
@@ -103,7 +104,9 @@ func (p *parser) parse(f *File, src []byte) error {
 			case cn == "package":
 				f.Pkg = node.Utf8Text(src)
 			case cn == "skip":
-				dropped[offset(node.StartByte())] = true // a declaration's path, not a reference
+				// A namespace's or package's own path, a prototype's name:
+				// no reference to anything.
+				skips = append(skips, [2]uint32{offset(node.StartByte()), offset(node.EndByte())})
 			case cn == "import.path":
 				imp := Import{Path: unquote(node.Utf8Text(src))}
 				for _, c2 := range m.Captures {
@@ -179,6 +182,13 @@ func (p *parser) parse(f *File, src []byte) error {
 	}
 	for at := range dropped {
 		delete(refs, at)
+	}
+	for _, sk := range skips {
+		for at := range refs {
+			if at >= sk[0] && at < sk[1] {
+				delete(refs, at)
+			}
+		}
 	}
 	build(f, src, defs, refs, locals)
 	return nil

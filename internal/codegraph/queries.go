@@ -162,6 +162,8 @@ const cCommon = `
 (preproc_def name: (identifier) @name) @def.const
 (preproc_function_def name: (identifier) @name) @def.macro
 (translation_unit (declaration declarator: (init_declarator declarator: (identifier) @name)) @def.var)
+(declaration declarator: (function_declarator declarator: (identifier) @skip))
+(declaration declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @skip)))
 (function_definition declarator: [(function_declarator parameters: (parameter_list (parameter_declaration declarator: (identifier) @local.name))) (pointer_declarator declarator: (function_declarator parameters: (parameter_list (parameter_declaration declarator: (identifier) @local.name))))])
 (function_definition declarator: [(function_declarator parameters: (parameter_list (parameter_declaration declarator: (pointer_declarator declarator: (identifier) @local.name)))) (pointer_declarator declarator: (function_declarator parameters: (parameter_list (parameter_declaration declarator: (pointer_declarator declarator: (identifier) @local.name)))))])
 (compound_statement (declaration declarator: (identifier) @local.name))
@@ -207,6 +209,10 @@ const csharpQuery = `
 (enum_declaration name: (identifier) @name) @def.enum
 (delegate_declaration name: (identifier) @name) @def.type
 (namespace_declaration name: (_) @name) @def.module
+(file_scoped_namespace_declaration name: (_) @name) @def.module
+(namespace_declaration name: (_) @skip)
+(file_scoped_namespace_declaration name: (_) @skip)
+(using_directive (_) @skip)
 (method_declaration name: (identifier) @name) @def.method
 (constructor_declaration name: (identifier) @name) @def.constructor
 (property_declaration name: (identifier) @name) @def.property
@@ -247,7 +253,8 @@ const rubyQuery = `
 
 const phpQuery = `
 (namespace_definition name: (namespace_name) @name) @def.module
-(namespace_name (name) @skip)
+(namespace_definition name: (_) @skip)
+(namespace_use_clause (qualified_name (namespace_name) @skip))
 (class_declaration name: (name) @name) @def.class
 (interface_declaration name: (name) @name) @def.interface
 (trait_declaration name: (name) @name) @def.trait
@@ -275,8 +282,8 @@ const phpQuery = `
 
 const kotlinQuery = `
 (class_declaration name: (identifier) @name) @def.class
-(package_header (qualified_identifier (identifier) @skip))
-(import (qualified_identifier (identifier) @skip))
+(package_header (_) @skip)
+(import (qualified_identifier (identifier) @skip (identifier)))
 (object_declaration name: (identifier) @name) @def.class
 (companion_object name: (identifier) @name) @def.class
 (function_declaration name: (identifier) @name) @def.func
