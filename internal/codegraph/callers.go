@@ -50,6 +50,9 @@ func Callers(ctx context.Context, env *Env, raw json.RawMessage) Result {
 	if err != nil {
 		return errorf("%v", err)
 	}
+	if r, ok := env.unparsedFile(t); ok {
+		return r
+	}
 	g, err := env.open(ctx, t)
 	if err != nil {
 		return errorf("code graph of %s: %v", t.name, err)

@@ -3,7 +3,8 @@
 // own engine in the place of the spec's Graft (ADR 0703).
 //
 // Files of a repository under /home/agent/repos are parsed with
-// tree-sitter (Go, Python, JavaScript, TypeScript, TSX, Rust, Java) into
+// tree-sitter (Go, Python, JavaScript, TypeScript, TSX, Rust, Java, C,
+// C++, C#, Ruby, PHP, Kotlin, Bash) into
 // definitions, references and typed locals; references resolve to
 // definitions by name, ranked (imports, declared types, containers,
 // folders). The graph is stored per repository under

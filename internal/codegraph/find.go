@@ -203,6 +203,9 @@ func Find(ctx context.Context, env *Env, raw json.RawMessage) Result {
 	if err != nil {
 		return errorf("%v", err)
 	}
+	if r, ok := env.unparsedFile(t); ok {
+		return r
+	}
 	g, err := env.open(ctx, t)
 	if err != nil {
 		return errorf("code graph of %s: %v", t.name, err)

@@ -64,18 +64,30 @@ func TestBadInputNamesTheField(t *testing.T) {
 	}
 }
 
-// A file in a language the graph does not parse is named as such, and
+// A file in a language the graph does not parse is named as such by every
+// graph tool narrowed to it (one line, no hits, not an empty answer), and
 // text search still finds it.
 func TestUnknownLanguage(t *testing.T) {
-	env, _ := newHome(t, "repos/poly", "poly")
-	r := call(t, Outline, env, OutlineArgs{Path: "README.md"})
-	if strings.HasPrefix(r.Text, "ERROR") || !strings.Contains(r.Text, "README.md: not in the code graph, which parses Go, Python") {
-		t.Fatalf("outline of README.md: %q", r.Text)
+	env, home := newHome(t, "repos/poly", "poly")
+	if err := os.WriteFile(filepath.Join(home, "repos/poly/data.xyz"), []byte("Store keeps\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if r.Meta["hits"] != 0 {
-		t.Fatalf("meta %v", r.Meta)
+	const parses = "(it parses Go, Python, JavaScript, TypeScript (.ts, .tsx), Rust, Java, C, C++, C#, Ruby, PHP, Kotlin and Bash); code_search finds text in it"
+	for _, c := range []struct {
+		name string
+		r    Result
+		want string
+	}{
+		{"outline", call(t, Outline, env, OutlineArgs{Path: "README.md"}), "README.md: the code graph does not parse .md files " + parses},
+		{"outline xyz", call(t, Outline, env, OutlineArgs{Path: "data.xyz"}), "data.xyz: the code graph does not parse .xyz files " + parses},
+		{"find in", call(t, Find, env, FindArgs{Question: "store", In: "data.xyz"}), "data.xyz: the code graph does not parse .xyz files " + parses},
+		{"callers in", call(t, Callers, env, CallersArgs{Symbol: "Store", In: "README.md"}), "README.md: the code graph does not parse .md files " + parses},
+	} {
+		if !strings.HasPrefix(c.r.Text, c.want) || strings.Contains(c.r.Text, "\n") || c.r.Meta["hits"] != 0 {
+			t.Errorf("%s: %q %v\nwant one line starting %q and no hits", c.name, c.r.Text, c.r.Meta, c.want)
+		}
 	}
-	r = call(t, Symbols, env, SymbolsArgs{Pattern: "Store keeps"})
+	r := call(t, Symbols, env, SymbolsArgs{Pattern: "Store keeps"})
 	if !strings.Contains(r.Text, "README.md (not in the graph)") || !strings.Contains(r.Text, "3: A fixture") {
 		t.Fatalf("symbols search in README.md:\n%s", r.Text)
 	}

@@ -32,12 +32,11 @@ func Outline(ctx context.Context, env *Env, raw json.RawMessage) Result {
 	if st, err := os.Stat(t.fs); err != nil || st.IsDir() {
 		return errorf("path: %s is a folder; code_outline takes a file (code_map shows a repository)", a.Path)
 	}
+	if r, ok := env.unparsedFile(t); ok {
+		return r
+	}
 	shown := env.rel(t.fs)
 	meta := map[string]any{"repository": t.name, "path": shown}
-	if languageOf(t.scope) == "" {
-		meta["hits"] = 0
-		return Result{Text: fmt.Sprintf("%s: not in the code graph, which parses %s only; file_read or code_search read it.", shown, langNames), Meta: meta}
-	}
 	g, err := env.open(ctx, t)
 	if err != nil {
 		return errorf("code graph of %s: %v", t.name, err)

@@ -79,6 +79,7 @@ func (p *parser) parse(f *File, src []byte) error {
 	refs := map[uint32]*rawRef{}
 	dropped := map[uint32]bool{}
 	var locals []rawLocal
+	var skips [][2]uint32
 	matches := p.cursor.Matches(l.q, root, src)
 	for m := matches.Next(); m != nil; m = matches.Next() {
 		var defNode, nameNode, recvNode, localNode, typeNode, pkgNode *ts.Node
@@ -102,6 +103,10 @@ func (p *parser) parse(f *File, src []byte) error {
 				pkgNode = &node
 			case cn == "package":
 				f.Pkg = node.Utf8Text(src)
+			case cn == "skip":
+				// A namespace's or package's own path, a prototype's name:
+				// no reference to anything.
+				skips = append(skips, [2]uint32{offset(node.StartByte()), offset(node.EndByte())})
 			case cn == "import.path":
 				imp := Import{Path: unquote(node.Utf8Text(src))}
 				for _, c2 := range m.Captures {
@@ -134,6 +139,9 @@ func (p *parser) parse(f *File, src []byte) error {
 					for _, c2 := range m.Captures {
 						if l.names[c2.Index] == "qual" {
 							r.qual = qualifier(c2.Node.Utf8Text(src))
+							if l.name == "php" {
+								r.qual = strings.TrimPrefix(r.qual, "$") // $this->x, $store->get()
+							}
 							r.flags |= refMember
 						}
 					}
@@ -175,6 +183,13 @@ func (p *parser) parse(f *File, src []byte) error {
 	for at := range dropped {
 		delete(refs, at)
 	}
+	for _, sk := range skips {
+		for at := range refs {
+			if at >= sk[0] && at < sk[1] {
+				delete(refs, at)
+			}
+		}
+	}
 	build(f, src, defs, refs, locals)
 	return nil
 }
@@ -208,8 +223,91 @@ func refine(l *language, d *rawDef, n *ts.Node, src []byte) bool {
 			}
 			d.kind = "const"
 		}
+	case "csharp":
+		if d.kind == "field" {
+			mods := ""
+			for i := uint(0); i < n.ChildCount(); i++ {
+				if c := n.Child(i); c != nil && c.Kind() == "modifier" {
+					mods += " " + c.Utf8Text(src)
+				}
+			}
+			if !strings.Contains(mods, "const") && (!strings.Contains(mods, "static") || !strings.Contains(mods, "readonly")) {
+				return false
+			}
+			d.kind = "const"
+		}
+	case "c", "cpp":
+		return refineC(d, n, src)
+	case "ruby":
+		refineRuby(d, n, src)
+	case "kotlin":
+		refineKotlin(d, n, src)
 	}
 	return d.name != ""
+}
+
+// refineC names a typedef of a record or enum by its kind and drops the
+// record's own name inside it (typedef struct list {...} list_t is list_t).
+func refineC(d *rawDef, n *ts.Node, src []byte) bool {
+	switch d.kind {
+	case "struct", "enum", "class":
+		if p := n.Parent(); p != nil && p.Kind() == "type_definition" {
+			return false
+		}
+	case "type":
+		t := n.ChildByFieldName("type")
+		if t == nil || t.ChildByFieldName("body") == nil {
+			break
+		}
+		switch t.Kind() {
+		case "struct_specifier", "union_specifier", "class_specifier":
+			d.kind = "struct"
+		case "enum_specifier":
+			d.kind = "enum"
+		}
+	}
+	return d.name != ""
+}
+
+// refineRuby puts a module's def self.name in that module, and calls any
+// other method outside a class a function.
+func refineRuby(d *rawDef, n *ts.Node, src []byte) {
+	if d.kind != "method" {
+		return
+	}
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		switch p.Kind() {
+		case "class", "singleton_class":
+			return
+		case "module":
+			// def self.name is called as Module.name; a plain method of a
+			// module is mixed into classes and called without it.
+			if name := p.ChildByFieldName("name"); name != nil && n.Kind() == "singleton_method" {
+				d.recv = baseName(name.Utf8Text(src))
+			} else {
+				d.kind = "func"
+			}
+			return
+		}
+	}
+	d.kind = "func"
+}
+
+// refineKotlin tells an interface from a class (the grammar calls both
+// class_declaration) and a constant from a top-level variable.
+func refineKotlin(d *rawDef, n *ts.Node, src []byte) {
+	switch d.kind {
+	case "class":
+		for i := uint(0); i < n.ChildCount(); i++ {
+			if c := n.Child(i); c != nil && c.Kind() == "interface" {
+				d.kind = "interface"
+			}
+		}
+	case "const":
+		if c := n.Child(0); c == nil || c.Kind() != "modifiers" || !strings.Contains(c.Utf8Text(src), "const") {
+			d.kind = "var"
+		}
+	}
 }
 
 // signature is the declaration's text before its body, on one line.
@@ -222,6 +320,9 @@ func signature(l *language, d *rawDef, n *ts.Node, src []byte) string {
 		}
 	}
 	var text string
+	if n.Kind() == "type_definition" {
+		return typedefSignature(n, d.name, src)
+	}
 	if body != nil {
 		text = string(src[start:body.StartByte()])
 	} else {
@@ -253,6 +354,20 @@ func signature(l *language, d *rawDef, n *ts.Node, src []byte) string {
 		text = text[:cut] + "…"
 	}
 	return text
+}
+
+// typedefSignature is a C typedef without the record's body:
+// typedef struct list list_t.
+func typedefSignature(n *ts.Node, name string, src []byte) string {
+	t := n.ChildByFieldName("type")
+	if t == nil {
+		return "typedef " + name
+	}
+	end := t.EndByte()
+	if b := t.ChildByFieldName("body"); b != nil {
+		end = b.StartByte()
+	}
+	return strings.Join(strings.Fields("typedef "+string(src[t.StartByte():end])+" "+name), " ")
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
@@ -477,6 +592,9 @@ func qualifier(s string) string {
 		return ""
 	}
 	if i := strings.LastIndex(s, "::"); i >= 0 {
+		s = s[i+2:]
+	}
+	if i := strings.LastIndex(s, "->"); i >= 0 {
 		s = s[i+2:]
 	}
 	if i := strings.LastIndex(s, "."); i >= 0 {

@@ -68,7 +68,13 @@ func dumpFile(f *File) string {
 
 func parseFixture(t *testing.T, rel string) *File {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("testdata/repos/poly", rel))
+	return parseFixtureIn(t, "poly", rel)
+}
+
+// parseFixtureIn parses rel of the fixture repository repo.
+func parseFixtureIn(t *testing.T, repo, rel string) *File {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata/repos", repo, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,3 +148,164 @@ const javaQuery = `
 (identifier) @ref
 (type_identifier) @ref
 `
+
+// C and C++ share the definitions of functions (the name sits inside
+// pointer declarators), records, enums, typedefs and macros.
+const cCommon = `
+(function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.func
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))) @def.func
+(function_definition declarator: (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))) @def.func
+(struct_specifier name: (type_identifier) @name body: (_)) @def.struct
+(union_specifier name: (type_identifier) @name body: (_)) @def.struct
+(enum_specifier name: (type_identifier) @name body: (_)) @def.enum
+(type_definition declarator: (type_identifier) @name) @def.type
+(preproc_def name: (identifier) @name) @def.const
+(preproc_function_def name: (identifier) @name) @def.macro
+(translation_unit (declaration declarator: (init_declarator declarator: (identifier) @name)) @def.var)
+(declaration declarator: (function_declarator declarator: (identifier) @skip))
+(declaration declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @skip)))
+(function_definition declarator: [(function_declarator parameters: (parameter_list (parameter_declaration declarator: (identifier) @local.name))) (pointer_declarator declarator: (function_declarator parameters: (parameter_list (parameter_declaration declarator: (identifier) @local.name))))])
+(function_definition declarator: [(function_declarator parameters: (parameter_list (parameter_declaration declarator: (pointer_declarator declarator: (identifier) @local.name)))) (pointer_declarator declarator: (function_declarator parameters: (parameter_list (parameter_declaration declarator: (pointer_declarator declarator: (identifier) @local.name)))))])
+(compound_statement (declaration declarator: (identifier) @local.name))
+(init_declarator declarator: (identifier) @local.name)
+(init_declarator declarator: (pointer_declarator declarator: (identifier) @local.name))
+(call_expression function: (identifier) @call)
+(call_expression function: (field_expression argument: (_) @qual field: (field_identifier) @call))
+(field_expression argument: (_) @qual field: (field_identifier) @member)
+(identifier) @ref
+(type_identifier) @ref
+`
+
+const cQuery = cCommon
+
+const cppQuery = cCommon + `
+(function_definition declarator: (function_declarator declarator: (field_identifier) @name)) @def.func
+(function_definition declarator: (function_declarator declarator: (qualified_identifier scope: (_) @recv name: (identifier) @name))) @def.method
+(function_definition declarator: (reference_declarator (function_declarator declarator: (qualified_identifier scope: (_) @recv name: (identifier) @name)))) @def.method
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (qualified_identifier scope: (_) @recv name: (identifier) @name)))) @def.method
+(field_declaration declarator: (function_declarator declarator: (field_identifier) @name)) @def.method
+(class_specifier name: (type_identifier) @name body: (_)) @def.class
+(namespace_definition name: (namespace_identifier) @name) @def.module
+(alias_declaration name: (type_identifier) @name) @def.type
+(concept_definition name: (identifier) @name) @def.type
+(parameter_declaration type: [(type_identifier) (qualified_identifier) (template_type)] @local.type declarator: (identifier) @local.name)
+(parameter_declaration type: [(type_identifier) (qualified_identifier) (template_type)] @local.type declarator: [(pointer_declarator declarator: (identifier) @local.name) (reference_declarator (identifier) @local.name)])
+(declaration type: [(type_identifier) (qualified_identifier) (template_type)] @local.type declarator: (init_declarator declarator: (identifier) @local.name))
+(declaration type: [(type_identifier) (qualified_identifier) (template_type)] @local.type declarator: (identifier) @local.name)
+(field_declaration type: [(type_identifier) (qualified_identifier) (template_type)] @local.type declarator: (field_identifier) @local.field)
+(field_declaration type: [(type_identifier) (qualified_identifier) (template_type)] @local.type declarator: (pointer_declarator declarator: (field_identifier) @local.field))
+(call_expression function: (qualified_identifier scope: (_) @qual name: (identifier) @call))
+(call_expression function: (template_function name: (identifier) @call))
+(new_expression type: (type_identifier) @call)
+(qualified_identifier scope: (_) @qual name: (_) @member)
+(namespace_identifier) @ref
+`
+
+const csharpQuery = `
+(class_declaration name: (identifier) @name) @def.class
+(struct_declaration name: (identifier) @name) @def.struct
+(record_declaration name: (identifier) @name) @def.class
+(interface_declaration name: (identifier) @name) @def.interface
+(enum_declaration name: (identifier) @name) @def.enum
+(delegate_declaration name: (identifier) @name) @def.type
+(namespace_declaration name: (_) @name) @def.module
+(file_scoped_namespace_declaration name: (_) @name) @def.module
+(namespace_declaration name: (_) @skip)
+(file_scoped_namespace_declaration name: (_) @skip)
+(using_directive (_) @skip)
+(method_declaration name: (identifier) @name) @def.method
+(constructor_declaration name: (identifier) @name) @def.constructor
+(property_declaration name: (identifier) @name) @def.property
+(field_declaration (variable_declaration (variable_declarator name: (identifier) @name))) @def.field
+(parameter type: (_) @local.type name: (identifier) @local.name)
+(local_declaration_statement (variable_declaration type: (_) @local.type (variable_declarator name: (identifier) @local.name)))
+(local_declaration_statement (variable_declaration (variable_declarator name: (identifier) @local.name (object_creation_expression type: (_) @local.type))))
+(field_declaration (variable_declaration type: (_) @local.type (variable_declarator name: (identifier) @local.field)))
+(property_declaration type: (_) @local.type name: (identifier) @local.field)
+(invocation_expression function: (identifier) @call)
+(invocation_expression function: (member_access_expression expression: (_) @qual name: (identifier) @call))
+(invocation_expression function: (member_access_expression expression: (_) @qual name: (generic_name (identifier) @call)))
+(object_creation_expression type: (identifier) @call)
+(member_access_expression expression: (_) @qual name: (identifier) @member)
+(identifier) @ref
+`
+
+const rubyQuery = `
+(method name: (_) @name) @def.method
+(singleton_method name: (_) @name) @def.method
+(class name: [(constant) @name (scope_resolution name: (_) @name)]) @def.class
+(module name: [(constant) @name (scope_resolution name: (_) @name)]) @def.module
+(assignment left: (constant) @name) @def.const
+(method_parameters (identifier) @local.name)
+(optional_parameter name: (identifier) @local.name)
+(keyword_parameter name: (identifier) @local.name)
+(block_parameters (identifier) @local.name)
+(assignment left: (identifier) @local.name)
+(assignment left: (identifier) @local.name right: (call receiver: [(constant) (scope_resolution)] @local.type method: (identifier) @_new (#eq? @_new "new")))
+(assignment left: (instance_variable) @local.field right: (call receiver: [(constant) (scope_resolution)] @local.type method: (identifier) @_new (#eq? @_new "new")))
+(call receiver: (_) @qual method: (identifier) @call)
+(call method: (identifier) @call)
+(call receiver: [(constant) @call (scope_resolution name: (constant) @call)] method: (identifier) @_new (#eq? @_new "new"))
+(scope_resolution scope: (_) @qual name: (constant) @member)
+(identifier) @ref
+(constant) @ref
+`
+
+const phpQuery = `
+(namespace_definition name: (namespace_name) @name) @def.module
+(namespace_definition name: (_) @skip)
+(namespace_use_clause (qualified_name (namespace_name) @skip))
+(class_declaration name: (name) @name) @def.class
+(interface_declaration name: (name) @name) @def.interface
+(trait_declaration name: (name) @name) @def.trait
+(enum_declaration name: (name) @name) @def.enum
+(function_definition name: (name) @name) @def.func
+(method_declaration name: (name) @name) @def.method
+(const_declaration (const_element (name) @name)) @def.const
+(simple_parameter type: (named_type (name) @local.type) name: (variable_name (name) @local.name))
+(simple_parameter name: (variable_name (name) @local.name))
+(assignment_expression left: (variable_name (name) @local.name))
+(assignment_expression left: (variable_name (name) @local.name) right: (object_creation_expression (name) @local.type))
+(property_declaration type: (named_type (name) @local.type) (property_element name: (variable_name (name) @local.field)))
+(property_promotion_parameter type: (named_type (name) @local.type) name: (variable_name (name) @local.field))
+(function_call_expression function: (name) @call)
+(function_call_expression function: (qualified_name (name) @call .))
+(member_call_expression object: (_) @qual name: (name) @call)
+(nullsafe_member_call_expression object: (_) @qual name: (name) @call)
+(scoped_call_expression scope: (_) @qual name: (name) @call)
+(object_creation_expression (name) @call)
+(object_creation_expression (qualified_name (name) @call .))
+(member_access_expression object: (_) @qual name: (name) @member)
+(class_constant_access_expression (_) @qual (name) @member .)
+(name) @ref
+`
+
+const kotlinQuery = `
+(class_declaration name: (identifier) @name) @def.class
+(package_header (_) @skip)
+(import (qualified_identifier (identifier) @skip (identifier)))
+(object_declaration name: (identifier) @name) @def.class
+(companion_object name: (identifier) @name) @def.class
+(function_declaration name: (identifier) @name) @def.func
+(type_alias type: (identifier) @name) @def.type
+(source_file (property_declaration (variable_declaration (identifier) @name)) @def.const)
+(parameter (identifier) @local.name (user_type (identifier) @local.type))
+(class_parameter (identifier) @local.field (user_type (identifier) @local.type))
+(property_declaration (variable_declaration (identifier) @local.name (user_type (identifier) @local.type)))
+(property_declaration (variable_declaration (identifier) @local.name))
+(property_declaration (variable_declaration (identifier) @local.name) (call_expression . (identifier) @local.guess))
+(class_body (property_declaration (variable_declaration (identifier) @local.field (user_type (identifier) @local.type))))
+(class_body (property_declaration (variable_declaration (identifier) @local.field) (call_expression . (identifier) @local.type)))
+(call_expression . (identifier) @call)
+(call_expression . (navigation_expression (_) @qual . (identifier) @call .))
+(navigation_expression (_) @qual . (identifier) @member .)
+(identifier) @ref
+`
+
+const bashQuery = `
+(function_definition name: (word) @name) @def.func
+(program (variable_assignment name: (variable_name) @name) @def.var)
+(command name: (command_name (word) @call))
+((simple_expansion (variable_name) @ref) (#match? @ref "^[A-Za-z_]"))
+((expansion (variable_name) @ref) (#match? @ref "^[A-Za-z_]"))
+`

@@ -110,8 +110,8 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 				s = 5
 			}
 		case member:
-			if !isGo && qual != "" && (qual == d.Container || qual == cf.stem || qual == cf.dirBase) {
-				s = 4 // a static member, module.name, a Rust path
+			if !isGo && qual != "" && (qual == d.Container || qual == cf.stem || qual == cf.dirBase || inModule(cf, d, qual)) {
+				s = 4 // a static member, module.name, a Rust path, a C++ namespace
 			}
 		default:
 			switch {
@@ -306,6 +306,17 @@ func importedFrom(f *File, name string, cf *File) bool {
 			m = strings.Trim(im.Path, "./")
 		}
 		if m != "" && (m == cf.stem || (cf.stem == "__init__" || cf.stem == "index" || cf.stem == "mod") && m == cf.dirBase) {
+			return true
+		}
+	}
+	return false
+}
+
+// inModule reports whether d sits in a module or namespace named name
+// (geo::total_area, utils::helper with mod utils in the file).
+func inModule(f *File, d *Def, name string) bool {
+	for p := d.Parent; p >= 0; p = f.Defs[p].Parent {
+		if f.Defs[p].Kind == "module" && f.Defs[p].Name == name {
 			return true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -18,14 +19,28 @@ import (
 // graph is rebuilt rather than read.
 const storeVersion = 5
 
-// queryPrint fingerprints the extraction queries.
+// queryPrint fingerprints the extraction queries and which file endings
+// each language takes, so a graph stored before a language was added (its
+// files kept unparsed) is rebuilt.
 var queryPrint = func() uint64 {
 	h := fnv.New64a()
-	for _, name := range []string{"go", "python", "javascript", "typescript", "tsx", "rust", "java"} {
-		_, _ = h.Write([]byte(languages[name].query)) // a hash's Write never fails
+	for _, name := range sortedKeys(languages) {
+		_, _ = h.Write([]byte(name + "\n" + languages[name].query)) // a hash's Write never fails
+	}
+	for _, ext := range sortedKeys(extensions) {
+		_, _ = h.Write([]byte(ext + "=" + extensions[ext] + "\n"))
 	}
 	return h.Sum64()
 }()
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
 
 // storeName is the graph's file inside /home/agent/.cache/graft/<name>/.
 const storeName = "graph.bin"

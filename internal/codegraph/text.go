@@ -66,6 +66,3 @@ func span(d *Def) string {
 	}
 	return fmt.Sprintf("%d", d.Line)
 }
-
-// langNames is how a result names the languages the graph parses.
-const langNames = "Go, Python, JavaScript, TypeScript (.ts, .tsx), Rust and Java"
