@@ -80,8 +80,11 @@ func startServerProcess(t *testing.T, port int, logs *logBuffer, env []string, n
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// exited is closed once the process is reaped, so both the wait below
+	// and the clean-up can watch it.
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-exited
@@ -89,8 +92,8 @@ func startServerProcess(t *testing.T, port int, logs *logBuffer, env []string, n
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-exited:
-			t.Fatalf("%s exited before listening: %v\n%s", name, err, logs)
+		case <-exited:
+			t.Fatalf("%s exited before listening: %v\n%s", name, waitErr, logs)
 		default:
 		}
 		if c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
@@ -115,7 +118,7 @@ func referenceListing(t *testing.T, c *client.Client) map[string]refTool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if err := c.Start(ctx); err != nil {
 		t.Fatalf("reference client: start: %v", err)
 	}
