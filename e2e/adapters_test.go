@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// restAdapter is one key-connected adapter driven through the deployed
+// platform: its fake service, the path the catalog row points at, the key,
+// the tool the scripted run calls and a line its stamped answer must hold.
+type restAdapter struct {
+	slug, key, header, prefix string // header "" means the key is in the path
+	base                          string
+	routes                        map[string]string // path (after base) -> JSON answer
+	tool                          string
+	args                          map[string]any
+	want                          string
+}
+
+// restAdapters are the REST adapters with the smallest answers their
+// check and one tool accept.
+var restAdapters = []restAdapter{
+	{slug: "coingecko", key: "CG-e2e-secret-0123456789", header: "x-cg-pro-api-key", base: "/api/v3",
+		routes: map[string]string{"/ping": `{"gecko_says":"(V3) To the Moon!"}`,
+			"/search": `{"coins":[{"id":"bitcoin","name":"Bitcoin","symbol":"btc","market_cap_rank":1}]}`},
+		tool: "coingecko_search", args: map[string]any{"query": "bitcoin"}, want: "bitcoin\tbtc\tBitcoin\t1"},
+	{slug: "dexpaprika", key: "dxp-e2e-secret-0123456789", header: "Authorization", base: "",
+		routes: map[string]string{"/usage": `{"plan":"pro"}`,
+			"/search": `{"tokens":[{"id":"0xpepe","name":"Pepe","symbol":"PEPE","chain":"ethereum","price_usd":0.5}],"pools":[],"dexes":[]}`},
+		tool: "dexpaprika_search", args: map[string]any{"query": "pepe"}, want: "token\tethereum\t0xpepe\tPepe\tPEPE"},
+	{slug: "twitterapi", key: "tapi-e2e-secret-0123456789", header: "x-api-key", base: "",
+		routes: map[string]string{"/oapi/my/info": `{"recharge_credits":98765}`,
+			"/twitter/user/info": `{"status":"success","data":{"id":"44196397","userName":"jack","name":"Jack Dorsey"}}`},
+		tool: "twitterapi_user", args: map[string]any{"user": "jack"}, want: "44196397\tjack\tJack Dorsey"},
+	{slug: "x", key: "AAAAe2e-bearer-secret-0123456789", header: "Authorization", prefix: "Bearer ", base: "/2",
+		routes: map[string]string{"/users/by/username/": `{"data":{"id":"2244994945","username":"XDevelopers","name":"Developers"}}`},
+		tool: "x_user", args: map[string]any{"user": "XDevelopers"}, want: "2244994945\tXDevelopers\tDevelopers"},
+	{slug: "alchemy", key: "alch-e2e-secret-0123456789", base: "/nft/v3",
+		routes: map[string]string{"/getNFTsForOwner": `{"ownedNfts":[],"totalCount":0}`},
+		tool: "alchemy_holdings", args: map[string]any{"owner": "0x000000000000000000000000000000000000dEaD", "chain": "ethereum"}, want: "0"},
+}
+
+// serve starts the adapter's fake: a request without the key is refused
+// with 401, a known path answers its JSON, anything else 404.
+func (a restAdapter) serve(t *testing.T) *httptest.Server {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path, ok := strings.CutPrefix(r.URL.Path, a.base)
+		if a.header == "" {
+			path, ok = strings.CutPrefix(path, "/"+a.key)
+		} else if r.Header.Get(a.header) != a.prefix+a.key {
+			ok = false
+		}
+		if !ok {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"invalid key"}`))
+			return
+		}
+		for p, body := range a.routes {
+			if path == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(path, p)) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(body))
+				return
+			}
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestDeployedAdapters connects each key adapter as an operator would (the
+// instance admin points the catalog row at a local fake; the organisation
+// connects with its key), then one scripted run calls one tool of each: the
+// stamped answers reach the transcript, and no key reaches the transcript,
+// the model, the run's history or the logs.
+func TestDeployedAdapters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the platform as separate processes")
+	}
+	var calls []toolCall
+	for _, a := range restAdapters {
+		calls = append(calls, toolCall{a.tool, a.args})
+	}
+	model := newScriptedModel(t, boxModelKey, calls, nil)
+	d := deploy(t, map[string]string{"OPENROUTER_API_KEY": boxModelKey, "GUILDS_OPENROUTER_BASE_URL": model.URL})
+
+	org := d.must(201, "POST", "/api/orgs", map[string]any{"name": "Acme"})["id"].(string)
+	guild := d.must(201, "POST", "/api/orgs/"+org+"/guilds", map[string]any{"name": "Ops"})["id"].(string)
+	agent := d.must(201, "POST", "/api/guilds/"+guild+"/agents", map[string]any{"name": "Analyst"})["id"].(string)
+
+	secrets := []string{boxModelKey}
+	for _, a := range restAdapters {
+		fake := a.serve(t)
+		d.must(200, "PATCH", "/api/admin/mcp/servers/"+a.slug, map[string]any{"url": fake.URL + a.base})
+		bad := d.Call("POST", "/api/mcp/connect", map[string]any{"slug": a.slug, "owner_scope": "organisation", "owner_id": org, "key": a.key + "-wrong"})
+		if bad.Status < 400 {
+			t.Fatalf("%s: a wrong key was accepted: %d %s", a.slug, bad.Status, bad.Body)
+		}
+		r := d.Call("POST", "/api/mcp/connect", map[string]any{"slug": a.slug, "owner_scope": "organisation", "owner_id": org, "key": a.key})
+		if r.Status >= 300 {
+			t.Fatalf("%s: connect: %d %s\n%s", a.slug, r.Status, r.Body, d.Logs())
+		}
+		secrets = append(secrets, a.key)
+	}
+
+	run := d.must(201, "POST", "/api/agents/"+agent+"/runs", map[string]any{"message": "Look each one up."})
+	runID := run["id"].(string)
+	transcript := d.waitRun(runID)
+	for _, a := range restAdapters {
+		if !strings.Contains(transcript, `"`+a.tool+`"`) || !strings.Contains(transcript, jsonText(a.want)) {
+			t.Errorf("%s: the transcript lacks its call or %q:\n%s", a.slug, a.want, transcript)
+		}
+	}
+	places := map[string]string{
+		"the transcript":          transcript,
+		"what the model received": model.Received(),
+		"the run's history":       d.history("run-" + runID),
+		"the logs":                d.Logs(),
+	}
+	for place, text := range places {
+		for _, s := range append(secrets, d.secrets...) {
+			if s != "" && strings.Contains(text, s) {
+				t.Errorf("%s holds a credential (%.8s…)", place, s)
+			}
+		}
+	}
+}
+
+// jsonText is s as it appears inside a JSON string.
+func jsonText(s string) string { return strings.ReplaceAll(s, "\t", `\t`) }
