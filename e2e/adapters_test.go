@@ -5,6 +5,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/guilds/guilds/internal/adapters/drive/drivetest"
+	"github.com/guilds/guilds/internal/mcpoauth/oauthtest"
 )
 
 // restAdapter is one key-connected adapter driven through the deployed
@@ -83,8 +86,13 @@ func TestDeployedAdapters(t *testing.T) {
 	for _, a := range restAdapters {
 		calls = append(calls, toolCall{a.tool, a.args})
 	}
+	calls = append(calls, toolCall{"drive_search_files", map[string]any{"query": "plan"}})
 	model := newScriptedModel(t, boxModelKey, calls, nil)
-	d := deploy(t, map[string]string{"OPENROUTER_API_KEY": boxModelKey, "GUILDS_OPENROUTER_BASE_URL": model.URL})
+	const googleID, googleSecret = "google-web-client", "google-web-client-secret-0123"
+	d := deploy(t, map[string]string{"OPENROUTER_API_KEY": boxModelKey, "GUILDS_OPENROUTER_BASE_URL": model.URL,
+		"GMAIL_OAUTH_CLIENT_ID": googleID, "GMAIL_OAUTH_CLIENT_SECRET": googleSecret})
+	as := oauthtest.New(t)
+	as.AddClient(googleID, googleSecret, "client_secret_post", d.API+"/api/mcp/oauth/callback")
 
 	org := d.must(201, "POST", "/api/orgs", map[string]any{"name": "Acme"})["id"].(string)
 	guild := d.must(201, "POST", "/api/orgs/"+org+"/guilds", map[string]any{"name": "Ops"})["id"].(string)
@@ -105,9 +113,17 @@ func TestDeployedAdapters(t *testing.T) {
 		secrets = append(secrets, a.key)
 	}
 
+	connectDrive(t, d, as, org)
+	secrets = append(secrets, googleSecret)
+	secrets = append(secrets, as.Issued()...)
+
 	run := d.must(201, "POST", "/api/agents/"+agent+"/runs", map[string]any{"message": "Look each one up."})
 	runID := run["id"].(string)
 	transcript := d.waitRun(runID)
+	if want := jsonText("plan\tplan.txt"); !strings.Contains(transcript, `"drive_search_files"`) || !strings.Contains(transcript, want) ||
+		strings.Contains(transcript, drivetest.Secret) {
+		t.Errorf("drive: the transcript lacks the folder's file or holds one outside it:\n%s", transcript)
+	}
 	for _, a := range restAdapters {
 		if !strings.Contains(transcript, `"`+a.tool+`"`) || !strings.Contains(transcript, jsonText(a.want)) {
 			t.Errorf("%s: the transcript lacks its call or %q:\n%s", a.slug, a.want, transcript)
@@ -130,3 +146,29 @@ func TestDeployedAdapters(t *testing.T) {
 
 // jsonText is s as it appears inside a JSON string.
 func jsonText(s string) string { return strings.ReplaceAll(s, "\t", `\t`) }
+
+// connectDrive points the Drive row at a local Drive behind the local
+// authorization server (the instance admin), logs the organisation in with
+// the browser and chooses the folder the agents may use.
+func connectDrive(t *testing.T, d *deployment, as *oauthtest.Server, org string) {
+	t.Helper()
+	fake := drivetest.NewValid(t, as.Valid)
+	fake.Tree()
+	row := d.must(200, "GET", "/api/admin/mcp/servers/drive", nil)
+	cfg, _ := row["config"].(map[string]any)
+	cfg["oauth"] = map[string]any{"auth_url": as.URL + "/authorize", "token_url": as.URL + "/token"}
+	d.must(200, "PATCH", "/api/admin/mcp/servers/drive", map[string]any{"url": fake.URL + "/drive/v3", "config": cfg})
+
+	conn := d.must(200, "POST", "/api/mcp/connect", map[string]any{"slug": "drive", "owner_scope": "organisation", "owner_id": org})
+	id := conn["connection"].(map[string]any)["id"].(string)
+	resp, err := d.Browser.Get(conn["authorization_url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(resp); resp.StatusCode != 200 || !strings.Contains(body, `"pending"`) {
+		t.Fatalf("drive callback: %d %s\n%s", resp.StatusCode, body, d.Logs())
+	}
+	if r := d.must(200, "PUT", "/api/mcp/connections/"+id+"/drive/folder", map[string]any{"folder_id": "proj"}); r["connection"].(map[string]any)["status"] != "connected" {
+		t.Fatalf("drive folder choice: %v", r)
+	}
+}
