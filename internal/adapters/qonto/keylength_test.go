@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/adapters/adapterstest"
+	"github.com/guilds/guilds/internal/adapters/qonto/qontotest"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/validation"
 )
@@ -17,9 +18,9 @@ import (
 func TestAFieldTooShortToRedactIsRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc := newService(t)
+	svc := qontotest.New(t)
 	e := adapterstest.New(t, "qonto", svc.URL)
-	n := svc.count()
+	n := svc.Count()
 	for field, values := range map[string]map[string]string{
 		"values.login":      {"login": "acme", "secret_key": secretKey},
 		"values.secret_key": {"login": login, "secret_key": "9f1c2"},
@@ -40,7 +41,7 @@ func TestAFieldTooShortToRedactIsRefused(t *testing.T) {
 		!strings.Contains(err.Error(), "values.token") || strings.Contains(err.Error(), secretKey) {
 		t.Fatalf("a single key: %v", err)
 	}
-	if svc.count() != n || e.Stored(t) {
+	if svc.Count() != n || e.Stored(t) {
 		t.Fatal("a refused login reached the service or was stored")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/adapters/adapterstest"
+	"github.com/guilds/guilds/internal/adapters/qonto/qontotest"
 )
 
 // The registered adapter behind the session pool on a real Postgres: Connect
@@ -14,7 +15,7 @@ import (
 // the header.
 func TestThroughThePool(t *testing.T) {
 	t.Parallel()
-	svc := newService(t)
+	svc := qontotest.New(t)
 	adapterstest.Run(t, adapterstest.Spec{
 		Slug: "qonto", URL: svc.URL,
 		BadValues:  []map[string]string{{"login": login, "secret_key": "not-the-secret"}, {"login": "other-org-1", "secret_key": secretKey}},

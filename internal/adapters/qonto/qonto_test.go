@@ -11,16 +11,32 @@ import (
 
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/qonto"
+	"github.com/guilds/guilds/internal/adapters/qonto/qontotest"
 	"github.com/guilds/guilds/internal/connectors"
 )
 
+// The fake's names, as the tests use them.
+const (
+	login     = qontotest.Login
+	secretKey = qontotest.SecretKey
+	goodKey   = qontotest.GoodKey
+	mainID    = qontotest.MainID
+	savingsID = qontotest.SavingsID
+	mainIBAN  = qontotest.MainIBAN
+)
+
+var (
+	clock = qontotest.Clock
+	txID  = qontotest.TxID
+)
+
 type fixture struct {
-	svc *service
+	svc *qontotest.Service
 	a   *qonto.Adapter
 }
 
 func newFixture(t testing.TB) fixture {
-	return fixture{svc: newService(t), a: &qonto.Adapter{Now: func() time.Time { return clock }}}
+	return fixture{svc: qontotest.New(t), a: &qonto.Adapter{Now: func() time.Time { return clock }}}
 }
 
 func (f fixture) conn(key string) adapters.Conn {
@@ -60,12 +76,12 @@ func TestCheck(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 
-	n := f.svc.count()
+	n := f.svc.Count()
 	hint, err := f.a.Check(ctx, f.conn(" "+goodKey+"\n"))
 	if err != nil || hint != "Acme SAS" {
 		t.Fatalf("good key: %q %v", hint, err)
 	}
-	reqs := f.svc.since(n)
+	reqs := f.svc.Since(n)
 	if len(reqs) != 1 || reqs[0].URL.Path != "/v2/organization" || reqs[0].Header.Get("Authorization") != goodKey {
 		t.Fatalf("sent %d requests, first %s with Authorization %q", len(reqs), reqs[0].URL.Path, reqs[0].Header.Get("Authorization"))
 	}
@@ -80,7 +96,7 @@ func TestCheck(t *testing.T) {
 	}
 
 	// Refused before asking: not login:secret_key.
-	n = f.svc.count()
+	n = f.svc.Count()
 	for name, key := range map[string]string{
 		"no colon":         secretKey,
 		"no login":         ":" + secretKey,
@@ -95,11 +111,11 @@ func TestCheck(t *testing.T) {
 		}
 		noKey(t, hint, err)
 	}
-	if f.svc.count() != n {
+	if f.svc.Count() != n {
 		t.Fatal("a malformed key was sent to the service")
 	}
 
-	down := newService(t)
+	down := qontotest.New(t)
 	down.Close()
 	_, err = f.a.Check(ctx, adapters.Conn{BaseURL: down.URL, Cred: connectors.Credential{AccessToken: goodKey}})
 	if err == nil || errors.Is(err, adapters.ErrRejected) {
@@ -124,7 +140,7 @@ func TestListBankAccounts(t *testing.T) {
 
 func TestListMissingInvoices(t *testing.T) {
 	f := newFixture(t)
-	n := f.svc.count()
+	n := f.svc.Count()
 	out, err := f.call(t, "list_missing_invoices", `{}`)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +170,7 @@ func TestListMissingInvoices(t *testing.T) {
 		}
 	}
 
-	reqs := f.svc.since(n)
+	reqs := f.svc.Since(n)
 	if reqs[0].URL.Path != "/v2/organization" {
 		t.Fatalf("first request %s", reqs[0].URL.Path)
 	}
@@ -234,7 +250,7 @@ func TestGetTransaction(t *testing.T) {
 
 func TestUploadInvoiceNeedsTheWorkspace(t *testing.T) {
 	f := newFixture(t)
-	n := f.svc.count()
+	n := f.svc.Count()
 	out, err := f.call(t, "upload_invoice", `{"transaction_id":"`+txID(1, 0)+`","path":"/home/agent/invoices/adobe.pdf"}`)
 	if !errors.Is(err, qonto.ErrNoWorkspace) || out != "" || !strings.Contains(err.Error(), "agent workspace") ||
 		!strings.Contains(err.Error(), "nothing was sent") {
@@ -246,7 +262,7 @@ func TestUploadInvoiceNeedsTheWorkspace(t *testing.T) {
 	if _, err := f.call(t, "upload_invoice", `{"transaction_id":"`+txID(1, 0)+`","path":"/etc/passwd"}`); err == nil || !strings.Contains(err.Error(), "outside the workspace") {
 		t.Fatalf("outside path: %v", err)
 	}
-	if f.svc.count() != n {
+	if f.svc.Count() != n {
 		t.Fatal("upload_invoice reached the service")
 	}
 }
@@ -277,12 +293,12 @@ func TestCheckTwoFields(t *testing.T) {
 	conn := func(l, s string) adapters.Conn {
 		return adapters.Conn{BaseURL: f.svc.URL, Cred: connectors.Credential{Extra: map[string]string{"login": l, "secret_key": s}}}
 	}
-	n := f.svc.count()
+	n := f.svc.Count()
 	hint, err := f.a.Check(ctx, conn(login, secretKey))
-	if reqs := f.svc.since(n); err != nil || hint != "Acme SAS" || reqs[0].Header.Get("Authorization") != goodKey {
+	if reqs := f.svc.Since(n); err != nil || hint != "Acme SAS" || reqs[0].Header.Get("Authorization") != goodKey {
 		t.Fatalf("two fields: %q %v", hint, err)
 	}
-	n = f.svc.count()
+	n = f.svc.Count()
 	for want, c := range map[string]adapters.Conn{
 		"the login":      conn("", secretKey),
 		"the secret_key": conn(login, ""),
@@ -292,7 +308,7 @@ func TestCheckTwoFields(t *testing.T) {
 			t.Errorf("%s: %v", want, err)
 		}
 	}
-	if f.svc.count() != n {
+	if f.svc.Count() != n {
 		t.Fatal("a malformed login was sent")
 	}
 }

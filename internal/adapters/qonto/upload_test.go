@@ -13,6 +13,7 @@ import (
 
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/qonto"
+	"github.com/guilds/guilds/internal/adapters/qonto/qontotest"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/workspacefiles"
 	"github.com/guilds/guilds/internal/workspaces"
@@ -55,7 +56,7 @@ func TestUploadInvoiceFromTheWorkspace(t *testing.T) {
 		t.Fatalf("ln: %v %s", err, res.Stderr)
 	}
 
-	f := fixture{svc: newService(t), a: &qonto.Adapter{Now: func() time.Time { return clock }, Poll: 20 * time.Millisecond, Wait: 2 * time.Second}}
+	f := fixture{svc: qontotest.New(t), a: &qonto.Adapter{Now: func() time.Time { return clock }, Poll: 20 * time.Millisecond, Wait: 2 * time.Second}}
 	call := func(args string) (string, error) {
 		t.Helper()
 		out, err := f.a.Call(ctx, f.conn(goodKey), "upload_invoice", json.RawMessage(args))
@@ -72,9 +73,7 @@ func TestUploadInvoiceFromTheWorkspace(t *testing.T) {
 		!strings.HasPrefix(rows[1], "attached\t"+tx+"\taa000000-0000-4000-8000-000000000001\tadobe.pdf\t"+strconv.Itoa(len(pdf))+"\tapplication/pdf\t") {
 		t.Fatalf("upload: %q", out)
 	}
-	f.svc.mu.Lock()
-	up := f.svc.uploads[0]
-	f.svc.mu.Unlock()
+	up := f.svc.Uploads()[0]
 	if up.FileName != "adobe.pdf" || up.PartType != "application/pdf" || !bytes.Equal(up.Content, pdf) || len(up.Key) != 36 {
 		t.Fatalf("sent %+v", up)
 	}
@@ -82,11 +81,9 @@ func TestUploadInvoiceFromTheWorkspace(t *testing.T) {
 	if out, err := call(`{"transaction_id":"` + tx + `","path":"/home/agent/invoices/adobe.pdf"}`); err != nil || !strings.HasPrefix(lines(out)[1], "processing\t") {
 		t.Fatalf("repeat: %q %v", out, err)
 	}
-	f.svc.mu.Lock()
-	if len(f.svc.uploads) != 2 || f.svc.uploads[1].Key != up.Key || len(f.svc.attachments[tx])+len(f.svc.pending[tx]) != 1 {
-		t.Errorf("a repeated upload made another attachment: %d uploads, keys %s %s", len(f.svc.uploads), up.Key, f.svc.uploads[1].Key)
+	if ups := f.svc.Uploads(); len(ups) != 2 || ups[1].Key != up.Key || f.svc.Attached(tx) != 1 {
+		t.Errorf("a repeated upload made another attachment: %d uploads", len(ups))
 	}
-	f.svc.mu.Unlock()
 
 	// Type by content, not by name.
 	if out, err := call(`{"transaction_id":"` + tx + `","path":"invoices/scan.jpg"}`); err != nil || !strings.Contains(out, "\tscan.jpg\t") || !strings.Contains(out, "\timage/png\t") {
@@ -94,7 +91,7 @@ func TestUploadInvoiceFromTheWorkspace(t *testing.T) {
 	}
 
 	// Refusals: nothing reaches Qonto.
-	n := f.svc.count()
+	n := f.svc.Count()
 	for args, want := range map[string]string{
 		`{"transaction_id":"` + tx + `","path":"/etc/passwd"}`:             `upload_invoice: path: "/etc/passwd" is outside the workspace`,
 		`{"transaction_id":"` + tx + `","path":"../../etc/passwd"}`:        "is outside the workspace",
@@ -109,7 +106,7 @@ func TestUploadInvoiceFromTheWorkspace(t *testing.T) {
 			t.Errorf("%s: %q %v, want %q", args, out, err, want)
 		}
 	}
-	if got := f.svc.count(); got != n {
+	if got := f.svc.Count(); got != n {
 		t.Fatalf("refused uploads sent %d requests", got-n)
 	}
 	// An unknown transaction is named before the file is sent.
@@ -121,9 +118,7 @@ func TestUploadInvoiceFromTheWorkspace(t *testing.T) {
 	// for (up to a minute): the call's bound is the tool's own, as the pool
 	// gives it; the fake clock moves one poll per look.
 	long := txID(1, 11)
-	f.svc.mu.Lock()
-	f.svc.slow[long] = 21 // 20 polls of 2 s: 40 s
-	f.svc.mu.Unlock()
+	f.svc.Slow(long, 21) // 20 polls of 2 s: 40 s
 	slowClock := &stepClock{now: clock}
 	patient := &qonto.Adapter{Clock: slowClock}
 	limit := adapters.CallTimeout(patient, "upload_invoice", mcppool.AdapterTimeout, mcppool.AdapterMaxTimeout)
@@ -136,9 +131,7 @@ func TestUploadInvoiceFromTheWorkspace(t *testing.T) {
 
 	// Processing that does not finish in time is reported, not failed.
 	slow := txID(1, 10)
-	f.svc.mu.Lock()
-	f.svc.never[slow] = true
-	f.svc.mu.Unlock()
+	f.svc.Never(slow)
 	f.a.Wait = 200 * time.Millisecond
 	out, err = call(`{"transaction_id":"` + slow + `","path":"invoices/second.pdf"}`)
 	if err != nil || !strings.HasPrefix(lines(out)[1], "processing\t"+slow+"\t\tsecond.pdf\t10\tapplication/pdf\t") ||

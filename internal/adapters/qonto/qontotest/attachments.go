@@ -1,4 +1,4 @@
-package qonto_test
+package qontotest
 
 import (
 	"fmt"
@@ -21,13 +21,13 @@ type pendingUpload struct {
 	lists      int // attachment lists left before it shows
 }
 
-// upload is one accepted POST, as received.
-type upload struct {
+// Upload is one accepted POST, as received.
+type Upload struct {
 	Transaction, Key, FileName, PartType string
 	Content                              []byte
 }
 
-func (s *service) attach(w http.ResponseWriter, r *http.Request, id string) {
+func (s *Service) attach(w http.ResponseWriter, r *http.Request, id string) {
 	known := false
 	for _, tx := range s.txs {
 		known = known || tx["id"] == id
@@ -69,7 +69,7 @@ func (s *service) attach(w http.ResponseWriter, r *http.Request, id string) {
 			return
 		}
 		mr := multipart.NewReader(r.Body, params["boundary"])
-		var up upload
+		var up Upload
 		for {
 			part, err := mr.NextPart()
 			if err == io.EOF {
@@ -98,7 +98,7 @@ func (s *service) attach(w http.ResponseWriter, r *http.Request, id string) {
 			s.keys[key] = true
 			n := len(s.uploads)
 			att := map[string]any{"id": fmt.Sprintf("aa000000-0000-4000-8000-%012d", n), "file_name": up.FileName,
-				"file_size": fmt.Sprint(len(up.Content)), "file_content_type": up.PartType, "created_at": clock.Format("2006-01-02T15:04:05.000Z"),
+				"file_size": fmt.Sprint(len(up.Content)), "file_content_type": up.PartType, "created_at": Clock.Format("2006-01-02T15:04:05.000Z"),
 				"url": "https://bucket.example/" + strings.ToLower(up.FileName) + "?X-Amz-Signature=abc", "probative_attachment": map[string]any{"status": "pending"}}
 			lists := 2
 			if n := s.slow[id]; n > 0 {

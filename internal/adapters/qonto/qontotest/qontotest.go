@@ -1,4 +1,6 @@
-package qonto_test
+// Package qontotest is a local Qonto Business API v2 for tests of the Qonto
+// adapter (internal/adapters/qonto) and of what is built on it.
+package qontotest
 
 import (
 	"encoding/json"
@@ -13,26 +15,29 @@ import (
 	"time"
 )
 
+// The fake's organisation: its key's two fields, the header they make, its
+// two accounts.
 const (
-	login     = "acme-sas-4821"
-	secretKey = "9f1c2b7e5a0d4c3b8e6f"
-	goodKey   = login + ":" + secretKey
-	mainID    = "0190f2a1-7c3e-7a11-9d2b-4c5e6f708192"
-	savingsID = "0190f2a1-7c3e-7a11-9d2b-4c5e6f70ffff"
-	mainIBAN  = "FR7616798000010000005663951"
+	Login     = "acme-sas-4821"
+	SecretKey = "9f1c2b7e5a0d4c3b8e6f"
+	GoodKey   = Login + ":" + SecretKey
+	MainID    = "0190f2a1-7c3e-7a11-9d2b-4c5e6f708192"
+	SavingsID = "0190f2a1-7c3e-7a11-9d2b-4c5e6f70ffff"
+	MainIBAN  = "FR7616798000010000005663951"
 )
 
-var clock = time.Date(2026, 9, 28, 13, 0, 0, 0, time.UTC)
+// Clock is the fake's now: its transactions are settled before it.
+var Clock = time.Date(2026, 9, 28, 13, 0, 0, 0, time.UTC)
 
-// service is a fake Qonto Business API: the Authorization header must be
-// exactly login:secret_key, errors come in the service's {"errors":[…]}
-// shape, and slugs are built from the login as Qonto builds them.
+// Service is a fake Qonto Business API: the Authorization header must be
+// exactly Login:secret_key, errors come in the service's {"errors":[…]}
+// shape, and slugs are built from the Login as Qonto builds them.
 //
 // The main account holds 130 completed debits, one every 12 hours; every
 // tenth still needs an invoice, the others have one, lost it, or need none,
 // plus pending ones the status filter must drop. The savings account holds
 // three debits and three credits that need one.
-type service struct {
+type Service struct {
 	*httptest.Server
 	txs []map[string]any
 	// attachments: processed attachments by transaction; pending: uploads
@@ -44,27 +49,30 @@ type service struct {
 	keys        map[string]bool
 	never       map[string]bool
 	slow        map[string]int
-	uploads     []upload
+	uploads     []Upload
 
 	mu       sync.Mutex
 	requests []*http.Request
 }
 
-func newService(t testing.TB) *service {
-	s := &service{txs: fixtureTransactions(), attachments: map[string][]map[string]any{}, pending: map[string][]pendingUpload{},
+// New serves the fake until the test ends.
+func New(t testing.TB) *Service {
+	s := &Service{txs: fixtureTransactions(), attachments: map[string][]map[string]any{}, pending: map[string][]pendingUpload{},
 		keys: map[string]bool{}, never: map[string]bool{}, slow: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
 }
 
-func (s *service) count() int {
+// Count is how many requests the fake received.
+func (s *Service) Count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.requests)
 }
 
-func (s *service) since(n int) []*http.Request {
+// Since returns the requests received after the first n.
+func (s *Service) Since(n int) []*http.Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]*http.Request(nil), s.requests[n:]...)
@@ -81,12 +89,12 @@ func writeJSON(w http.ResponseWriter, v any) {
 	raw(w, http.StatusOK, string(b))
 }
 
-func (s *service) serve(w http.ResponseWriter, r *http.Request) {
+func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, r.Clone(r.Context()))
 	s.mu.Unlock()
 
-	if r.Header.Get("Authorization") != goodKey {
+	if r.Header.Get("Authorization") != GoodKey {
 		raw(w, http.StatusUnauthorized, `{"errors":[{"code":"unauthorized","detail":"Invalid credentials"}]}`)
 		return
 	}
@@ -124,11 +132,11 @@ func (s *service) serve(w http.ResponseWriter, r *http.Request) {
 // list filters by account, status[], side and settled_at_from, sorts by
 // settled_at descending and pages by per_page/current_page. It ignores
 // with_attachments, so the adapter's own filter is what is tested.
-func (s *service) list(w http.ResponseWriter, r *http.Request) {
+func (s *Service) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	account := q.Get("bank_account_id")
-	if account == "" && q.Get("iban") == mainIBAN {
-		account = mainID
+	if account == "" && q.Get("iban") == MainIBAN {
+		account = MainID
 	}
 	if account == "" {
 		raw(w, http.StatusUnprocessableEntity, `{"errors":[{"code":"invalid","detail":"bank_account_id or iban is required","source":{"parameter":"bank_account_id"}}]}`)
@@ -178,21 +186,22 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-const organizationJSON = `{"organization":{"id":"cb47875a-9b12-416e-aa9a-265b9dfaeee7","slug":"` + login + `","legal_name":"Acme SAS",
+const organizationJSON = `{"organization":{"id":"cb47875a-9b12-416e-aa9a-265b9dfaeee7","slug":"` + Login + `","legal_name":"Acme SAS",
 "legal_number":"12A34FC5","legal_sector":"6200Z","legal_address":"1 rue de la Paix 75002 Paris FRANCE","legal_form":"SAS","legal_country":"FR",
 "locale":"fr","contract_signed_at":"2022-12-01 08:57:00.123047","bank_accounts":[
-{"id":"` + mainID + `","slug":"` + login + `-bank-account-1","iban":"` + mainIBAN + `","bic":"QNTOFRP1XXX","currency":"EUR",
+{"id":"` + MainID + `","slug":"` + Login + `-bank-account-1","iban":"` + MainIBAN + `","bic":"QNTOFRP1XXX","currency":"EUR",
 "balance":1234.56,"balance_cents":123456,"authorized_balance":1200,"authorized_balance_cents":120000,"name":"Main account",
 "updated_at":"2026-09-28T12:00:46.967Z","status":"active","main":true},
-{"id":"` + savingsID + `","slug":"` + login + `-bank-account-2","iban":"FR7616798000010000005669999","bic":"QNTOFRP1XXX","currency":"EUR",
+{"id":"` + SavingsID + `","slug":"` + Login + `-bank-account-2","iban":"FR7616798000010000005669999","bic":"QNTOFRP1XXX","currency":"EUR",
 "balance":"50,00","balance_cents":5000,"authorized_balance":"50,00","authorized_balance_cents":5000,"name":"Savings",
 "updated_at":"2026-09-28T12:00:46.967Z","status":"active","main":false}]}}`
 
-func txID(account, i int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", account, i) }
+// TxID is the id of account n's i-th transaction.
+func TxID(account, i int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", account, i) }
 
 func tx(account string, n, i int, settled time.Time, side, status string, cents int, attachments []string, required, lost bool) map[string]any {
 	return map[string]any{
-		"id": txID(n, i), "transaction_id": fmt.Sprintf("%s-transaction-%d", login, n*1000+i), "bank_account_id": account,
+		"id": TxID(n, i), "transaction_id": fmt.Sprintf("%s-transaction-%d", Login, n*1000+i), "bank_account_id": account,
 		"amount": float64(cents) / 100, "amount_cents": cents, "local_amount": float64(cents) / 100, "local_amount_cents": cents,
 		"settled_balance": 111.1, "settled_balance_cents": 11110, "attachment_ids": attachments,
 		"logo": map[string]any{"small": "https://logo.example/s.png", "medium": "https://logo.example/m.png"},
@@ -209,7 +218,7 @@ func tx(account string, n, i int, settled time.Time, side, status string, cents 
 func fixtureTransactions() []map[string]any {
 	var out []map[string]any
 	for i := range 130 {
-		settled := clock.Add(-time.Duration(i)*12*time.Hour - 2*time.Hour)
+		settled := Clock.Add(-time.Duration(i)*12*time.Hour - 2*time.Hour)
 		attach, required, lost := []string{"ea54f563-eaee-4dcb-b08e-688dc9937d23"}, true, false
 		switch i % 10 {
 		case 0:
@@ -219,19 +228,47 @@ func fixtureTransactions() []map[string]any {
 		case 3:
 			attach, required = []string{}, false
 		}
-		out = append(out, tx(mainID, 1, i, settled, "debit", "completed", 1000+i*7, attach, required, lost))
+		out = append(out, tx(MainID, 1, i, settled, "debit", "completed", 1000+i*7, attach, required, lost))
 	}
 	for i := range 5 {
-		out = append(out, tx(mainID, 1, 500+i, clock.Add(-time.Duration(i)*time.Hour), "debit", "pending", 999, []string{}, true, false))
+		out = append(out, tx(MainID, 1, 500+i, Clock.Add(-time.Duration(i)*time.Hour), "debit", "pending", 999, []string{}, true, false))
 	}
 	for i := range 3 {
-		settled := clock.Add(-time.Duration(1+i*30) * time.Hour)
-		d := tx(savingsID, 2, i, settled, "debit", "completed", 4250+i, []string{}, true, false)
+		settled := Clock.Add(-time.Duration(1+i*30) * time.Hour)
+		d := tx(SavingsID, 2, i, settled, "debit", "completed", 4250+i, []string{}, true, false)
 		if i == 0 {
 			d["clean_counterparty_name"] = ""
 			d["label"] = "ADOBE *CREATIVE"
 		}
-		out = append(out, d, tx(savingsID, 2, 100+i, settled, "credit", "completed", 90000+i, []string{}, true, false))
+		out = append(out, d, tx(SavingsID, 2, 100+i, settled, "credit", "completed", 90000+i, []string{}, true, false))
 	}
 	return out
+}
+
+// Uploads returns the attachment uploads the fake accepted, in order.
+func (s *Service) Uploads() []Upload {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Upload(nil), s.uploads...)
+}
+
+// Attached is how many attachments a transaction has, processed or not.
+func (s *Service) Attached(tx string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.attachments[tx]) + len(s.pending[tx])
+}
+
+// Slow makes the uploads to tx show after lists attachment lists.
+func (s *Service) Slow(tx string, lists int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.slow[tx] = lists
+}
+
+// Never makes the uploads to tx never finish processing.
+func (s *Service) Never(tx string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.never[tx] = true
 }
