@@ -1,13 +1,20 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guilds/guilds/internal/adapters/drive/drivetest"
+	"github.com/guilds/guilds/internal/adapters/qonto/qontotest"
 	"github.com/guilds/guilds/internal/mcpoauth/oauthtest"
+	"github.com/guilds/guilds/internal/workspaces"
+	"github.com/guilds/guilds/sandbox/dockertest"
 )
 
 // restAdapter is one key-connected adapter driven through the deployed
@@ -15,11 +22,11 @@ import (
 // the tool the scripted run calls and a line its stamped answer must hold.
 type restAdapter struct {
 	slug, key, header, prefix string // header "" means the key is in the path
-	base                          string
-	routes                        map[string]string // path (after base) -> JSON answer
-	tool                          string
-	args                          map[string]any
-	want                          string
+	base                      string
+	routes                    map[string]string // path (after base) -> JSON answer
+	tool                      string
+	args                      map[string]any
+	want                      string
 }
 
 // restAdapters are the REST adapters with the smallest answers their
@@ -39,10 +46,10 @@ var restAdapters = []restAdapter{
 		tool: "twitterapi_user", args: map[string]any{"user": "jack"}, want: "44196397\tjack\tJack Dorsey"},
 	{slug: "x", key: "AAAAe2e-bearer-secret-0123456789", header: "Authorization", prefix: "Bearer ", base: "/2",
 		routes: map[string]string{"/users/by/username/": `{"data":{"id":"2244994945","username":"XDevelopers","name":"Developers"}}`},
-		tool: "x_user", args: map[string]any{"user": "XDevelopers"}, want: "2244994945\tXDevelopers\tDevelopers"},
+		tool:   "x_user", args: map[string]any{"user": "XDevelopers"}, want: "2244994945\tXDevelopers\tDevelopers"},
 	{slug: "alchemy", key: "alch-e2e-secret-0123456789", base: "/nft/v3",
 		routes: map[string]string{"/getNFTsForOwner": `{"ownedNfts":[],"totalCount":0}`},
-		tool: "alchemy_holdings", args: map[string]any{"owner": "0x000000000000000000000000000000000000dEaD", "chain": "ethereum"}, want: "0"},
+		tool:   "alchemy_holdings", args: map[string]any{"owner": "0x000000000000000000000000000000000000dEaD", "chain": "ethereum"}, want: "0"},
 }
 
 // serve starts the adapter's fake: a request without the key is refused
@@ -73,11 +80,15 @@ func (a restAdapter) serve(t *testing.T) *httptest.Server {
 	return s
 }
 
-// TestDeployedAdapters connects each key adapter as an operator would (the
-// instance admin points the catalog row at a local fake; the organisation
-// connects with its key), then one scripted run calls one tool of each: the
-// stamped answers reach the transcript, and no key reaches the transcript,
-// the model, the run's history or the logs.
+// TestDeployedAdapters drives every built-in adapter but Gmail through a
+// production-shaped install, connected as an operator would: the instance
+// admin points each catalog row at a local stand-in (REST fakes, the Drive
+// fake behind a local Google login with its folder chosen, the Qonto fake,
+// a ganache node behind the Wallet's endpoints); the organisation connects
+// with a key or key fields, a wrong one refused first. One scripted run on a
+// sandboxed workspace calls one tool of each (Qonto's upload reads the file
+// the run wrote): each stamped answer reaches the transcript, and no key
+// reaches the transcript, the model, the run's history or the logs.
 func TestDeployedAdapters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the platform as separate processes")
@@ -86,17 +97,38 @@ func TestDeployedAdapters(t *testing.T) {
 	for _, a := range restAdapters {
 		calls = append(calls, toolCall{a.tool, a.args})
 	}
-	calls = append(calls, toolCall{"drive_search_files", map[string]any{"query": "plan"}})
-	model := newScriptedModel(t, boxModelKey, calls, nil)
+	invoiceTx := qontotest.TxID(1, 0)
+	calls = append(calls, toolCall{"drive_search_files", map[string]any{"query": "plan"}},
+		toolCall{"wallet_get_balance", map[string]any{"chain": "ethereum"}},
+		toolCall{"file_write", map[string]any{"path": "invoices/adobe.pdf", "content": "%PDF-1.4\n% an invoice\n"}})
+	// The upload reads the file the turn before wrote.
+	upload := []toolCall{{"qonto_upload_invoice", map[string]any{"transaction_id": invoiceTx, "path": "invoices/adobe.pdf"}}}
+	model := newScriptedModel(t, boxModelKey, calls, upload, nil)
+
+	cli := dockertest.Client(t)
+	image := dockertest.AgentImage(t, cli)
+	node := startGanache(t)
+	var agent string
+	// Registered before deploy, so it runs after the worker stopped: the
+	// agent's home volume outlives its sandboxes by design.
+	t.Cleanup(func() {
+		if agent != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_ = cli.VolumeRemove(ctx, workspaces.HomeVolume(agent), true)
+		}
+	})
 	const googleID, googleSecret = "google-web-client", "google-web-client-secret-0123"
 	d := deploy(t, map[string]string{"OPENROUTER_API_KEY": boxModelKey, "GUILDS_OPENROUTER_BASE_URL": model.URL,
-		"GMAIL_OAUTH_CLIENT_ID": googleID, "GMAIL_OAUTH_CLIENT_SECRET": googleSecret})
+		"GMAIL_OAUTH_CLIENT_ID": googleID, "GMAIL_OAUTH_CLIENT_SECRET": googleSecret,
+		"GUILDS_SANDBOX_DRIVER": "docker", "GUILDS_SANDBOX_IMAGE": image, "GUILDS_SANDBOX_SCOPE": fmt.Sprintf("e2e-adapters-%d", time.Now().UnixNano())})
 	as := oauthtest.New(t)
 	as.AddClient(googleID, googleSecret, "client_secret_post", d.API+"/api/mcp/oauth/callback")
 
 	org := d.must(201, "POST", "/api/orgs", map[string]any{"name": "Acme"})["id"].(string)
 	guild := d.must(201, "POST", "/api/orgs/"+org+"/guilds", map[string]any{"name": "Ops"})["id"].(string)
-	agent := d.must(201, "POST", "/api/guilds/"+guild+"/agents", map[string]any{"name": "Analyst"})["id"].(string)
+	agent = d.must(201, "POST", "/api/guilds/"+guild+"/agents", map[string]any{"name": "Analyst",
+		"config": map[string]any{"coding": true}})["id"].(string)
 
 	secrets := []string{boxModelKey}
 	for _, a := range restAdapters {
@@ -114,20 +146,31 @@ func TestDeployedAdapters(t *testing.T) {
 	}
 
 	connectDrive(t, d, as, org)
+	qonto := qontotest.New(t)
+	connectValues(t, d, org, "qonto", qonto.URL, map[string]string{"login": qontotest.Login, "secret_key": qontotest.SecretKey}, "secret_key")
+	secrets = append(secrets, qontotest.GoodKey, qontotest.SecretKey)
+	wallet := walletValues()
+	connectValues(t, d, org, "wallet", walletServices(t, node).URL+"/v2", wallet, "opensea_api_key")
+	for _, v := range wallet {
+		secrets = append(secrets, v)
+	}
 	secrets = append(secrets, googleSecret)
 	secrets = append(secrets, as.Issued()...)
 
 	run := d.must(201, "POST", "/api/agents/"+agent+"/runs", map[string]any{"message": "Look each one up."})
 	runID := run["id"].(string)
 	transcript := d.waitRun(runID)
-	if want := jsonText("plan\tplan.txt"); !strings.Contains(transcript, `"drive_search_files"`) || !strings.Contains(transcript, want) ||
-		strings.Contains(transcript, drivetest.Secret) {
-		t.Errorf("drive: the transcript lacks the folder's file or holds one outside it:\n%s", transcript)
-	}
+	wants := map[string]string{"drive_search_files": "plan\tplan.txt\t", "wallet_get_balance": "balance: 100 ETH",
+		"qonto_upload_invoice": "attached\t" + invoiceTx + "\t"}
 	for _, a := range restAdapters {
-		if !strings.Contains(transcript, `"`+a.tool+`"`) || !strings.Contains(transcript, jsonText(a.want)) {
-			t.Errorf("%s: the transcript lacks its call or %q:\n%s", a.slug, a.want, transcript)
-		}
+		wants[a.tool] = a.want
+	}
+	checkStamped(t, transcript, wants)
+	if strings.Contains(transcript, drivetest.Secret) {
+		t.Errorf("drive: a file outside the chosen folder reached the transcript")
+	}
+	if n := len(qonto.Uploads()); n != 1 {
+		t.Errorf("qonto received %d uploads, want 1", n)
 	}
 	places := map[string]string{
 		"the transcript":          transcript,
@@ -143,9 +186,6 @@ func TestDeployedAdapters(t *testing.T) {
 		}
 	}
 }
-
-// jsonText is s as it appears inside a JSON string.
-func jsonText(s string) string { return strings.ReplaceAll(s, "\t", `\t`) }
 
 // connectDrive points the Drive row at a local Drive behind the local
 // authorization server (the instance admin), logs the organisation in with
@@ -170,5 +210,60 @@ func connectDrive(t *testing.T, d *deployment, as *oauthtest.Server, org string)
 	}
 	if r := d.must(200, "PUT", "/api/mcp/connections/"+id+"/drive/folder", map[string]any{"folder_id": "proj"}); r["connection"].(map[string]any)["status"] != "connected" {
 		t.Fatalf("drive folder choice: %v", r)
+	}
+}
+
+// connectValues points a key-fields row at url (the instance admin) and
+// connects the organisation with values, as the connect dialog sends them;
+// first the same values with the field wrong are refused.
+func connectValues(t *testing.T, d *deployment, org, slug, url string, values map[string]string, wrong string) {
+	t.Helper()
+	d.must(200, "PATCH", "/api/admin/mcp/servers/"+slug, map[string]any{"url": url})
+	bad := map[string]string{}
+	for k, v := range values {
+		bad[k] = v
+	}
+	bad[wrong] += "-wrong"
+	if r := d.Call("POST", "/api/mcp/connect", map[string]any{"slug": slug, "owner_scope": "organisation", "owner_id": org, "values": bad}); r.Status < 400 {
+		t.Fatalf("%s: a wrong %s was accepted: %d %s", slug, wrong, r.Status, r.Body)
+	}
+	r := d.Call("POST", "/api/mcp/connect", map[string]any{"slug": slug, "owner_scope": "organisation", "owner_id": org, "values": values})
+	if r.Status >= 300 {
+		t.Fatalf("%s: connect: %d %s\n%s", slug, r.Status, r.Body, d.Logs())
+	}
+}
+
+// checkStamped finds each tool's call in the run's transcript and checks
+// that it succeeded through its adapter and that its answer holds the
+// wanted text followed by the stamp's trailer (what the model was told).
+func checkStamped(t *testing.T, transcript string, wants map[string]string) {
+	t.Helper()
+	var tr struct {
+		ToolCalls []struct {
+			Tool     string         `json:"tool"`
+			Result   string         `json:"result"`
+			Outcome  string         `json:"outcome"`
+			Metadata map[string]any `json:"metadata"`
+		} `json:"tool_calls"`
+	}
+	if err := json.Unmarshal([]byte(transcript), &tr); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range tr.ToolCalls {
+		want, ok := wants[c.Tool]
+		if !ok {
+			continue
+		}
+		seen[c.Tool] = true
+		i := strings.Index(c.Result, want)
+		if c.Outcome != "ok" || c.Metadata["class"] != "adapter" || i < 0 || !strings.Contains(c.Result[i:], "\nremaining_tool_calls: ") {
+			t.Errorf("%s: outcome %s, metadata %v, answer lacks %q before the stamp:\n%s", c.Tool, c.Outcome, c.Metadata, want, c.Result)
+		}
+	}
+	for tool := range wants {
+		if !seen[tool] {
+			t.Errorf("the run did not call %s:\n%s", tool, transcript)
+		}
 	}
 }
