@@ -19,7 +19,7 @@ import (
 // two accounts.
 const (
 	Login     = "acme-sas-4821"
-	SecretKey = "9f1c2b7e5a0d4c3b8e6f"
+	SecretKey = "9f1c2b7e5a0d4c3b8e6f" //nolint:gosec // G101: the fake's own test key
 	GoodKey   = Login + ":" + SecretKey
 	MainID    = "0190f2a1-7c3e-7a11-9d2b-4c5e6f708192"
 	SavingsID = "0190f2a1-7c3e-7a11-9d2b-4c5e6f70ffff"
