@@ -1,0 +1,127 @@
+package api_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/guilds/guilds/api"
+	"github.com/guilds/guilds/internal/access"
+)
+
+// chromiumOrSkip is the Chromium the browser tests drive.
+func chromiumOrSkip(t *testing.T) string {
+	t.Helper()
+	chromium := "/usr/bin/chromium"
+	if _, err := os.Stat(chromium); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("Chromium is not installed (apt-get install chromium)")
+		}
+		t.Skip("no Chromium at /usr/bin/chromium")
+	}
+	return chromium
+}
+
+// localMode signs the app in as the box's local user, as on loopback.
+func localMode(t *testing.T) func(*api.Deps) {
+	return func(d *api.Deps) {
+		u, err := access.LocalUser(context.Background(), d.DB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.AuthMode, d.LocalUserID = "local", u.ID
+	}
+}
+
+// typeIn types text into the input sel, as a person does.
+func (b *appBrowser) typeIn(sel, text string) {
+	b.t.Helper()
+	c, stop := context.WithTimeout(b.ctx, time.Minute)
+	defer stop()
+	if err := chromedp.Do(c, chromedp.SendKeys(chromedp.CSS(sel), text)); err != nil {
+		b.t.Fatalf("type into %s: %v", sel, err)
+	}
+}
+
+// clickText clicks the button labelled label inside the first element
+// matching within that holds text, once there is one.
+func (b *appBrowser) clickText(within, text, label string) {
+	b.t.Helper()
+	b.waitText(within, text)
+	js := `(() => { const el = [...document.querySelectorAll(` + jsString(within) + `)].find((e) => e.textContent.includes(` + jsString(text) + `));
+  const btn = el && [...el.querySelectorAll("button")].find((x) => x.textContent.trim() === ` + jsString(label) + `);
+  if (!btn) return "no button"; btn.click(); return ""; })()`
+	if got := b.eval(js); got != "" {
+		b.t.Fatalf("%s holding %q has no %q button", within, text, label)
+	}
+}
+
+func jsString(s string) string { return strconv.Quote(s) }
+
+// The coin picker, as an operator meets it twice: in Pinned prices'
+// Connect (searching with the key typed so far) and in the Coins dialog
+// of the connected login (searching with its stored key); what was chosen
+// is what the API keeps.
+func TestPinnedPricesCoinPickerInChromium(t *testing.T) {
+	chromium := chromiumOrSkip(t)
+	me := newMCPEnvDeps(t, false, nil, nil, localMode(t))
+	usePinnedGecko(t, me)
+	org := me.Do("", "POST", "/api/orgs", map[string]any{"name": "Coins"}).Map()["id"].(string)
+
+	b := newAppBrowser(t, chromium, me.HTTP.URL)
+	b.open("/orgs/" + org + "?tab=tools")
+	b.click(`#server-pinned_prices button.connect`)
+	b.typeIn(`dialog input[name="key"]`, pinnedKey)
+	b.typeIn(`dialog input[name="coin_query"]`, "bitcoin")
+	b.clickText(`dialog fieldset.picker`, "Search coins", "Search")
+	b.clickText(`dialog ul.coin-results li`, "Wrapped Bitcoin (WBTC)", "Wrapped Bitcoin (WBTC)")
+	b.clickText(`dialog ul.coin-results li`, "Bitcoin (BTC)", "Bitcoin (BTC)")
+	b.waitText(`dialog ul.coins`, "Bitcoin (BTC)")
+	b.click(`dialog [aria-label="Remove Wrapped Bitcoin"]`)
+	b.click(`dialog form button[type="submit"]`)
+	b.waitText(`#server-pinned_prices`, "Coins")
+
+	var id string
+	if err := me.DB.QueryRow(context.Background(), `SELECT id FROM mcp_connections`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	coins := func() string {
+		t.Helper()
+		r := me.Do("", "GET", "/api/mcp/connections/"+id+"/pinned-prices", nil)
+		if r.Status != 200 {
+			t.Fatalf("coins: %d %s", r.Status, r.Body)
+		}
+		return coinIDs(t, r.Body)
+	}
+	if got := coins(); got != "bitcoin" {
+		t.Fatalf("after Connect the login pins %q, want bitcoin", got)
+	}
+
+	// The Coins dialog shows the pinned coin and searches with the stored
+	// key; a coin CoinGecko does not quote is refused with its reason.
+	b.click(`#server-pinned_prices button.coins`)
+	b.waitText(`dialog ul.coins`, "Bitcoin (BTC)")
+	b.typeIn(`dialog input[name="coin_query"]`, "wrapped")
+	b.clickText(`dialog fieldset.picker`, "Search coins", "Search")
+	b.clickText(`dialog ul.coin-results li`, "Wrapped Bitcoin (WBTC)", "Wrapped Bitcoin (WBTC)")
+	b.clickText(`dialog .actions`, "Save coins", "Save coins")
+	b.waitText(`dialog fieldset.picker > .field-error`, "wrapped-bitcoin is not quoted")
+	if got := coins(); got != "bitcoin" {
+		t.Fatalf("a refused save changed the coins to %q", got)
+	}
+	b.click(`dialog [aria-label="Remove Wrapped Bitcoin"]`)
+	b.eval(`(document.querySelector('dialog input[name="coin_query"]').value = "", "")`)
+	b.typeIn(`dialog input[name="coin_query"]`, "ether")
+	b.clickText(`dialog fieldset.picker`, "Search coins", "Search")
+	b.clickText(`dialog ul.coin-results li`, "Ethereum (ETH)", "Ethereum (ETH)")
+	b.waitText(`dialog ul.coins`, "Ethereum (ETH)")
+	b.clickText(`dialog .actions`, "Save coins", "Save coins")
+	b.waitText(`#status`, "Coins saved")
+	if got := coins(); got != "bitcoin,ethereum" {
+		t.Fatalf("after Save coins the login pins %q, want bitcoin,ethereum", got)
+	}
+}
