@@ -125,3 +125,38 @@ func TestPinnedPricesCoinPickerInChromium(t *testing.T) {
 		t.Fatalf("after Save coins the login pins %q, want bitcoin,ethereum", got)
 	}
 }
+
+// The Drive folder picker of a login waiting for its folder: the operator
+// browses the three places, opens a folder, uses a subfolder; the login is
+// connected and confined to it.
+func TestDriveFolderPickerInChromium(t *testing.T) {
+	chromium := chromiumOrSkip(t)
+	me, _, _ := newDriveEnv(t, localMode(t))
+	org := me.Do("", "POST", "/api/orgs", map[string]any{"name": "Docs"}).Map()["id"].(string)
+	r := me.doIn(t, me.browser, "", "POST", "/api/mcp/connect", `{"slug":"drive","owner_scope":"organisation","owner_id":"`+org+`"}`)
+	if r.Status != 200 {
+		t.Fatalf("connect: %d %s", r.Status, r.Body)
+	}
+	id := r.Map()["connection"].(map[string]any)["id"].(string)
+	if r := me.callback(t, follow(t, r.Map()["authorization_url"].(string))); r.Status != 200 {
+		t.Fatalf("callback: %d %s", r.Status, r.Body)
+	}
+
+	b := newAppBrowser(t, chromium, me.HTTP.URL)
+	b.open("/orgs/" + org + "?tab=tools")
+	b.click(`#server-drive button.folder`)
+	b.waitText(`dialog ul.rows`, "Project X")
+	b.clickText(`dialog .actions`, "Shared drives", "Shared drives")
+	b.waitText(`dialog ul.rows`, "Finance drive")
+	b.clickText(`dialog .actions`, "Shared with me", "Shared with me")
+	b.waitText(`dialog ul.rows`, "Shared folder")
+	b.clickText(`dialog .actions`, "My Drive", "My Drive")
+	b.clickText(`dialog ul.rows li`, "Project X", "Open")
+	b.clickText(`dialog ul.rows li`, "drafts", "Use this folder")
+	b.waitText(`#status`, "confined to drafts")
+
+	r = me.Do("", "GET", "/api/mcp/connections/"+id, nil)
+	if m := r.Map(); r.Status != 200 || m["status"] != "connected" || m["account_hint"] != "drafts" {
+		t.Fatalf("after the choice the login is %d %s, want connected to drafts", r.Status, r.Body)
+	}
+}
