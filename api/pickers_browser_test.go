@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"strconv"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/githubapp"
 )
 
 // chromiumOrSkip is the Chromium the browser tests drive.
@@ -158,5 +160,66 @@ func TestDriveFolderPickerInChromium(t *testing.T) {
 	r = me.Do("", "GET", "/api/mcp/connections/"+id, nil)
 	if m := r.Map(); r.Status != 200 || m["status"] != "connected" || m["account_hint"] != "drafts" {
 		t.Fatalf("after the choice the login is %d %s, want connected to drafts", r.Status, r.Body)
+	}
+}
+
+// The GitHub repository dialog of a guild's connected login: the operator
+// ticks one of the repositories the installation reaches and saves; the
+// guild works on that one, and the dialog opened again shows it ticked.
+func TestGitHubRepositoryDialogInChromium(t *testing.T) {
+	chromium := chromiumOrSkip(t)
+	e := newGitHubEnv(t, true, localMode(t))
+	org := e.Do("", "POST", "/api/orgs", map[string]any{"name": "Acme"}).Map()["id"].(string)
+	guild := e.Do("", "POST", "/api/orgs/"+org+"/guilds", map[string]any{"name": "Ops"}).Map()["id"].(string)
+	inst := e.gh.AddInstallation("acme-gh")
+	e.gh.AddRepo(t, inst, "acme-gh", "api")
+	web := e.gh.AddRepo(t, inst, "acme-gh", "web")
+	e.gh.AddUser("octo", inst)
+
+	r := e.doIn(t, e.browser, "", "POST", "/api/mcp/connect", `{"slug":"github","owner_scope":"guild","owner_id":"`+guild+`"}`)
+	if r.Status != 200 {
+		t.Fatalf("connect: %d %s", r.Status, r.Body)
+	}
+	u, err := url.Parse(r.Map()["authorization_url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := url.Values{"code": {e.gh.Code("octo")}, "installation_id": {strconv.FormatInt(inst, 10)}, "setup_action": {"install"}, "state": {u.Query().Get("state")}}
+	if r := e.callback(t, callbackPath(q)); r.Status != 200 {
+		t.Fatalf("callback: %d %s", r.Status, r.Body)
+	}
+
+	b := newAppBrowser(t, chromium, e.HTTP.URL)
+	b.open("/guilds/" + guild + "?tab=tools")
+	b.click(`#server-github button.repos`)
+	b.waitText(`dialog fieldset`, "acme-gh/web")
+	save := func() {
+		t.Helper()
+		b.eval(`(document.getElementById("status").textContent = "", "")`) // the last save's message is not this one's
+		b.eval(`(document.getElementById("server-github").dataset.stale = "1", "")`)
+		b.clickText(`dialog .actions`, "Save repositories", "Save repositories")
+		b.waitText(`#status`, "Repositories saved")
+		b.waitText(`#server-github:not([data-stale])`, "") // the view shows the saved choice
+	}
+	save() // nothing ticked yet
+	b.click(`#server-github button.repos`)
+	b.waitText(`dialog fieldset`, "acme-gh/web")
+	b.eval(`([...document.querySelectorAll("dialog .field.check")].find((f) => f.textContent.includes("acme-gh/web")).querySelector("label").click(), "")`)
+	save()
+
+	var gr struct {
+		Repositories []githubapp.GuildRepository `json:"repositories"`
+	}
+	r = e.Do("", "GET", "/api/guilds/"+guild+"/repositories", nil)
+	r.JSON(&gr)
+	if r.Status != 200 || len(gr.Repositories) != 1 || gr.Repositories[0].GitHubID != web {
+		t.Fatalf("after the save the guild's repositories are %d %s, want acme-gh/web", r.Status, r.Body)
+	}
+
+	// Opened again, the dialog shows the saved choice.
+	b.click(`#server-github button.repos`)
+	b.waitText(`dialog fieldset`, "acme-gh/web")
+	if got := b.eval(`[...document.querySelectorAll("dialog .field.check")].filter((f) => f.querySelector("input").checked).map((f) => f.textContent).join(",")`); got != "acme-gh/web (private)" {
+		t.Fatalf("the dialog opened again ticks %q, want acme-gh/web", got)
 	}
 }
