@@ -25,7 +25,7 @@ import (
 // google-connectors integration, which Drive needs) and the catalog's Drive
 // row, as seeded, pointed at a local Drive behind a local authorization
 // server: the login is the generic OAuth client's, the adapter the real one.
-func newDriveEnv(t *testing.T) (*mcpEnv, *oauthtest.Server, *drivetest.Fake) {
+func newDriveEnv(t *testing.T, tweaks ...func(*api.Deps)) (*mcpEnv, *oauthtest.Server, *drivetest.Fake) {
 	t.Helper()
 	me := &mcpEnv{browser: newBrowser()}
 	k, _ := secret.GenerateKey("k1")
@@ -51,6 +51,9 @@ func newDriveEnv(t *testing.T) (*mcpEnv, *oauthtest.Server, *drivetest.Fake) {
 		me.queue = testtemporal.TaskQueue(t)
 		d.Temporal = me.Temporal
 		d.MCP.TaskQueue = me.queue
+		for _, tw := range tweaks {
+			tw(d)
+		}
 	}})
 	me.startWorker(t)
 

@@ -14,7 +14,8 @@ import (
 const pinnedKey = "CG-pinned-api-secret-31c7"
 
 // fakePinnedGecko answers /ping, /search and /simple/price as CoinGecko Pro
-// does, for one valid key: a wrong key gets CoinGecko's 10002 error body.
+// does, for one valid key (a search for "ether" finds Ethereum, any other
+// the two Bitcoins): a wrong key gets CoinGecko's 10002 error body.
 func fakePinnedGecko(t *testing.T) string {
 	quotes := map[string]string{
 		"bitcoin":      `{"usd":67187.3361,"usd_24h_change":3.6361}`,
@@ -32,6 +33,10 @@ func fakePinnedGecko(t *testing.T) string {
 		case "/ping":
 			_, _ = w.Write([]byte(`{"gecko_says":"(V3) To the Moon!"}`))
 		case "/search":
+			if r.URL.Query().Get("query") == "ether" {
+				_, _ = w.Write([]byte(`{"coins":[{"id":"ethereum","name":"Ethereum","api_symbol":"ethereum","symbol":"ETH","market_cap_rank":2}]}`))
+				return
+			}
 			json.NewEncoder(w).Encode(map[string]any{ //nolint:errcheck
 				"coins": []map[string]any{
 					{"id": "bitcoin", "name": "Bitcoin", "api_symbol": "bitcoin", "symbol": "BTC", "market_cap_rank": 1, "thumb": "https://img.example/btc.png"},

@@ -99,7 +99,7 @@ function serverCard(s, row, ctx) {
       actions.append(h("button", { type: "button", class: "folder", onclick: () => folderDialog(s, own, ctx) }, "Choose folder"));
     }
     if (own.status === "connected" && s.kind === "github") {
-      actions.append(h("button", { type: "button", class: "repos", onclick: () => reposDialog(s, own) }, "Repositories"));
+      actions.append(h("button", { type: "button", class: "repos", onclick: () => reposDialog(s, own, ctx) }, "Repositories"));
     }
     if (own.status === "connected" && (row?.config?.adapter || s.slug).replace(/-/g, "_") === "pinned_prices") {
       actions.append(h("button", { type: "button", class: "coins", onclick: () => coinsDialog(s, own) }, "Coins"));
@@ -172,8 +172,9 @@ async function folderDialog(s, conn, ctx) {
   show("my");
 }
 
-// reposDialog picks the repositories a GitHub login works on.
-async function reposDialog(s, conn) {
+// reposDialog picks the repositories a GitHub login works on; the view
+// reloads after a save so the dialog opened again starts from the new choice.
+async function reposDialog(s, conn, ctx) {
   const body = h("div", { class: "dlg-body" });
   const d = dialog(`${s.name}: repositories`, body);
   let repos;
@@ -185,7 +186,7 @@ async function reposDialog(s, conn) {
   body.append(h("fieldset", {}, h("legend", {}, "Repositories the installation reaches"), boxes), err,
     h("div", { class: "actions" }, h("button", { type: "button", onclick: async () => {
       const pick = repos.filter((r, i) => boxes[i].querySelector("input").checked).map((r) => ({ name: r.name, url: r.url, default_branch: r.default_branch }));
-      try { await api.put_mcp_connections_by_id_github_selected(conn.id, { repositories: pick }); status("Repositories saved"); d.close(); }
+      try { await api.put_mcp_connections_by_id_github_selected(conn.id, { repositories: pick }); status("Repositories saved"); d.close(); ctx.reload(); }
       catch (e) { err.textContent = e.message; }
     } }, "Save repositories")));
 }
