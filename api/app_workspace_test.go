@@ -51,18 +51,10 @@ func TestAgentPageStopsAndResetsTheSandbox(t *testing.T) {
 		js := fmt.Sprintf(`(() => { window.confirm = () => true;
 			const b = [...document.querySelectorAll("button")].find((b) => b.textContent === %q);
 			if (!b) return false; b.click(); return true; })()`, label)
-		for i := 0; ; i++ { // the page renders after its first API calls
-			ok, err := chromedp.Run(c, chromedp.Evaluate[bool](js))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ok {
-				return
-			}
-			if i > 600 {
-				t.Fatalf("no %q button", label)
-			}
-			time.Sleep(50 * time.Millisecond)
+		// The page renders after its first API calls: the button is looked
+		// for again on every change of the page, until it is there.
+		if _, err := chromedp.Run(c, chromedp.Poll[bool](js, chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(time.Minute))); err != nil {
+			t.Fatalf("no %q button: %v", label, err)
 		}
 	}
 	click("Stop sandbox")

@@ -136,18 +136,20 @@ func (b *appBrowser) click(sel string) {
 // shows when it never does is in the failure.
 func (b *appBrowser) waitText(sel, want string) {
 	b.t.Helper()
-	js := fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.textContent).join("\n")`, sel)
-	var got string
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		c, stop := context.WithTimeout(b.ctx, 10*time.Second)
-		var err error
-		got, err = chromedp.Run(c, chromedp.Evaluate[string](js))
+	text := fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.textContent).join("\n")`, sel)
+	// Checked again on every change of the page; a navigation ends a poll
+	// with an error, and the next one watches the new page.
+	js := fmt.Sprintf(`((t) => t !== "" && t.includes(%q))(%s)`, want, text)
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		c, stop := context.WithDeadline(b.ctx, deadline)
+		ok, err := chromedp.Run(c, chromedp.Poll[bool](js, chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(time.Until(deadline))))
 		stop()
-		if err == nil && got != "" && strings.Contains(got, want) {
+		if err == nil && ok {
 			return
 		}
 	}
-	b.t.Fatalf("%s never held %q (it holds %q; the page at %s says %q)", sel, want, got, b.eval(`location.href`), b.eval(`document.body.innerText`))
+	b.t.Fatalf("%s never held %q (it holds %q; the page at %s says %q)", sel, want, b.eval(text), b.eval(`location.href`), b.eval(`document.body.innerText`))
 }
 
 // noSecretInPage: the page's address and text hold no code or state.

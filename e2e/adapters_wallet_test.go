@@ -8,12 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/guilds/guilds/internal/adapters/wallet/wallettest"
 )
 
 // The Wallet's keys: the EVM key is also a funded account of the local
@@ -39,39 +36,7 @@ func walletValues() map[string]string {
 // when ganache is not installed (CI installs it).
 func startGanache(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("GUILDS_GANACHE")
-	if bin == "" {
-		bin = "/opt/ganache/node_modules/.bin/ganache"
-	}
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ganache is not installed (.ci/run installs it under /opt/ganache)")
-		}
-		t.Skip("ganache is not installed: npm install --prefix /opt/ganache ganache")
-	}
-	port := freePort(t)
-	cmd := exec.Command(bin, "--server.host", "127.0.0.1", "--server.port", fmt.Sprint(port), "--chain.chainId", "1",
-		"--logging.quiet", "--database.dbPath", filepath.Join(t.TempDir(), "db"),
-		"--wallet.accounts", "0x"+walletEVMKey+",100000000000000000000")
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(2 * time.Minute); ; {
-		resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`))
-		if err == nil {
-			body := readAll(resp)
-			if strings.Contains(body, `"0x1"`) {
-				return url
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("ganache did not start")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	return wallettest.StartGanache(t, walletEVMKey)
 }
 
 // walletServices lays out what the Wallet reaches under one catalog URL, as

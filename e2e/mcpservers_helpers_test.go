@@ -3,18 +3,19 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"syscall"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/guilds/guilds/internal/testproc"
 )
 
 // suiteDir holds the published MCP servers' package.json and lockfile;
@@ -69,40 +70,18 @@ func sharedDir(t *testing.T, name string) string {
 }
 
 // startServerProcess runs a published server that listens on HTTP (the test
-// starts it; the platform only knows its URL) and waits until its port
-// accepts connections. Its process group is killed when the test ends.
-func startServerProcess(t *testing.T, port int, logs *logBuffer, env []string, name string, args ...string) {
+// starts it; the platform only knows its URL) and returns once it printed
+// that it listens on port. Its process group is killed when the test ends.
+func startServerProcess(t *testing.T, port int, env []string, name string, args ...string) *testproc.Output {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("%s: %v", name, err)
+	// server-everything: "… listening on port N"; Playwright: "Listening on http://localhost:N".
+	out := testproc.Start(t, cmd, "listening on ")
+	if !strings.Contains(out.String(), strconv.Itoa(port)) {
+		t.Fatalf("%s listens elsewhere than on %d:\n%s", name, port, out)
 	}
-	// exited is closed once the process is reaped, so both the wait below
-	// and the clean-up can watch it.
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-	})
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			t.Fatalf("%s exited before listening: %v\n%s", name, waitErr, logs)
-		default:
-		}
-		if c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
-			_ = c.Close()
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s did not listen on %d\n%s", name, port, logs)
+	return out
 }
 
 // refTool is a tool as the reference client lists it.

@@ -64,11 +64,10 @@ func TestPublishedMCPServers(t *testing.T) {
 	}))
 	t.Cleanup(page.Close)
 
-	var serverLogs logBuffer
 	evPort, pwPort := freePort(t), freePort(t)
-	startServerProcess(t, evPort, &serverLogs, []string{"PORT=" + strconv.Itoa(evPort)},
+	evLogs := startServerProcess(t, evPort, []string{"PORT=" + strconv.Itoa(evPort)},
 		s.node, s.bin("@modelcontextprotocol/server-everything", "dist/index.js"), "streamableHttp")
-	startServerProcess(t, pwPort, &serverLogs, nil, s.node, s.bin("@playwright/mcp", "cli.js"),
+	pwLogs := startServerProcess(t, pwPort, nil, s.node, s.bin("@playwright/mcp", "cli.js"),
 		"--headless", "--browser", "chromium", "--executable-path", chromium, "--no-sandbox", "--isolated",
 		"--host", "127.0.0.1", "--port", strconv.Itoa(pwPort), "--allowed-hosts", "127.0.0.1:"+strconv.Itoa(pwPort), "--output-dir", sharedDir(t, "playwright"))
 	evURL := fmt.Sprintf("http://127.0.0.1:%d/mcp", evPort)
@@ -165,7 +164,7 @@ func TestPublishedMCPServers(t *testing.T) {
 		}
 	}
 	if t.Failed() {
-		t.Logf("transcript:\n%s\nservers' output:\n%s\nplatform:\n%s", transcript, &serverLogs, d.Logs())
+		t.Logf("transcript:\n%s\nservers' output:\n%s\n%s\nplatform:\n%s", transcript, evLogs, pwLogs, d.Logs())
 	}
 }
 

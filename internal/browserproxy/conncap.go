@@ -45,7 +45,8 @@ func (l *capListener) Accept() (net.Conn, error) {
 	}
 }
 
-// slotConn gives its place back once, when closed.
+// slotConn gives its place back once, when closed: before the close, so a
+// peer that has seen the connection end can count on its place being free.
 type slotConn struct {
 	net.Conn
 	once    sync.Once
@@ -53,9 +54,8 @@ type slotConn struct {
 }
 
 func (c *slotConn) Close() error {
-	err := c.Conn.Close()
 	c.once.Do(c.release)
-	return err
+	return c.Conn.Close()
 }
 
 func refuseOverCap(c net.Conn, n int) {

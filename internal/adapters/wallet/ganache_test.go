@@ -5,13 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/big"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,60 +14,14 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/guilds/guilds/internal/adapters/wallet/wallettest"
 )
 
-// ganacheBin finds the npm ganache CLI: GUILDS_GANACHE, else the prefix
-// .ci/run installs it under. Without it the test skips, except on CI.
-func ganacheBin(t testing.TB) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("GUILDS_GANACHE"), "/opt/ganache/node_modules/.bin/ganache"} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("ganache is not installed (.ci/run installs it under /opt/ganache)")
-	}
-	t.Skip("ganache is not installed: npm install --prefix /opt/ganache ganache")
-	return ""
-}
-
-// startGanache runs a local Ethereum node (chain id 1, instant mining) on
-// loopback with the given keys funded with 100 ETH each, and answers its URL.
+// startGanache runs the local Ethereum node with the given keys funded.
 func startGanache(t testing.TB, funded ...string) string {
 	t.Helper()
-	bin := ganacheBin(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	argv := []string{"--server.host", "127.0.0.1", "--server.port", fmt.Sprint(port), "--chain.chainId", "1",
-		"--logging.quiet", "--database.dbPath", filepath.Join(t.TempDir(), "db")}
-	for _, k := range funded {
-		argv = append(argv, "--wallet.accounts", "0x"+k+",100000000000000000000")
-	}
-	cmd := exec.Command(bin, argv...)
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		var id string
-		if rpcCall(url, "eth_chainId", &id) == nil && id == "0x1" {
-			return url
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("ganache did not start")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	return wallettest.StartGanache(t, funded...)
 }
 
 func rpcCall(url, method string, out any, params ...any) error {
