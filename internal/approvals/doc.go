@@ -3,6 +3,6 @@
 // approval to one call's arguments, the small typed rule language that decides
 // when a tool asks, and the binding an approved call must match to run.
 //
-// It imports nothing of the platform, so the run workflow, the tool activity
-// and the API can all share it.
+// It owns the table approval_requests (store.go). Apart from that file it
+// imports nothing of the platform, so the run workflow can share its types.
 package approvals

@@ -1,0 +1,1 @@
+DROP TABLE approval_requests;
