@@ -34,3 +34,12 @@ CREATE TABLE approval_requests (
     CHECK ((state = 'pending') = (decided_at IS NULL))
 );
 CREATE INDEX approval_requests_inbox ON approval_requests (organisation_id, state, created_at DESC);
+
+-- A run waiting for a person reads 'waiting'; a call a person refused, or
+-- that waited past its expiry, is 'denied'.
+ALTER TABLE runs DROP CONSTRAINT runs_status_check,
+    ADD CONSTRAINT runs_status_check
+    CHECK (status IN ('queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'));
+ALTER TABLE tool_calls DROP CONSTRAINT tool_calls_outcome_check,
+    ADD CONSTRAINT tool_calls_outcome_check
+    CHECK (outcome IN ('ok', 'error', 'refused', 'interrupted', 'denied'));

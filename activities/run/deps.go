@@ -106,6 +106,8 @@ type Deps struct {
 	// Repositories prepares a coding generation's GitHub repositories at
 	// its start (github.go); nil prepares none.
 	Repositories Repositories
+	// Approvals says which calls wait for a person (approval.go); nil: none.
+	Approvals ApprovalGate
 }
 
 // Activities are the run workflow's activities.

@@ -34,6 +34,17 @@ var (
 // Check tells whether the call described by got may run under the approval
 // bound to b at time now.
 func (b Binding) Check(got Binding, now time.Time) error {
+	if err := b.SameCall(got); err != nil {
+		return err
+	}
+	if !now.Before(b.ExpiresAt) {
+		return ErrExpired
+	}
+	return nil
+}
+
+// SameCall is Check without the expiry: got is the very call b approves.
+func (b Binding) SameCall(got Binding) error {
 	switch {
 	case b.RunID != got.RunID || b.Seq != got.Seq || b.AgentID != got.AgentID || b.Tool != got.Tool:
 		return ErrOtherCall
@@ -43,8 +54,6 @@ func (b Binding) Check(got Binding, now time.Time) error {
 		return ErrLoginDiffers
 	case b.PolicyVersion != got.PolicyVersion:
 		return ErrPolicyChanged
-	case !now.Before(b.ExpiresAt):
-		return ErrExpired
 	}
 	return nil
 }

@@ -162,25 +162,79 @@ func Use(ctx context.Context, tx store.DB, id string, got Binding, now time.Time
 	return r, nil
 }
 
-// Pending lists the requests of orgs waiting for an answer, oldest first.
-func Pending(ctx context.Context, db store.DB, orgs []string, limit int) ([]Request, error) {
-	if limit <= 0 || limit > 500 {
-		limit = 100
+// Filter selects requests for a listing.
+type Filter struct {
+	Orgs  []string // nil: every organisation (the platform's own use)
+	RunID string
+	State State // "": every state
+	Limit int   // 100 when zero, at most 500
+}
+
+// List returns requests, oldest first for the pending inbox, newest first
+// otherwise. A pending request past its expiry is listed as expired.
+func List(ctx context.Context, db store.DB, f Filter) ([]Request, error) {
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 100
+	}
+	switch f.State {
+	case "", StatePending, StateApproved, StateDenied, StateExpired, StateUsed:
+	default:
+		return nil, fmt.Errorf("%w: state is one of pending, approved, denied, expired, used", ErrBadFilter)
+	}
+	order := "created_at DESC"
+	if f.State == StatePending {
+		order = "created_at"
 	}
 	rows, err := db.Query(ctx, `SELECT `+columns+` FROM approval_requests
-		WHERE ($1::uuid[] IS NULL OR organisation_id = ANY($1)) AND state = 'pending' AND expires_at > now()
-		ORDER BY created_at LIMIT $2`, orgs, limit)
+		WHERE ($1::uuid[] IS NULL OR organisation_id = ANY($1))
+		  AND ($2 = '' OR run_id::text = $2)
+		  AND ($3 = '' OR (CASE WHEN state = 'pending' AND expires_at <= now() THEN 'expired' ELSE state END) = $3)
+		ORDER BY `+order+` LIMIT $4`, f.Orgs, f.RunID, string(f.State), f.Limit)
 	if err != nil {
 		return nil, store.Map(err)
 	}
 	defer rows.Close()
-	var out []Request
+	out := []Request{}
 	for rows.Next() {
 		r, err := scan(rows)
 		if err != nil {
 			return nil, err
 		}
+		if r.State == StatePending && !time.Now().Before(r.ExpiresAt) {
+			r.State = StateExpired
+		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// ErrBadFilter is a listing's filter that names no state.
+var ErrBadFilter = errors.New("approvals: bad filter")
+
+// Pending lists the requests of orgs waiting for an answer, oldest first.
+func Pending(ctx context.Context, db store.DB, orgs []string, limit int) ([]Request, error) {
+	return List(ctx, db, Filter{Orgs: orgs, State: StatePending, Limit: limit})
+}
+
+// StopsAsking reports whether an operator approved a call of this tool in
+// this run with "stop asking": later calls of the tool in the run go unasked.
+func StopsAsking(ctx context.Context, db store.DB, runID, tool string) (bool, error) {
+	var yes bool
+	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM approval_requests WHERE run_id = $1 AND tool = $2
+		AND stop_asking AND state IN ('approved', 'used'))`, runID, tool).Scan(&yes)
+	return yes, store.Map(err)
+}
+
+// PendingForRun counts a run's requests still waiting for an answer.
+func PendingForRun(ctx context.Context, db store.DB, runID string) (int, error) {
+	var n int
+	err := db.QueryRow(ctx, `SELECT count(*) FROM approval_requests WHERE run_id = $1 AND state = 'pending'`, runID).Scan(&n)
+	return n, store.Map(err)
+}
+
+// CloseRun expires what a run that ended still waits for.
+func CloseRun(ctx context.Context, db store.DB, runID string) error {
+	_, err := db.Exec(ctx, `UPDATE approval_requests SET state = 'expired', decided_at = now()
+		WHERE run_id = $1 AND state = 'pending'`, runID)
+	return store.Map(err)
 }
