@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/approvals"
+	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/workflows/run"
@@ -28,7 +30,113 @@ func (s *Server) approvalRoutes() []route {
 		{Method: "POST", Path: "/api/approvals/:id", Tag: "approvals",
 			Summary: "Answer an approval request: {\"decision\": \"approve\" | \"deny\", \"reason\", \"stop_asking\"} (stop_asking: approve, and let the tool run unasked for the rest of the run)",
 			Body:    approvalAnswer{}, Reply: approvals.Request{}, Handle: s.answerApproval},
+		{Method: "GET", Path: "/api/approval-policies", Tag: "approvals",
+			Summary: "The approval settings written at one scope (scope, scope_id), and with ?tool= the one that decides for that tool there",
+			Reply:   []approvals.Setting{}, Handle: listApprovalPolicies},
+		{Method: "PUT", Path: "/api/approval-policies", Tag: "approvals",
+			Summary: "Make a tool ask first at a scope (ask true, optional typed rules over its arguments, wait such as \"24h\"), or not ask there (ask false)",
+			Body:    policyInput{}, Reply: approvals.Setting{}, Handle: s.putApprovalPolicy},
+		{Method: "DELETE", Path: "/api/approval-policies", Tag: "approvals",
+			Summary: "Remove a scope's approval setting for a tool, so the scope inherits again", Status: 204,
+			Body: policyInput{}, Handle: deleteApprovalPolicy},
 	}
+}
+
+type policyInput struct {
+	Scope   string           `json:"scope"`
+	ScopeID string           `json:"scope_id"`
+	Tool    string           `json:"tool"`
+	Ask     *bool            `json:"ask"`
+	Rules   []approvals.Rule `json:"rules"`
+	Wait    string           `json:"wait"` // a Go duration; "" is 24h
+}
+
+// policyPlace checks the principal may see (read) or change (write) the
+// scope: the platform scope is the instance admin's.
+func policyPlace(ctx context.Context, db store.DB, p access.Principal, scope, id string, write bool) (grants.Place, error) {
+	if scope == approvals.ScopePlatform {
+		if write && !p.Admin {
+			return grants.Place{}, access.ErrForbidden
+		}
+		return grants.Place{Scope: grants.ScopePlatform}, nil
+	}
+	return grants.LoadPlaceVisible(ctx, db, p, grants.Scope(scope), id)
+}
+
+func listApprovalPolicies(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	scope, id := c.Query("scope"), c.Query("scope_id")
+	pl, err := policyPlace(ctx, db, p, scope, id, false)
+	if err != nil {
+		return 0, nil, err
+	}
+	if tool := c.Query("tool"); tool != "" {
+		eff, err := approvals.Resolve(ctx, db, approvals.Place{OrganisationID: pl.OrgID, GuildID: pl.GuildID, AgentID: pl.AgentID}, tool)
+		return http.StatusOK, eff, err
+	}
+	out, err := approvals.At(ctx, db, scope, id)
+	return http.StatusOK, out, policyError(err)
+}
+
+func (s *Server) putApprovalPolicy(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	var in policyInput
+	if err := bindJSON(c, &in); err != nil {
+		return 0, nil, err
+	}
+	if in.Ask == nil {
+		return 0, nil, badRequest("ask is required: true to ask before the tool runs, false not to ask at this scope")
+	}
+	var wait time.Duration
+	if in.Wait != "" {
+		d, err := time.ParseDuration(in.Wait)
+		if err != nil {
+			return 0, nil, badRequest(`wait is a duration such as "30m", "24h" or "720h"`)
+		}
+		wait = d
+	}
+	if _, err := policyPlace(ctx, db, p, in.Scope, in.ScopeID, true); err != nil {
+		return 0, nil, err
+	}
+	types, err := s.argTypes(ctx, db, in.Tool)
+	if err != nil {
+		return 0, nil, err
+	}
+	out, err := approvals.Save(ctx, db, approvals.Setting{Scope: in.Scope, ScopeID: in.ScopeID, Tool: in.Tool, Ask: *in.Ask,
+		Policy: approvals.Policy{Rules: in.Rules}, Wait: wait, UpdatedBy: actor(p)}, types)
+	return http.StatusOK, out, policyError(err)
+}
+
+func deleteApprovalPolicy(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	var in policyInput
+	if err := bindJSON(c, &in); err != nil {
+		return 0, nil, err
+	}
+	if _, err := policyPlace(ctx, db, p, in.Scope, in.ScopeID, true); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, policyError(approvals.Delete(ctx, db, in.Scope, in.ScopeID, in.Tool))
+}
+
+// argTypes are the argument types of the tool a policy names: a native
+// tool's from the registry, an MCP tool's from its listing.
+func (s *Server) argTypes(ctx context.Context, db store.DB, tool string) (map[string]approvals.ArgType, error) {
+	if s.Tools != nil {
+		if t, ok := s.Tools.Lookup(tool); ok {
+			return approvals.ArgTypes(t.Schema), nil
+		}
+	}
+	schema, err := grants.ListedSchema(ctx, db, tool)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &Error{Status: http.StatusUnprocessableEntity, Code: "unknown_tool",
+			Message: "no native tool and no listed MCP tool is named " + strconv.Quote(tool) + " (use the name the Tools view shows)"}
+	}
+	return approvals.ArgTypes(schema), err
+}
+
+func policyError(err error) error {
+	if errors.Is(err, approvals.ErrBadSetting) {
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_policy", Message: err.Error()}
+	}
+	return err
 }
 
 type approvalAnswer struct {

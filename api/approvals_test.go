@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
 	"github.com/guilds/guilds/internal/approvals"
+	"github.com/guilds/guilds/internal/native/issues"
+	"github.com/guilds/guilds/internal/tools"
 )
 
 // askFor records a pending approval request in a fresh run of agent.
@@ -72,5 +75,62 @@ func TestTheInboxIsTheOrganisationsOwn(t *testing.T) {
 	}
 	if r := e.Do(annTok, "GET", "/api/runs/"+req.RunID+"/approvals", nil); r.Status != 200 {
 		t.Fatalf("run's requests: %d", r.Status)
+	}
+}
+
+func TestApprovalPoliciesAreCheckedWhenSaved(t *testing.T) {
+	e := apitest.New(t, apitest.Options{Tweak: func(d *api.Deps) {
+		d.Tools = tools.NewRegistry()
+		issues.Register(d.Tools, d.DB)
+	}})
+	org, guild, agent := e.Hierarchy()
+	_, annTok := newOperator(t, e, org, "ann")
+	put := func(tok string, body map[string]any) apitest.Response {
+		return e.Do(tok, "PUT", "/api/approval-policies", body)
+	}
+	// report_issue is a native tool every build has; its schema names kind.
+	cases := []struct {
+		body map[string]any
+		want int
+		code string
+	}{
+		{map[string]any{"scope": "guild", "scope_id": guild, "tool": "no_such_tool", "ask": true}, 422, "unknown_tool"},
+		{map[string]any{"scope": "guild", "scope_id": guild, "tool": "report_issue", "ask": true,
+			"rules": []map[string]any{{"arg": "knd", "op": "eq", "value": "x"}}}, 422, "invalid_policy"},
+		{map[string]any{"scope": "guild", "scope_id": guild, "tool": "report_issue", "ask": true, "wait": "forever"}, 400, "bad_request"},
+		{map[string]any{"scope": "guild", "scope_id": guild, "tool": "report_issue", "ask": true, "wait": "2000h"}, 422, "invalid_policy"},
+		{map[string]any{"scope": "guild", "scope_id": guild, "tool": "report_issue"}, 400, "bad_request"},
+		{map[string]any{"scope": "platform", "tool": "report_issue", "ask": true}, 403, "forbidden"},
+	}
+	for _, c := range cases {
+		if r := put(annTok, c.body); r.Status != c.want || r.ErrorCode() != c.code {
+			t.Errorf("%v: %d %s", c.body, r.Status, r.Body)
+		}
+	}
+	ok := put(annTok, map[string]any{"scope": "guild", "scope_id": guild, "tool": "report_issue", "ask": true,
+		"rules": []map[string]any{{"arg": "kind", "op": "ne", "value": "other"}}, "wait": "48h"})
+	if ok.Status != 200 {
+		t.Fatalf("save: %d %s", ok.Status, ok.Body)
+	}
+	var eff approvals.Effective
+	r := e.Do(annTok, "GET", "/api/approval-policies?scope=agent&scope_id="+agent+"&tool=report_issue", nil)
+	r.JSON(&eff)
+	if r.Status != 200 || !eff.Decided || !eff.Ask || eff.Scope != "guild" || eff.WaitText != "48h0m0s" || eff.Version == "" {
+		t.Fatalf("effective at the agent: %d %s", r.Status, r.Body)
+	}
+	// The agent says "do not ask" under the guild's Ask.
+	if r := put(annTok, map[string]any{"scope": "agent", "scope_id": agent, "tool": "report_issue", "ask": false}); r.Status != 200 {
+		t.Fatalf("agent override: %d %s", r.Status, r.Body)
+	}
+	r = e.Do(annTok, "GET", "/api/approval-policies?scope=agent&scope_id="+agent+"&tool=report_issue", nil)
+	r.JSON(&eff)
+	if eff.Ask || eff.Scope != "agent" {
+		t.Fatalf("after the agent's override: %s", r.Body)
+	}
+	if r := e.Do(annTok, "DELETE", "/api/approval-policies", map[string]any{"scope": "agent", "scope_id": agent, "tool": "report_issue"}); r.Status != 204 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	if r := e.Do(annTok, "DELETE", "/api/approval-policies", map[string]any{"scope": "agent", "scope_id": agent, "tool": "report_issue"}); r.Status != 404 {
+		t.Fatalf("second delete: %d", r.Status)
 	}
 }

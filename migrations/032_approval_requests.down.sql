@@ -5,4 +5,5 @@ UPDATE runs SET status = 'running' WHERE status = 'waiting';
 ALTER TABLE runs DROP CONSTRAINT runs_status_check,
     ADD CONSTRAINT runs_status_check
     CHECK (status IN ('queued', 'running', 'completed', 'failed', 'cancelled'));
+DROP TABLE approval_policies;
 DROP TABLE approval_requests;

@@ -43,3 +43,29 @@ ALTER TABLE runs DROP CONSTRAINT runs_status_check,
 ALTER TABLE tool_calls DROP CONSTRAINT tool_calls_outcome_check,
     ADD CONSTRAINT tool_calls_outcome_check
     CHECK (outcome IN ('ok', 'error', 'refused', 'interrupted', 'denied'));
+
+-- Which tools ask (ADR 0514): the third switch state, kept beside the
+-- bindings and resolved by the same walk, narrowest scope first. ask=false
+-- at a narrower scope says "do not ask here" under a wider Ask. tool is the
+-- name the model sees (a native tool's name, an MCP tool's prefixed name).
+CREATE TABLE approval_policies (
+    id              uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    scope           text NOT NULL CHECK (scope IN ('platform', 'organisation', 'guild', 'agent')),
+    organisation_id uuid REFERENCES organisations(id) ON DELETE CASCADE,
+    guild_id        uuid REFERENCES guilds(id) ON DELETE CASCADE,
+    agent_id        uuid REFERENCES agents(id) ON DELETE CASCADE,
+    scope_id        uuid GENERATED ALWAYS AS (coalesce(agent_id, guild_id, organisation_id)) STORED,
+    tool            text NOT NULL CHECK (tool <> ''),
+    ask             boolean NOT NULL,
+    rules           jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(rules) = 'array'),
+    wait_seconds    integer NOT NULL DEFAULT 86400 CHECK (wait_seconds BETWEEN 60 AND 2592000),
+    updated_by      text NOT NULL DEFAULT '',
+    updated_at      timestamptz NOT NULL DEFAULT now(),
+    CHECK (CASE scope
+        WHEN 'platform' THEN organisation_id IS NULL AND guild_id IS NULL AND agent_id IS NULL
+        WHEN 'organisation' THEN organisation_id IS NOT NULL AND guild_id IS NULL AND agent_id IS NULL
+        WHEN 'guild' THEN guild_id IS NOT NULL AND organisation_id IS NULL AND agent_id IS NULL
+        ELSE agent_id IS NOT NULL AND organisation_id IS NULL AND guild_id IS NULL END)
+);
+CREATE UNIQUE INDEX approval_policies_scope_tool_uq
+    ON approval_policies (scope, coalesce(scope_id, '00000000-0000-0000-0000-000000000000'::uuid), tool);

@@ -11,6 +11,7 @@ import (
 
 	"github.com/guilds/guilds/internal/approvals"
 	"github.com/guilds/guilds/internal/runs"
+	"github.com/guilds/guilds/internal/store"
 )
 
 // Activity names of the approval wait (docs/adr/0514).
@@ -187,4 +188,18 @@ func humanWait(d time.Duration) string {
 		return fmt.Sprintf("%d hours", int(d.Hours()+0.5))
 	}
 	return d.Round(time.Minute).String()
+}
+
+// PolicyGate is the ApprovalGate of the operators' approval policies
+// (approval_policies, resolved agent → guild → organisation → platform).
+type PolicyGate struct{ DB store.DB }
+
+// Need implements ApprovalGate.
+func (g PolicyGate) Need(ctx context.Context, r runs.Run, offered runs.OfferedTool, args json.RawMessage) (*ApprovalNeed, error) {
+	at := approvals.Place{OrganisationID: r.OrganisationID, GuildID: r.GuildID, AgentID: r.AgentID}
+	ask, err := approvals.Check(ctx, g.DB, at, r.ID, offered.Name, args)
+	if err != nil || ask == nil {
+		return nil, err
+	}
+	return &ApprovalNeed{LoginID: offered.ConnectionID, PolicyVersion: ask.Version, Because: ask.Because, Wait: ask.Wait}, nil
 }

@@ -349,7 +349,8 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 // registrations lists what the worker runs: the run workflow and, with
 // connectors started, the OAuth connect workflow.
 func (p *platform) registrations() []worker.Registration {
-	deps := runact.Deps{DB: p.db, Tools: p.tools, Offerer: runact.GrantsOfferer{S: p.grants}, Models: p.models, Log: p.log}
+	deps := runact.Deps{DB: p.db, Tools: p.tools, Offerer: runact.GrantsOfferer{S: p.grants}, Models: p.models, Log: p.log,
+		Approvals: runact.PolicyGate{DB: p.db}}
 	var regs []worker.Registration
 	if p.connectors != nil {
 		deps.MCP = p.connectors.Pool

@@ -287,3 +287,31 @@ func containsFold(list []string, s string) bool {
 	}
 	return false
 }
+
+// ArgTypes reads the argument types a policy may name from a tool's input
+// schema: its top-level properties and, one level down, the properties of
+// object properties (as "parent.child").
+func ArgTypes(schema json.RawMessage) map[string]ArgType {
+	type node struct {
+		Type       any             `json:"type"`
+		Properties map[string]node `json:"properties"`
+	}
+	var root node
+	out := map[string]ArgType{}
+	if json.Unmarshal(schema, &root) != nil {
+		return out
+	}
+	typeOf := func(n node) ArgType {
+		if s, ok := n.Type.(string); ok {
+			return ArgType(s)
+		}
+		return "" // a list of types, or none: any shape
+	}
+	for name, p := range root.Properties {
+		out[name] = typeOf(p)
+		for child, c := range p.Properties {
+			out[name+"."+child] = typeOf(c)
+		}
+	}
+	return out
+}

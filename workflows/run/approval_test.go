@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/internal/approvals"
 	"github.com/guilds/guilds/internal/runs"
@@ -202,5 +204,43 @@ func TestCancellingAWaitingRunWithdrawsItsRequest(t *testing.T) {
 	}
 	if _, err := approvals.Decide(context.Background(), e.db, req.ID, nil, approvals.Decision{Approve: true}); err == nil {
 		t.Error("a cancelled run's request could still be approved")
+	}
+}
+
+// dbGate is the platform's PolicyGate on the env's database, set once the
+// env exists.
+type dbGate struct{ db *pgxpool.Pool }
+
+func (g *dbGate) Need(ctx context.Context, r runs.Run, offered runs.OfferedTool, args json.RawMessage) (*runact.ApprovalNeed, error) {
+	return runact.PolicyGate{DB: g.db}.Need(ctx, r, offered, args)
+}
+
+func TestSavedPoliciesAskAndStopAskingHoldsForTheRun(t *testing.T) {
+	t.Parallel()
+	gate := &dbGate{}
+	e := newEnv(t, envOptions{approvals: gate},
+		turn{Calls: []call{{"add", `{"a":50,"b":1}`}}},
+		turn{Calls: []call{{"add", `{"a":60,"b":1}`}, {"add", `{"a":1,"b":1}`}}},
+		turn{Text: "summed"})
+	gate.db = e.db
+	types := approvals.ArgTypes(json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}`))
+	if _, err := approvals.Save(context.Background(), e.db, approvals.Setting{Scope: approvals.ScopeGuild, ScopeID: e.guild, Tool: "add", Ask: true,
+		Policy: approvals.Policy{Rules: []approvals.Rule{{Arg: "a", Op: approvals.OpGreater, Value: "10"}}}}, types); err != nil {
+		t.Fatal(err)
+	}
+	id := e.start("sum things", 10)
+	req := e.pending(id, 1)
+	if req.AskedBecause != "the guild asks when a gt 10" {
+		t.Errorf("asked because %q", req.AskedBecause)
+	}
+	e.decide(id, req.ID, approvals.Decision{Approve: true, UserName: "Ann", StopAsking: true})
+	if _, err := e.wait(id, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.count(`SELECT count(*) FROM approval_requests WHERE run_id = $1`, id); n != 1 {
+		t.Errorf("%d requests: stop asking did not hold for the rest of the run", n)
+	}
+	if n := e.count(`SELECT count(*) FROM tool_calls WHERE run_id = $1 AND outcome = 'ok'`, id); n != 3 {
+		t.Errorf("%d calls ran", n)
 	}
 }

@@ -14,6 +14,8 @@ export const delete_agents_by_id_scripts_by_name = (id, name, opts) => call("DEL
 export const delete_agents_by_id_secrets_by_name = (id, name, opts) => call("DELETE", `/api/agents/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}`, undefined, opts);
 /** DELETE /api/agents/{id}/secrets/{name}/grants: Remove a secret's grant row at a scope, so that scope inherits again */
 export const delete_agents_by_id_secrets_by_name_grants = (id, name, body, opts) => call("DELETE", `/api/agents/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}/grants`, body, opts);
+/** DELETE /api/approval-policies: Remove a scope's approval setting for a tool, so the scope inherits again */
+export const delete_approval_policies = (body, opts) => call("DELETE", `/api/approval-policies`, body, opts);
 /** DELETE /api/bindings: Remove a scope's binding so it inherits again */
 export const delete_bindings = (body, opts) => call("DELETE", `/api/bindings`, body, opts);
 /** DELETE /api/collections/{id}: Delete a collection with its records */
@@ -84,6 +86,8 @@ export const get_agents_by_id_scripts_by_name = (id, name, opts) => call("GET", 
 export const get_agents_by_id_secrets = (id, opts) => call("GET", `/api/agents/${encodeURIComponent(id)}/secrets`, undefined, opts);
 /** GET /api/agents/{id}/tools: The Tools view of an agent */
 export const get_agents_by_id_tools = (id, opts) => call("GET", `/api/agents/${encodeURIComponent(id)}/tools`, undefined, opts);
+/** GET /api/approval-policies: The approval settings written at one scope (scope, scope_id), and with ?tool= the one that decides for that tool there */
+export const get_approval_policies = (opts) => call("GET", `/api/approval-policies`, undefined, opts);
 /** GET /api/bindings: List the bindings written at one scope (scope, scope_id) */
 export const get_bindings = (opts) => call("GET", `/api/bindings`, undefined, opts);
 /** GET /api/collections/{id}: Get a collection */
@@ -270,6 +274,8 @@ export const put_agents_by_id_notes_by_key = (id, key, body, opts) => call("PUT"
 export const put_agents_by_id_secrets_by_name = (id, name, body, opts) => call("PUT", `/api/agents/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}`, body, opts);
 /** PUT /api/agents/{id}/secrets/{name}/grants: Grant (enabled true) or revoke (enabled false) a secret for the agents at and below a scope within its owner */
 export const put_agents_by_id_secrets_by_name_grants = (id, name, body, opts) => call("PUT", `/api/agents/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}/grants`, body, opts);
+/** PUT /api/approval-policies: Make a tool ask first at a scope (ask true, optional typed rules over its arguments, wait such as "24h"), or not ask there (ask false) */
+export const put_approval_policies = (body, opts) => call("PUT", `/api/approval-policies`, body, opts);
 /** PUT /api/bindings: Turn a catalog item on or off at a scope; turning on a server that needs no login lists its tools and makes its login at that scope first */
 export const put_bindings = (body, opts) => call("PUT", `/api/bindings`, body, opts);
 /** PUT /api/collections/{id}/grants: Set the grant of one guild or one agent */
