@@ -70,7 +70,7 @@ func everything(t *testing.T) (node, js string) {
 
 // everythingConnection adds a no-auth catalog row of the server and a
 // connected login of it.
-func everythingConnection(t *testing.T, db *pgxpool.Pool, slug, transport, url string, config any) string {
+func everythingConnection(t testing.TB, db *pgxpool.Pool, slug, transport, url string, config any) string {
 	t.Helper()
 	cfg, _ := json.Marshal(config)
 	var sid string

@@ -15,8 +15,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/guilds/guilds/internal/connections/connectionstest"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/testdb"
 	"github.com/guilds/guilds/internal/testproc"
@@ -48,7 +46,9 @@ func needPublished(b *testing.B) publishedSuite {
 	return publishedSuite{node: node, dir: dir}
 }
 
-func (s publishedSuite) js(pkg, rel string) string { return filepath.Join(s.dir, "node_modules", pkg, rel) }
+func (s publishedSuite) js(pkg, rel string) string {
+	return filepath.Join(s.dir, "node_modules", pkg, rel)
+}
 
 // listen starts a published server that serves HTTP on port and returns its
 // MCP endpoint once it says it listens.
@@ -78,18 +78,11 @@ func (s publishedSuite) playwright(b *testing.B) string {
 
 var publishedRows atomic.Int64
 
-// publishedConnection adds a no-login catalog row (a fresh slug each time) and
-// its login.
+// publishedConnection adds a no-login catalog row (a fresh slug each time:
+// a benchmark function may run more than once) and its login.
 func publishedConnection(b *testing.B, db *pgxpool.Pool, slug, transport, url string, config map[string]any) string {
 	b.Helper()
-	cfg, _ := json.Marshal(config)
-	slug = fmt.Sprintf("%s%d", slug, publishedRows.Add(1))
-	var sid string
-	if err := db.QueryRow(context.Background(), `INSERT INTO mcp_servers (slug, name, transport, url, auth, config)
-VALUES ($1, $1, $2, $3, 'none', $4) RETURNING id`, slug, transport, url, string(cfg)).Scan(&sid); err != nil {
-		b.Fatal(err)
-	}
-	return connectionstest.InsertAs(b, db, sid, "organisation", uuid.NewString(), connstore.StatusConnected)
+	return everythingConnection(b, db, fmt.Sprintf("%s%d", slug, publishedRows.Add(1)), transport, url, config)
 }
 
 func freeTCPPort(b *testing.B) int {

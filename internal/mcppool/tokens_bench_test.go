@@ -15,7 +15,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/guilds/guilds/internal/mcppool"
@@ -85,19 +84,7 @@ func BenchmarkPublishedResultTokens(b *testing.B) {
 func bareCall(b *testing.B, url, navigate, tool string) *mcp.CallToolResult {
 	b.Helper()
 	ctx := context.Background()
-	c, err := client.NewStreamableHttpClient(url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = c.Close() }()
-	if err := c.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		b.Fatal(err)
-	}
+	c := bareClient(b, url)
 	call := func(name, args string) *mcp.CallToolResult {
 		req := mcp.CallToolRequest{}
 		req.Params.Name, req.Params.Arguments = name, json.RawMessage(args)
