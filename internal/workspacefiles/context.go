@@ -3,6 +3,8 @@ package workspacefiles
 import (
 	"context"
 	"sync/atomic"
+
+	"github.com/guilds/guilds/sandbox"
 )
 
 // The workspace reaches a service's tool through the call's context: the
@@ -29,12 +31,12 @@ func WithAgent(ctx context.Context, agentID string) context.Context {
 	return context.WithValue(ctx, agentKey{}, agentID)
 }
 
-// From returns the workspace and the agent of a call, or ErrNoWorkspace.
+// From returns the workspace and the agent of a call, or sandbox.ErrNoWorkspace.
 func From(ctx context.Context) (Workspace, string, error) {
 	agent, _ := ctx.Value(agentKey{}).(string)
 	ws := process.Load()
 	if ws == nil || agent == "" {
-		return nil, "", ErrNoWorkspace
+		return nil, "", sandbox.ErrNoWorkspace
 	}
 	return *ws, agent, nil
 }

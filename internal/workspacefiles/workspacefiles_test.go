@@ -116,7 +116,7 @@ func TestRulesOnTheSandboxImage(t *testing.T) {
 }
 
 func TestFromNeedsAWorkspaceAndAnAgent(t *testing.T) {
-	if _, _, err := workspacefiles.From(context.Background()); !errors.Is(err, workspacefiles.ErrNoWorkspace) {
+	if _, _, err := workspacefiles.From(context.Background()); !errors.Is(err, sandbox.ErrNoWorkspace) {
 		t.Fatalf("%v", err)
 	}
 }

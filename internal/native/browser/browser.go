@@ -15,8 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"log/slog"
+		"log/slog"
 	"path"
 	"time"
 
@@ -27,23 +26,12 @@ import (
 	"github.com/guilds/guilds/sandbox"
 )
 
-// Workspace is what the browser tools need from an agent's long-lived
-// sandbox (internal/workspaces.Manager).
-type Workspace interface {
-	Exec(ctx context.Context, agentID string, req sandbox.ExecRequest) (sandbox.ExecResult, error)
-	CopyTo(ctx context.Context, agentID, path string, content []byte, mode fs.FileMode) error
-}
-
 // Proxy is the platform's forward proxy (internal/browserproxy): Open makes
 // sure the agent's socket listens, and returns its path as the sandbox
 // sees it.
 type Proxy interface {
 	Open(agentID string) (string, error)
 }
-
-// ErrNoWorkspace is the failure of a call in a process that has no
-// workspace (the API server declares the tools for offers and views only).
-var ErrNoWorkspace = errors.New("this process has no agent workspace; browser tools run on the worker")
 
 // ExecTimeout bounds the helper's exec: the spec's 60 s per call, less a
 // little for the activity to record the result. The helper stops its own
@@ -55,8 +43,9 @@ const maxHelperOutput = 1 << 20
 
 // Deps are what the browser tools need.
 type Deps struct {
-	// Workspace runs the helper; nil makes every call fail with ErrNoWorkspace.
-	Workspace Workspace
+	// Workspace runs the helper; nil makes every call fail with
+	// sandbox.ErrNoWorkspace.
+	Workspace sandbox.Workspace
 	// Proxy gives Chromium its way out; nil = no proxy (a sandbox with a
 	// network of its own, or development).
 	Proxy Proxy
@@ -95,7 +84,7 @@ func Register(reg *tools.Registry, d Deps) {
 func (d Deps) handler(tool string) tools.Handler {
 	return func(ctx context.Context, call tools.Call) (string, error) {
 		if d.Workspace == nil {
-			return "", ErrNoWorkspace
+			return "", sandbox.ErrNoWorkspace
 		}
 		if call.AgentID == "" {
 			return "", fmt.Errorf("%s runs in an agent's workspace: this call has no agent id", tool)
@@ -151,8 +140,8 @@ func (d Deps) run(ctx context.Context, agentID string, req browserproto.Request)
 		}
 	}
 	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: []string{d.Helper, arg}, Timeout: ExecTimeout, MaxOutput: maxHelperOutput})
-	if errors.Is(err, ErrNoWorkspace) {
-		return none, ErrNoWorkspace
+	if errors.Is(err, sandbox.ErrNoWorkspace) {
+		return none, sandbox.ErrNoWorkspace
 	}
 	if err != nil {
 		return none, fmt.Errorf("run %s in the workspace: %w", req.Tool, err)
@@ -201,8 +190,8 @@ func (d Deps) writeRequest(ctx context.Context, agentID string, req browserproto
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	p := path.Join(browserproto.RequestDir, hex.EncodeToString(b[:])+".json")
-	if err := d.Workspace.CopyTo(ctx, agentID, p, raw, 0o600); errors.Is(err, ErrNoWorkspace) {
-		return "", ErrNoWorkspace
+	if err := d.Workspace.CopyTo(ctx, agentID, p, raw, 0o600); errors.Is(err, sandbox.ErrNoWorkspace) {
+		return "", sandbox.ErrNoWorkspace
 	} else if err != nil {
 		return "", fmt.Errorf("write the %s request into the workspace: %w", req.Tool, err)
 	}

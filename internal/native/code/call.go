@@ -30,7 +30,7 @@ const requestMode = 0o600
 func (d Deps) handler(tool string) tools.Handler {
 	return func(ctx context.Context, call tools.Call) (string, error) {
 		if d.Workspace == nil {
-			return "", ErrNoWorkspace
+			return "", sandbox.ErrNoWorkspace
 		}
 		if call.AgentID == "" || call.RunID == "" {
 			return "", fmt.Errorf("%s runs in an agent's workspace during a run: this call has no agent or run id", tool)
@@ -100,8 +100,8 @@ func (d Deps) run(ctx context.Context, agentID string, req codeproto.Request) (c
 	// sets GUILD_RUN_ID and GUILD_AGENT_ID from the request itself.
 	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{
 		Cmd: []string{helper, arg}, Timeout: timeout, MaxOutput: maxHelperOutput})
-	if errors.Is(err, ErrNoWorkspace) {
-		return none, ErrNoWorkspace
+	if errors.Is(err, sandbox.ErrNoWorkspace) {
+		return none, sandbox.ErrNoWorkspace
 	}
 	if err != nil {
 		return none, fmt.Errorf("run %s in the workspace: %w", req.Tool, err)
@@ -133,8 +133,8 @@ func (d Deps) writeRequest(ctx context.Context, agentID string, req codeproto.Re
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	p := path.Join(codeproto.RequestDir, hex.EncodeToString(b[:])+".json")
-	if err := d.Workspace.CopyTo(ctx, agentID, p, raw, requestMode); errors.Is(err, ErrNoWorkspace) {
-		return "", ErrNoWorkspace
+	if err := d.Workspace.CopyTo(ctx, agentID, p, raw, requestMode); errors.Is(err, sandbox.ErrNoWorkspace) {
+		return "", sandbox.ErrNoWorkspace
 	} else if err != nil {
 		return "", fmt.Errorf("write the %s request into the workspace: %w", req.Tool, err)
 	}

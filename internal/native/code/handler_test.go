@@ -16,6 +16,7 @@ import (
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/testdb"
 	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/sandbox"
 )
 
 // session is one run of one agent calling the code tools the way the tool
@@ -27,11 +28,11 @@ type session struct {
 	db    *pgxpool.Pool
 	run   runs.Run
 	seq   int
-	ws    Workspace
+	ws    sandbox.Workspace
 	agent string
 }
 
-func newSession(t testing.TB, ws Workspace, helper string) *session {
+func newSession(t testing.TB, ws sandbox.Workspace, helper string) *session {
 	t.Helper()
 	db := testdb.New(t)
 	ctx := context.Background()

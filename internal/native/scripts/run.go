@@ -34,7 +34,7 @@ func (h *handlers) run(ctx context.Context, call tools.Call) (string, error) {
 		return "", err
 	}
 	if h.d.Workspace == nil {
-		return "", ErrNoWorkspace
+		return "", sandbox.ErrNoWorkspace
 	}
 	if call.RunID == "" {
 		return "", errors.New("script_run runs in the agent's workspace during a run: this call has no run id")
