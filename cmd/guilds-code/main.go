@@ -17,6 +17,7 @@ import (
 
 	"github.com/guilds/guilds/internal/codeops"
 	"github.com/guilds/guilds/internal/codeproto"
+	"github.com/guilds/guilds/sandbox/helper"
 )
 
 // handler serves one tool. A tool-level failure is an "ERROR: ..." text in
@@ -55,22 +56,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintln(stderr, "guilds-code: expected one argument, the request")
 		return 2
 	}
-	req, err := readRequest(args[0])
-	if err != nil {
-		_, _ = fmt.Fprintf(stderr, "guilds-code: %v\n", err)
-		return 2
-	}
-	resp := serve(ctx, req)
-	out, err := codeproto.EncodeResponse(resp)
-	if err != nil {
-		_, _ = fmt.Fprintf(stderr, "guilds-code: encode response: %v\n", err)
-		return 1
-	}
-	if _, err := fmt.Fprintln(stdout, out); err != nil {
-		return 1
-	}
-	return 0
+	return helper.Serve("guilds-code", args[0], codeops.ReadRequest(maxRequestFile), stdout, stderr,
+		func(req codeproto.Request) codeproto.Response { return serve(ctx, req) })
 }
+
+// maxRequestFile bounds a request file (a file_write's content is the
+// largest part).
+const maxRequestFile = 32 << 20
 
 // serve runs one request through its handler and caps the result.
 func serve(ctx context.Context, req codeproto.Request) (resp codeproto.Response) {

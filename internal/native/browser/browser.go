@@ -10,20 +10,17 @@ package browser
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 		"log/slog"
-	"path"
 	"time"
 
 	"github.com/guilds/guilds/internal/browserproto"
-	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/sandbox/helper"
 )
 
 // Proxy is the platform's forward proxy (internal/browserproxy): Open makes
@@ -37,9 +34,6 @@ type Proxy interface {
 // little for the activity to record the result. The helper stops its own
 // work at browserops.CallTimeout, before this.
 const ExecTimeout = 57 * time.Second
-
-// maxHelperOutput caps what is read of the helper's output.
-const maxHelperOutput = 1 << 20
 
 // Deps are what the browser tools need.
 type Deps struct {
@@ -129,37 +123,8 @@ func (d Deps) handler(tool string) tools.Handler {
 
 // run passes one request to the helper and decodes its answer.
 func (d Deps) run(ctx context.Context, agentID string, req browserproto.Request) (browserproto.Response, error) {
-	var none browserproto.Response
-	arg, err := browserproto.Encode(req)
-	if err != nil {
-		return none, fmt.Errorf("encode the %s request: %w", req.Tool, err)
-	}
-	if len(arg) > browserproto.MaxArgBytes {
-		if arg, err = d.writeRequest(ctx, agentID, req); err != nil {
-			return none, err
-		}
-	}
-	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: []string{d.Helper, arg}, Timeout: ExecTimeout, MaxOutput: maxHelperOutput})
-	if errors.Is(err, sandbox.ErrNoWorkspace) {
-		return none, sandbox.ErrNoWorkspace
-	}
-	if err != nil {
-		return none, fmt.Errorf("run %s in the workspace: %w", req.Tool, err)
-	}
-	if res.TimedOut {
-		return none, fmt.Errorf("%s did not finish within %s", req.Tool, ExecTimeout)
-	}
-	if res.ExitCode != 0 {
-		return none, fmt.Errorf("the browser helper failed (exit %d)%s", res.ExitCode, code.StderrTail(res.Stderr))
-	}
-	if res.Truncated {
-		return none, errors.New("the browser helper's answer was too long")
-	}
-	resp, err := browserproto.DecodeResponse(res.Stdout)
-	if err != nil {
-		return none, fmt.Errorf("the browser helper's answer: %w", err)
-	}
-	return resp, nil
+	return helper.Call[browserproto.Request, browserproto.Response](ctx, d.Workspace, agentID, req, helper.Options{
+		Binary: d.Helper, Helper: "browser helper", What: req.Tool, Timeout: ExecTimeout})
 }
 
 // startBrowser starts Chromium in the agent's sandbox as the browser's
@@ -169,31 +134,13 @@ func (d Deps) startBrowser(ctx context.Context, agentID, user string, proxy bool
 	if proxy {
 		cmd = append(cmd, browserproto.ProxyArg)
 	}
-	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: cmd, User: user, Timeout: ExecTimeout, MaxOutput: maxHelperOutput,
+	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: cmd, User: user, Timeout: ExecTimeout, MaxOutput: helper.DefaultMaxOutput,
 		Dir: "/", Env: map[string]string{"HOME": browserproto.BrowserHome}})
 	if err != nil {
 		return fmt.Errorf("start the browser in the workspace: %w", err)
 	}
 	if res.ExitCode != 0 {
-		return fmt.Errorf("the browser did not start (exit %d)%s", res.ExitCode, code.StderrTail(res.Stderr))
+		return fmt.Errorf("the browser did not start (exit %d)%s", res.ExitCode, helper.StderrTail(res.Stderr))
 	}
 	return nil
-}
-
-// writeRequest writes a request too long for the command line through the
-// sandbox file API and returns the helper's argument that names it.
-func (d Deps) writeRequest(ctx context.Context, agentID string, req browserproto.Request) (string, error) {
-	raw, err := json.Marshal(req)
-	if err != nil {
-		return "", fmt.Errorf("encode the %s request: %w", req.Tool, err)
-	}
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	p := path.Join(browserproto.RequestDir, hex.EncodeToString(b[:])+".json")
-	if err := d.Workspace.CopyTo(ctx, agentID, p, raw, 0o600); errors.Is(err, sandbox.ErrNoWorkspace) {
-		return "", sandbox.ErrNoWorkspace
-	} else if err != nil {
-		return "", fmt.Errorf("write the %s request into the workspace: %w", req.Tool, err)
-	}
-	return "@" + p, nil
 }

@@ -41,9 +41,6 @@ const RunClass = tools.ClassShell
 // SIGKILL two seconds later) and reporting back.
 const execMargin = 10 * time.Second
 
-// maxHelperOutput caps what is read of the helper's answer.
-const maxHelperOutput = 1 << 20
-
 // EnvSource gives an agent's granted secrets, which become environment
 // variables of its scripts as of its shell commands.
 type EnvSource interface {
