@@ -16,7 +16,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
 	"syscall"
 
@@ -25,12 +24,7 @@ import (
 	"github.com/guilds/guilds/sandbox/helper"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { helper.Main(run) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 3 && args[0] == browserops.RelayArg {
@@ -57,8 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if len(args) != 1 {
-		_, _ = fmt.Fprintln(stderr, "usage: guilds-browser <base64 request> | @/run/guilds/requests/<file>")
-		return 2
+		return helper.Usage(stderr, "guilds-browser")
 	}
 	return helper.Serve("guilds-browser", args[0], helper.ReadOptions{MaxFile: maxRequestFile}, stdout, stderr,
 		func(req browserproto.Request) browserproto.Response { return browserops.Serve(ctx, browserops.Config{}, req) })

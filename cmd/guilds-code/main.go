@@ -11,9 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/guilds/guilds/internal/codeops"
 	"github.com/guilds/guilds/internal/codeproto"
@@ -33,21 +30,15 @@ var handlers = map[string]handler{}
 // this build has no code graph.
 var symbolSearch func(ctx context.Context, env *codeops.Env, args json.RawMessage) codeproto.Response
 
-func main() {
-	// A helper stopped from outside (the exec's own timeout) passes it on:
-	// a running shell command's process group is stopped too, since it
-	// runs in a group of its own.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+// main: a helper stopped from outside (the exec's own timeout) passes it
+// on, so a running shell command's process group, which is a group of its
+// own, is stopped too.
+func main() { helper.Main(run) }
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		_, _ = fmt.Fprintln(stderr, "usage: guilds-code <base64 request> | @/run/guilds/requests/<file>")
-		return 2
+		return helper.Usage(stderr, "guilds-code")
 	}
 	if args[0] == codeops.JobArg {
 		return codeops.SuperviseJob(args[1:], stderr)

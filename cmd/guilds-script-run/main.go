@@ -15,29 +15,19 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/guilds/guilds/internal/codeops"
 	"github.com/guilds/guilds/internal/codeproto"
 	"github.com/guilds/guilds/sandbox/helper"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { helper.Main(run) }
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
-		_, _ = fmt.Fprintln(stderr, "usage: guilds-script-run <base64 request> | @/run/guilds/requests/<file>")
-		return 2
+		return helper.Usage(stderr, "guilds-script-run")
 	}
 	return helper.Serve("guilds-script-run", args[0], codeops.ReadRequest(maxRequestFile), stdout, stderr,
 		func(req codeproto.Request) codeproto.Response { return serve(ctx, req) })
