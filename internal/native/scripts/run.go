@@ -101,13 +101,11 @@ func (h *handlers) exec(ctx context.Context, agentID string, req codeproto.Reque
 		Binary: h.helper(), Helper: "script helper", What: "the script", Timeout: timeout, Secret: len(req.Env) > 0})
 }
 
-// helperLocator is the local development driver's workspace, whose
-// sandboxes are host directories: it names the host's guilds-code, and
-// guilds-script-run is installed beside it.
-type helperLocator interface{ CodeHelper() string }
-
+// helper is guilds-script-run's path: on the local development driver,
+// whose workspace names the host's guilds-code (code.HelperLocator), the
+// one installed beside it.
 func (h *handlers) helper() string {
-	if loc, ok := h.d.Workspace.(helperLocator); ok && loc.CodeHelper() != "" {
+	if loc, ok := h.d.Workspace.(code.HelperLocator); ok && loc.CodeHelper() != "" {
 		return filepath.Join(filepath.Dir(loc.CodeHelper()), path.Base(runproto.HelperPath))
 	}
 	return h.d.Helper
