@@ -54,7 +54,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return helper.Usage(stderr, "guilds-browser")
 	}
 	return helper.Serve("guilds-browser", args[0], helper.ReadOptions{MaxFile: maxRequestFile}, stdout, stderr,
-		func(req browserproto.Request) browserproto.Response { return browserops.Serve(ctx, browserops.Config{}, req) })
+		func(req browserproto.Request) browserproto.Response {
+			return browserops.Serve(ctx, browserops.Config{}, req)
+		})
 }
 
 // maxRequestFile bounds a request file (a long script or text to type).

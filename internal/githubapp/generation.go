@@ -443,4 +443,3 @@ func (g *Generations) log() *slog.Logger {
 	}
 	return g.Log
 }
-

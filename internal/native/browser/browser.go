@@ -13,7 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-		"log/slog"
+	"log/slog"
 	"time"
 
 	"github.com/guilds/guilds/internal/browserproto"
