@@ -107,6 +107,8 @@ type Deps struct {
 	// Repositories prepares a coding generation's GitHub repositories at
 	// its start (github.go); nil prepares none.
 	Repositories Repositories
+	// Approvals says which calls wait for a person (approval.go); nil: none.
+	Approvals ApprovalGate
 	// Files are the agents' workspaces as the adapters that move files
 	// between a workspace and a service see them (workspacefiles); nil
 	// fails those calls with sandbox.ErrNoWorkspace.

@@ -146,6 +146,8 @@ export const get_openapi_json = (opts) => call("GET", `/api/openapi.json`, undef
 export const get_orgs = (opts) => call("GET", `/api/orgs`, undefined, opts);
 /** GET /api/orgs/{id}: Get an organisation */
 export const get_orgs_by_id = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}`, undefined, opts);
+/** GET /api/orgs/{id}/approvals: The organisation's approval inbox (?state=pending|approved|denied|expired|used, ?limit=); arguments are shown redacted */
+export const get_orgs_by_id_approvals = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/approvals`, undefined, opts);
 /** GET /api/orgs/{id}/collections: List an organisation's collections */
 export const get_orgs_by_id_collections = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/collections`, undefined, opts);
 /** GET /api/orgs/{id}/guilds: List an organisation's guilds */
@@ -170,6 +172,8 @@ export const get_orgs_by_id_secrets = (id, opts) => call("GET", `/api/orgs/${enc
 export const get_orgs_by_id_tools = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/tools`, undefined, opts);
 /** GET /api/runs/{id}: Get a run with its transcript */
 export const get_runs_by_id = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}`, undefined, opts);
+/** GET /api/runs/{id}/approvals: The approval requests of a run */
+export const get_runs_by_id_approvals = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/approvals`, undefined, opts);
 /** GET /api/runs/{id}/events: Stream a run's messages and status as server-sent events until it ends */
 export const get_runs_by_id_events = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/events`, undefined, opts);
 /** GET /api/runs/{id}/secret-requests: List the secret requests of a run */
@@ -200,6 +204,8 @@ export const post_agents_by_id_runs = (id, body, opts) => call("POST", `/api/age
 export const post_agents_by_id_workspace_reset = (id, body, opts) => call("POST", `/api/agents/${encodeURIComponent(id)}/workspace/reset`, body, opts);
 /** POST /api/agents/{id}/workspace/stop: Stop the agent's sandbox now, ending its background commands; its home is kept */
 export const post_agents_by_id_workspace_stop = (id, body, opts) => call("POST", `/api/agents/${encodeURIComponent(id)}/workspace/stop`, body, opts);
+/** POST /api/approvals/{id}: Answer an approval request: {"decision": "approve" | "deny", "reason", "stop_asking"} (stop_asking: approve, and let the tool run unasked for the rest of the run) */
+export const post_approvals_by_id = (id, body, opts) => call("POST", `/api/approvals/${encodeURIComponent(id)}`, body, opts);
 /** POST /api/collections/{id}/records: Add a record (merged into the live record with the same unique value) */
 export const post_collections_by_id_records = (id, body, opts) => call("POST", `/api/collections/${encodeURIComponent(id)}/records`, body, opts);
 /** POST /api/guilds/{id}/agents: Create an agent */
