@@ -180,7 +180,7 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 		}
 		// An adapter that moves files (Qonto's upload_invoice) reaches the
 		// run's agent workspace under the workspace file rules.
-		stamped, outcome = a.callRemote(workspacefiles.WithAgent(ctx, r.AgentID), r, in.Seq, offered, args, in.Remaining, red)
+		stamped, outcome = a.callRemote(workspacefiles.With(ctx, a.d.Files, r.AgentID), r, in.Seq, offered, args, in.Remaining, red)
 		return stamped, outcome, meta
 	}
 	return stamp(tools.RefuseUnknown(in.Name), nil), runs.OutcomeRefused, meta
