@@ -84,6 +84,9 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	started := time.Now()
 	tctx, span := telemetry.StartToolCall(ctx, in.RunID, in.Name, in.CallID)
 	stamped, outcome, meta := a.invoke(tctx, r, snap, call, red)
+	if in.ApprovalID != "" {
+		meta["approval_id"] = in.ApprovalID // the audit's link from the call to who approved it
+	}
 	span.Content(red.Redact(in.Arguments), stamped) // recorded only with GUILDS_OTEL_CAPTURE_CONTENT=1
 	span.End(metaString(meta, "kind"), metaString(meta, "class"), outcome)
 	finished := time.Now()
