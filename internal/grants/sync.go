@@ -15,6 +15,7 @@ type ListedTool struct {
 	Name        string // remote name
 	Description string
 	Schema      json.RawMessage
+	UIResource  string // the ui:// page the tool names (MCP Apps, docs/adr/0620), or ""
 }
 
 // ModelName is the model-facing name of a listed tool: {slug}_{name}, with
@@ -68,11 +69,17 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 	names := make([]string, len(list))
 	descs := make([]string, len(list))
 	schemas := make([]string, len(list))
+	uis := make([]*string, len(list))
 	var off []string
 	for i, t := range list {
 		probs.Check(t.Name != "" && !seen[t.Name], fmt.Sprintf("tools[%d].name", i), "must be a unique non-empty name")
 		seen[t.Name] = true
 		remote[i], names[i], descs[i] = t.Name, ModelName(c.ServerSlug, t.Name), t.Description
+		if t.UIResource != "" {
+			probs.Check(strings.HasPrefix(t.UIResource, "ui://") && len(t.UIResource) <= 2048, fmt.Sprintf("tools[%d].ui_resource", i),
+				"must be a ui:// URI of at most 2048 bytes")
+			uis[i] = &t.UIResource
+		}
 		schemas[i] = `{"type":"object"}`
 		if len(t.Schema) > 0 {
 			if !json.Valid(t.Schema) {
@@ -92,10 +99,11 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 		c.ID, remote); err != nil {
 		return store.Map(err)
 	}
-	if _, err := db.Exec(ctx, `INSERT INTO mcp_tools (connection_id, remote_name, name, description, input_schema, listed_at)
-		SELECT $1, r, n, d, s::jsonb, now() FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS t(r, n, d, s)
+	if _, err := db.Exec(ctx, `INSERT INTO mcp_tools (connection_id, remote_name, name, description, input_schema, ui_resource_uri, listed_at)
+		SELECT $1, r, n, d, s::jsonb, u, now() FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(r, n, d, s, u)
 		ON CONFLICT (connection_id, remote_name) DO UPDATE SET name = EXCLUDED.name, description = EXCLUDED.description,
-			input_schema = EXCLUDED.input_schema, listed_at = now()`, c.ID, remote, names, descs, schemas); err != nil {
+			input_schema = EXCLUDED.input_schema, ui_resource_uri = EXCLUDED.ui_resource_uri, listed_at = now()`,
+		c.ID, remote, names, descs, schemas, uis); err != nil {
 		return store.Map(err)
 	}
 	if err := publishListing(ctx, db, c.ServerSlug, c.ServerID, list); err != nil {
