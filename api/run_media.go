@@ -57,17 +57,19 @@ func listRunMedia(ctx context.Context, c *gin.Context, db store.DB, p access.Pri
 // (seq, idx).
 func (s *Server) mediaPlace(c *gin.Context) (ctx context.Context, cancel context.CancelFunc, runID string, seq, idx int, err error) {
 	ctx, cancel = context.WithTimeout(c.Request.Context(), DefaultTimeout)
+	// The run first: a run the caller may not see is absent, whatever the
+	// rest of the path says.
+	p := c.MustGet(principalKey).(access.Principal)
+	r, err := runs.Get(ctx, s.db(), p, c.Param("id"))
+	if err != nil {
+		return ctx, cancel, "", 0, 0, err
+	}
 	seq, e1 := strconv.Atoi(c.Param("seq"))
 	idx, e2 := strconv.Atoi(c.Param("idx"))
 	var probs validation.Problems
 	probs.Check(e1 == nil && seq >= 1, "seq", "must be a message seq (a whole number from 1)")
 	probs.Check(e2 == nil && idx >= 1, "idx", "must be the item's place in its result (a whole number from 1)")
-	if err = probs.Err(); err != nil {
-		return ctx, cancel, "", 0, 0, err
-	}
-	p := c.MustGet(principalKey).(access.Principal)
-	r, err := runs.Get(ctx, s.db(), p, c.Param("id"))
-	return ctx, cancel, r.ID, seq, idx, err
+	return ctx, cancel, r.ID, seq, idx, probs.Err()
 }
 
 // mediaHeaders are the headers every kept item is served with.
