@@ -15,7 +15,10 @@ type ListedTool struct {
 	Name        string // remote name
 	Description string
 	Schema      json.RawMessage
-	UIResource  string // the ui:// page the tool names (MCP Apps, docs/adr/0620), or ""
+	// OutputSchema is the tool's declared output schema; empty when it
+	// declares none.
+	OutputSchema json.RawMessage
+	UIResource   string // the ui:// page the tool names (MCP Apps, docs/adr/0620), or ""
 }
 
 // ModelName is the model-facing name of a listed tool: {slug}_{name}, with
@@ -69,6 +72,7 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 	names := make([]string, len(list))
 	descs := make([]string, len(list))
 	schemas := make([]string, len(list))
+	outputs := make([]string, len(list)) // "": none, stored as NULL
 	uis := make([]*string, len(list))
 	var off []string
 	for i, t := range list {
@@ -88,6 +92,13 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 			}
 			schemas[i] = string(t.Schema)
 		}
+		if len(t.OutputSchema) > 0 && string(t.OutputSchema) != "null" {
+			if !json.Valid(t.OutputSchema) {
+				probs.Add(fmt.Sprintf("tools[%d].output_schema", i), "is not JSON")
+				continue
+			}
+			outputs[i] = string(t.OutputSchema)
+		}
 		if DefaultOff(c.ServerSlug, t.Name) {
 			off = append(off, names[i])
 		}
@@ -99,11 +110,13 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 		c.ID, remote); err != nil {
 		return store.Map(err)
 	}
-	if _, err := db.Exec(ctx, `INSERT INTO mcp_tools (connection_id, remote_name, name, description, input_schema, ui_resource_uri, listed_at)
-		SELECT $1, r, n, d, s::jsonb, u, now() FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(r, n, d, s, u)
+	if _, err := db.Exec(ctx, `INSERT INTO mcp_tools (connection_id, remote_name, name, description, input_schema, output_schema, ui_resource_uri, listed_at)
+		SELECT $1, r, n, d, s::jsonb, NULLIF(o, '')::jsonb, u, now()
+		FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS t(r, n, d, s, o, u)
 		ON CONFLICT (connection_id, remote_name) DO UPDATE SET name = EXCLUDED.name, description = EXCLUDED.description,
-			input_schema = EXCLUDED.input_schema, ui_resource_uri = EXCLUDED.ui_resource_uri, listed_at = now()`,
-		c.ID, remote, names, descs, schemas, uis); err != nil {
+			input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema,
+			ui_resource_uri = EXCLUDED.ui_resource_uri, listed_at = now()`,
+		c.ID, remote, names, descs, schemas, outputs, uis); err != nil {
 		return store.Map(err)
 	}
 	if err := publishListing(ctx, db, c.ServerSlug, c.ServerID, list); err != nil {
