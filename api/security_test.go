@@ -326,7 +326,8 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 				}
 			}
 			concrete := strings.NewReplacer("{id}", id, "{record_id}", v.record, "{subject_id}", v.guild,
-				"{key}", "plan.md", "{provider}", "openrouter", "{user_id}", v.user, "{name}", "VICTIM_TOKEN").Replace(path)
+				"{key}", "plan.md", "{provider}", "openrouter", "{user_id}", v.user, "{name}", "VICTIM_TOKEN",
+				"{seq}", "1", "{idx}", "1").Replace(path)
 			want := http.StatusNotFound
 			if admin {
 				want = http.StatusForbidden
