@@ -177,6 +177,8 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"GET /api/admin/mcp/servers":         {{"/api/admin/mcp/servers", nil, 403}},
 		"GET /api/admin/github/approvals":    {{"/api/admin/github/approvals", nil, 403}},
 		"GET /api/admin/github/app":          {{"/api/admin/github/app", nil, 403}},
+		"GET /api/admin/audit":               {{"/api/admin/audit", nil, 403}},
+		"GET /api/admin/audit/export":        {{"/api/admin/audit/export", nil, 403}},
 		"POST /api/admin/mcp/servers":        {{"/api/admin/mcp/servers", map[string]any{"slug": "x", "name": "x"}, 403}},
 		"POST /api/users":                    {{"/api/users", map[string]any{"name": "x", "organisation_id": v.org}, 403}},
 		"GET /api/mcp/oauth/callback":        {{"/api/mcp/oauth/callback?state=forged&code=x", nil, 400}},

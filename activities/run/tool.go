@@ -8,9 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.temporal.io/sdk/activity"
 
 	"github.com/guilds/guilds/internal/approvals"
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/native/scripts"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
@@ -107,9 +109,15 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	finished := time.Now()
 	metaJSON := redactedJSON(red, meta)
 	var tc runs.ToolCall
-	err = a.withConn(ctx, func(db store.DB) error {
-		var err error
-		tc, _, err = runs.SaveToolCall(ctx, db, runs.ToolCall{
+	offered, _ := snap.Tool(in.Name)
+	// The call, its result message, the budget and the audit event commit
+	// together: an audited call is a stored call.
+	err = pgx.BeginFunc(ctx, a.d.DB, func(tx pgx.Tx) error {
+		var (
+			err    error
+			stored bool
+		)
+		tc, stored, err = runs.SaveToolCall(ctx, tx, runs.ToolCall{
 			RunID: in.RunID, Seq: in.Seq, CallID: in.CallID, Tool: in.Name,
 			Arguments: red.Redact(in.Arguments), Result: stamped, Outcome: outcome,
 			StartedAt: started, FinishedAt: finished, DurationMS: int(finished.Sub(started).Milliseconds()),
@@ -118,7 +126,12 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		if err != nil {
 			return err
 		}
-		return runs.SetRemaining(ctx, db, in.RunID, in.Remaining)
+		if !stored {
+			if err := audit.Record(ctx, tx, callEvent(r, tc, metaString(meta, "kind"), offered.ConnectionID, in.ApprovalID)); err != nil {
+				return err
+			}
+		}
+		return runs.SetRemaining(ctx, tx, in.RunID, in.Remaining)
 	})
 	if err != nil {
 		return ToolOutput{}, err
@@ -202,6 +215,17 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 		return stamped, outcome, meta
 	}
 	return stamp(tools.RefuseUnknown(in.Name), nil), runs.OutcomeRefused, meta
+}
+
+// callEvent is a stored call's audit event: the digest of its arguments as
+// stored (redacted, so a sealed value is never digested), never the
+// arguments themselves.
+func callEvent(r runs.Run, tc runs.ToolCall, kind, connectionID, approvalID string) audit.Event {
+	digest, _ := approvals.Digest(json.RawMessage(tc.Arguments)) // "" for arguments that are not JSON
+	return audit.Event{OrganisationID: r.OrganisationID, GuildID: r.GuildID, AgentID: r.AgentID, RunID: r.ID,
+		Seq: tc.Seq, Trigger: r.Trigger, Action: audit.ActionToolCall, Tool: tc.Tool, Kind: kind,
+		ConnectionID: connectionID, ArgsDigest: digest, Outcome: tc.Outcome, DurationMS: tc.DurationMS,
+		ResultBytes: len(tc.Result), ApprovalID: approvalID, Actor: "agent:" + r.AgentID}
 }
 
 // redactedJSON encodes a call's metadata with the run's secrets redacted, as
@@ -317,9 +341,20 @@ func (a *Activities) ToolRecord(ctx context.Context, in RecordInput) (ToolOutput
 	}
 	now := time.Now()
 	stamped := tools.Stamp(tools.ErrorResult(in.Message), tools.StampOptions{Redactor: red, Remaining: in.Remaining, Log: a.d.Log})
-	tc, _, err := runs.SaveToolCall(ctx, a.d.DB, runs.ToolCall{RunID: in.RunID, Seq: in.Seq, CallID: in.CallID,
-		Tool: in.Name, Arguments: red.Redact(in.Arguments), Result: stamped, Outcome: in.Outcome,
-		StartedAt: now, FinishedAt: now})
+	var tc runs.ToolCall
+	err = pgx.BeginFunc(ctx, a.d.DB, func(tx pgx.Tx) error {
+		var (
+			err    error
+			stored bool
+		)
+		tc, stored, err = runs.SaveToolCall(ctx, tx, runs.ToolCall{RunID: in.RunID, Seq: in.Seq, CallID: in.CallID,
+			Tool: in.Name, Arguments: red.Redact(in.Arguments), Result: stamped, Outcome: in.Outcome,
+			StartedAt: now, FinishedAt: now})
+		if err != nil || stored {
+			return err
+		}
+		return audit.Record(ctx, tx, callEvent(r, tc, "", "", in.ApprovalID))
+	})
 	if err != nil {
 		return ToolOutput{}, err
 	}

@@ -119,6 +119,14 @@ func TestAnApprovedCallRunsOnceWithTheApprovedArguments(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM approval_requests WHERE id = $1 AND state = 'used'`, req.ID); n != 1 {
 		t.Error("the approval was not spent")
 	}
+	// The audit trail: one event per call, the approved one naming its approval.
+	if n := e.count(`SELECT count(*) FROM audit_events WHERE run_id = $1 AND action = 'tool_call'`, id); n != 2 {
+		t.Errorf("%d audit events for 2 calls", n)
+	}
+	if n := e.count(`SELECT count(*) FROM audit_events WHERE run_id = $1 AND tool = 'side_effect' AND approval_id = $2
+		AND outcome = 'ok' AND kind = 'native' AND args_digest LIKE 'sha256:%' AND actor = 'agent:' || $3`, id, req.ID, e.agent); n != 1 {
+		t.Error("the approved call's audit event does not name its approval")
+	}
 }
 
 func TestADenialReachesTheModelAndNothingRuns(t *testing.T) {
@@ -135,6 +143,9 @@ func TestADenialReachesTheModelAndNothingRuns(t *testing.T) {
 	if len(tr.ToolCalls) != 1 || tr.ToolCalls[0].Outcome != runs.OutcomeDenied ||
 		!strings.Contains(tr.ToolCalls[0].Result, "denied by Ann: not above ten") {
 		t.Fatalf("tool calls = %+v", tr.ToolCalls)
+	}
+	if n := e.count(`SELECT count(*) FROM audit_events WHERE run_id = $1 AND tool = 'add' AND outcome = 'denied'`, id); n != 1 {
+		t.Error("the denied call left no audit event")
 	}
 	read := false
 	for _, m := range e.model.Requests()[1].Messages {

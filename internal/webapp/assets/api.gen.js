@@ -54,6 +54,10 @@ export const delete_schedules_by_id = (id, opts) => call("DELETE", `/api/schedul
 export const delete_session = (opts) => call("DELETE", `/api/session`, undefined, opts);
 /** DELETE /api/tokens/{id}: Revoke an API token for good (your own; an instance admin revokes any) */
 export const delete_tokens_by_id = (id, opts) => call("DELETE", `/api/tokens/${encodeURIComponent(id)}`, undefined, opts);
+/** GET /api/admin/audit: The whole box's audit trail, newest first (filters: guild_id, agent_id, run_id, tool, connection_id, action, outcome, from, to as RFC 3339; before and limit page); organisation_id narrows it */
+export const get_admin_audit = (opts) => call("GET", `/api/admin/audit`, undefined, opts);
+/** GET /api/admin/audit/export: The whole box's audit trail as JSON lines (filters: guild_id, agent_id, run_id, tool, connection_id, action, outcome, from, to as RFC 3339; before and limit page) */
+export const get_admin_audit_export = (opts) => call("GET", `/api/admin/audit/export`, undefined, opts);
 /** GET /api/admin/github/app: Read the box's GitHub App from GitHub (with its JWT) and say what differs from what the box needs: permissions, webhook events, id, slug, client id */
 export const get_admin_github_app = (opts) => call("GET", `/api/admin/github/app`, undefined, opts);
 /** GET /api/admin/github/approvals: Requests to attach a GitHub installation that another organisation holds already, waiting ones first */
@@ -152,6 +156,10 @@ export const get_orgs = (opts) => call("GET", `/api/orgs`, undefined, opts);
 export const get_orgs_by_id = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}`, undefined, opts);
 /** GET /api/orgs/{id}/approvals: The organisation's approval inbox (?state=pending|approved|denied|expired|used, ?limit=); arguments are shown redacted */
 export const get_orgs_by_id_approvals = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/approvals`, undefined, opts);
+/** GET /api/orgs/{id}/audit: The organisation's audit trail, newest first (filters: guild_id, agent_id, run_id, tool, connection_id, action, outcome, from, to as RFC 3339; before and limit page) */
+export const get_orgs_by_id_audit = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/audit`, undefined, opts);
+/** GET /api/orgs/{id}/audit/export: The organisation's audit trail as JSON lines, every event the filter selects (filters: guild_id, agent_id, run_id, tool, connection_id, action, outcome, from, to as RFC 3339; before and limit page) */
+export const get_orgs_by_id_audit_export = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/audit/export`, undefined, opts);
 /** GET /api/orgs/{id}/collections: List an organisation's collections */
 export const get_orgs_by_id_collections = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/collections`, undefined, opts);
 /** GET /api/orgs/{id}/guilds: List an organisation's guilds */
