@@ -27,7 +27,6 @@ import (
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/agentsecrets"
 	"github.com/guilds/guilds/internal/config"
-	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/errorreport"
 	"github.com/guilds/guilds/internal/githubapp"
 	"github.com/guilds/guilds/internal/grants"
@@ -48,7 +47,6 @@ import (
 	"github.com/guilds/guilds/internal/workspacefiles"
 	"github.com/guilds/guilds/sandbox"
 	"github.com/guilds/guilds/worker"
-	"github.com/guilds/guilds/workflows/connect"
 	"github.com/guilds/guilds/workflows/githubinstall"
 	groupwf "github.com/guilds/guilds/workflows/group"
 	runwf "github.com/guilds/guilds/workflows/run"
@@ -69,7 +67,7 @@ type platform struct {
 	tools        *tools.Registry // native tool implementations
 	workspace    *workspaceSlot  // the code tools' workspaces: filled by the worker (workspaces.go)
 	grants       *grants.Service
-	connectors   *connect.Runtime      // connector engine, MCP pool and connect workflow
+	connectors   *connectorRuntime     // connector engine, MCP pool and connect workflow
 	reporter     *errorreport.Reporter // SENTRY_DSN; nil is off
 	telemetry    *telemetry.Telemetry  // OTEL_*: traces off unless an endpoint is named
 	github       githubSlot            // coding generations' GitHub repositories (the App's tokens)
@@ -251,7 +249,7 @@ func (p *platform) secretOptions() []native.Option {
 // warnUnknownKeys names the key ids stored values are sealed under that the
 // keyring lacks: those values fail (503 key_unavailable) until the key is back.
 func warnUnknownKeys(ctx context.Context, db *pgxpool.Pool, kr *secret.Keyring, log *slog.Logger) {
-	uses, err := connectors.UnknownKeyIDs(ctx, db, kr)
+	uses, err := sealedRegistry().UnknownKeyIDs(ctx, db, kr)
 	if err != nil {
 		log.Debug("key ids in the database not checked", "err", err)
 		return
@@ -280,7 +278,7 @@ func platformKeyring(cfg config.Config, dev bool) (*secret.Keyring, error) {
 
 // startConnectors starts the connector engine and the MCP pool.
 func (p *platform) startConnectors(ctx context.Context) error {
-	rt, err := connect.NewRuntime(ctx, p.db, p.redis, p.keyring, p.log, p.env.Getenv)
+	rt, err := newConnectorRuntime(ctx, p.db, p.redis, p.keyring, p.log, p.env.Getenv)
 	if err != nil {
 		return err
 	}
@@ -355,7 +353,7 @@ func (p *platform) registrations() []worker.Registration {
 		deps.MCP = p.connectors.Pool
 		deps.Credentials, deps.HTTP = p.connectors.Engine.Resolver(), p.connectors.HTTP
 		deps.Offerer = runact.GrantsOfferer{S: p.grants, Lists: p.connectors.Pool}
-		regs = append(regs, p.connectors.Registration(), p.githubRegistration())
+		regs = append(regs, p.connectors.registration(), p.githubRegistration())
 	}
 	deps.Secrets = p.runSecrets()
 	if g := p.gitHubGenerations(); g != nil {
