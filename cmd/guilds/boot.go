@@ -430,7 +430,7 @@ func (p *platform) groupLimits() groupchat.Limits {
 
 // seed writes the rows the platform needs at boot; it is idempotent.
 func (p *platform) seed(ctx context.Context) error {
-	return seed(ctx, p.db)
+	return seed(ctx, p.db, p.tools)
 }
 
 // seedLock serialises seeding between processes starting at once (migrate up,
@@ -440,12 +440,12 @@ const seedLock = 7165
 // seed writes the connector catalog and the platform bindings of the native
 // tools in one transaction, so that a replica never sees half a catalog and
 // two replicas never interleave the delete-then-insert of a server's tools.
-func seed(ctx context.Context, db *pgxpool.Pool) error {
+func seed(ctx context.Context, db *pgxpool.Pool, reg *tools.Registry) error {
 	err := store.InTx(ctx, db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", seedLock); err != nil {
 			return err
 		}
-		return grants.Seed(ctx, tx)
+		return grants.Seed(ctx, tx, reg)
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
