@@ -34,6 +34,7 @@ var layers = []struct {
 	{"engine", []string{"internal/connectors", "internal/adapters"}},
 	// Services that use the engine or the sandbox: sessions, workspaces, models, secrets, GitHub.
 	{"services", []string{"internal/models", "internal/agentsecrets", "internal/githubapp", "internal/mcppool",
+		"internal/adapters/host",
 		"internal/workspaces", "internal/browserproxy", "internal/remote", "internal/mcpconformance"}},
 	// Grants, logins and the native tool families.
 	{"domain", []string{"internal/grants", "internal/connections", "internal/native"}},
@@ -169,7 +170,7 @@ func TestPoolHoldsSessionsOnly(t *testing.T) {
 
 // sessionEngineOrSandbox are what a workflow must not import: it decides and
 // waits; activities, built by main, hold sessions, engines and sandboxes.
-var sessionEngineOrSandbox = []string{"internal/mcppool", "internal/connectors", "sandbox",
+var sessionEngineOrSandbox = []string{"internal/mcppool", "internal/adapters/host", "internal/connectors", "sandbox",
 	"internal/workspaces", "internal/browserproxy"}
 
 // Workflows import no session, engine or sandbox package.
