@@ -212,18 +212,25 @@ func (s *Server) answerApproval(ctx context.Context, c *gin.Context, db store.DB
 	return http.StatusOK, out, nil
 }
 
-// signalApproval wakes the waiting run once the answer has committed. A lost
-// signal delays the run to the request's expiry, where the stored answer is
-// read and honoured.
+// signalApproval wakes the waiting run once the answer has committed.
 func (s *Server) signalApproval(c *gin.Context, r approvals.Request) {
-	if s.Temporal == nil || r.ID == "" {
+	if r.ID != "" {
+		s.wakeRun(c, r.RunID, r.ID)
+	}
+}
+
+// wakeRun tells a run, once the request's work has committed, that an
+// inbox request it waits for was answered. A lost signal delays the run to
+// the request's deadline, where the stored answer is read and honoured.
+func (s *Server) wakeRun(c *gin.Context, runID, requestID string) {
+	if s.Temporal == nil {
 		return
 	}
 	ctx := context.WithoutCancel(c.Request.Context())
 	afterCommit(c, func() {
-		if err := s.Temporal.SignalWorkflow(ctx, run.WorkflowID(r.RunID), "", run.ApprovalSignal,
-			run.ApprovalSignalPayload{RequestID: r.ID}); err != nil {
-			s.Log.WarnContext(ctx, "could not tell a run of its approval", "run_id", r.RunID, "request_id", r.ID, "err", err)
+		if err := s.Temporal.SignalWorkflow(ctx, run.WorkflowID(runID), "", run.ApprovalSignal,
+			run.ApprovalSignalPayload{RequestID: requestID}); err != nil {
+			s.Log.WarnContext(ctx, "could not tell a run of an answer", "run_id", runID, "request_id", requestID, "err", err)
 		}
 	})
 }

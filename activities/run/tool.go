@@ -83,7 +83,25 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	}
 	started := time.Now()
 	tctx, span := telemetry.StartToolCall(ctx, in.RunID, in.Name, in.CallID)
+	tctx, suspended := tools.WithSuspend(tctx)
 	stamped, outcome, meta := a.invoke(tctx, r, snap, call, red)
+	if sus := suspended(); sus != nil {
+		// The handler waits for a person: nothing is stored, the workflow
+		// calls it again once the key is signalled or the time has come.
+		span.End(metaString(meta, "kind"), metaString(meta, "class"), "suspended")
+		if err := runs.MarkWaiting(ctx, a.d.DB, in.RunID); err != nil {
+			return ToolOutput{}, err
+		}
+		return ToolOutput{Seq: in.Seq, Suspend: sus}, nil
+	}
+	if r.Status == runs.StatusWaiting {
+		if err := a.resumeIfNoneWaits(ctx, in.RunID); err != nil {
+			return ToolOutput{}, err
+		}
+	}
+	if in.ApprovalID != "" {
+		meta["approval_id"] = in.ApprovalID // the audit's link from the call to who approved it
+	}
 	span.Content(red.Redact(in.Arguments), stamped) // recorded only with GUILDS_OTEL_CAPTURE_CONTENT=1
 	span.End(metaString(meta, "kind"), metaString(meta, "class"), outcome)
 	finished := time.Now()

@@ -1,6 +1,9 @@
 package run
 
-import "github.com/guilds/guilds/internal/runs"
+import (
+	"github.com/guilds/guilds/internal/runs"
+	"github.com/guilds/guilds/internal/tools"
+)
 
 // ToolRef is what the workflow knows of an offered tool: enough to choose
 // the activity options of a call.
@@ -59,6 +62,9 @@ type ToolOutput struct {
 	// Approval is set, and nothing else, when the call did not run because
 	// it must wait for a person: nothing was stored for it yet.
 	Approval *ApprovalAsk `json:"approval,omitempty"`
+	// Suspend is set, and nothing else, when the tool waits for a person
+	// and asked to be called again later (tools.Suspend).
+	Suspend *tools.Suspension `json:"suspend,omitempty"`
 }
 
 // RecordInput stores a result the workflow decided without running the tool.

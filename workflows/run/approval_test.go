@@ -3,12 +3,14 @@ package run_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	sdkworker "go.temporal.io/sdk/worker"
 
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/internal/approvals"
@@ -242,5 +244,43 @@ func TestSavedPoliciesAskAndStopAskingHoldsForTheRun(t *testing.T) {
 	}
 	if n := e.count(`SELECT count(*) FROM tool_calls WHERE run_id = $1 AND outcome = 'ok'`, id); n != 3 {
 		t.Errorf("%d calls ran", n)
+	}
+}
+
+// The wait holds no worker: the worker stops while the run waits, the
+// operator answers, and a worker started later runs the call, once.
+func TestARunWaitsWithNoWorkerUp(t *testing.T) {
+	t.Parallel()
+	gate := &askGate{version: "p1:one"}
+	e := newEnv(t, envOptions{noWorker: true}, turn{Calls: []call{{"side_effect", `{}`}}}, turn{Text: "done"})
+	startWorker := func() sdkworker.Worker {
+		a, closeMCP := activitiesWith(e.db, e.gate, e.model.URL, e.mcpURL, "", slog.New(slog.DiscardHandler), false,
+			func(d *runact.Deps) { d.Approvals = gate })
+		w := sdkworker.New(e.c, e.queue, sdkworker.Options{})
+		run.Register(w, a)
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(closeMCP)
+		return w
+	}
+	first := startWorker()
+	id := e.start("do it", 10)
+	req := e.pending(id, 1)
+	first.Stop()
+	e.decide(id, req.ID, approvals.Decision{Approve: true, UserName: "Ann"})
+	if n := e.count(`SELECT count(*) FROM test_executions`); n != 0 {
+		t.Fatal("the call ran with no worker up")
+	}
+	second := startWorker()
+	t.Cleanup(second.Stop)
+	if _, err := e.wait(id, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.count(`SELECT count(*) FROM test_executions WHERE tool = 'side_effect'`); n != 1 {
+		t.Fatalf("side_effect ran %d times", n)
+	}
+	if n := e.count(`SELECT count(*) FROM tool_calls WHERE run_id = $1 AND metadata->>'approval_id' = $2`, id, req.ID); n != 1 {
+		t.Error("the call does not name the approval it ran under")
 	}
 }

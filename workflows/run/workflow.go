@@ -144,8 +144,8 @@ func Workflow(ctx workflow.Context, p Params) (Result, error) {
 				}
 				continue
 			}
-			if res.Approval != nil {
-				asked = append(asked, askedCall{in: inputs[i], ask: *res.Approval})
+			if res.Approval != nil || res.Suspend != nil {
+				asked = append(asked, askedCall{in: inputs[i], ask: res.Approval, suspend: res.Suspend})
 			}
 		}
 		if len(asked) > 0 {
