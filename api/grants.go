@@ -50,7 +50,7 @@ func (s *Server) grantRoutes() []route {
 		{Method: "PUT", Path: "/api/bindings", Tag: "bindings", Summary: "Turn a catalog item on or off at a scope; turning on a server that needs no login lists its tools and makes its login at that scope first",
 			Body: grants.BindingInput{}, Reply: grants.Binding{}, Handle: s.putBinding, NoTx: true},
 		{Method: "DELETE", Path: "/api/bindings", Tag: "bindings", Summary: "Remove a scope's binding so it inherits again",
-			Body: grants.BindingInput{}, Status: 204, Handle: deleteBinding},
+			Body: grants.BindingInput{}, Status: 204, Handle: s.deleteBinding},
 
 		{Method: "GET", Path: "/api/orgs/:id/tools", Tag: "tools", Summary: "The Tools view of an organisation",
 			Reply: grants.ToolsView{}, Handle: s.toolsView(grants.ScopeOrganisation)},
@@ -168,7 +168,7 @@ func (s *Server) putBinding(ctx context.Context, c *gin.Context, db store.DB, p 
 	var out grants.Binding
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		if out, err = grants.PutBinding(ctx, tx, p, in); err != nil {
+		if out, err = s.offers.PutBinding(ctx, tx, p, in); err != nil {
 			return err
 		}
 		// Checked on the written state, in the same transaction: a refusal
@@ -247,12 +247,12 @@ func (s *Server) checkPlatformCeiling(ctx context.Context, db store.DB, p access
 	return nil
 }
 
-func deleteBinding(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+func (s *Server) deleteBinding(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in grants.BindingInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, grants.DeleteBinding(ctx, db, p, in)
+	return http.StatusNoContent, nil, s.offers.DeleteBinding(ctx, db, p, in)
 }
 
 func (s *Server) toolsView(scope grants.Scope) handler {

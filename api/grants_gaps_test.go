@@ -23,7 +23,7 @@ func TestCatalogNeverReturnsTheClientSecret(t *testing.T) {
 	entry, _ := secret.GenerateKey("k1")
 	kr, _ := secret.ParseKeyring(entry)
 	e := apitest.New(t, apitest.Options{Tweak: func(d *api.Deps) { d.Tools = grantstest.Registry(); d.MCP.Keyring = kr }})
-	if err := grants.Seed(context.Background(), e.DB); err != nil {
+	if err := grants.Seed(context.Background(), e.DB, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	const secret = "s3cr3t-client-value"

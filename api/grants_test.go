@@ -14,7 +14,7 @@ import (
 func grantsEnv(t *testing.T, env map[string]string) *apitest.Env {
 	t.Helper()
 	e := apitest.New(t, apitest.Options{Env: env, Tweak: func(d *api.Deps) { d.Tools = grantstest.Registry() }})
-	if err := grants.Seed(context.Background(), e.DB); err != nil {
+	if err := grants.Seed(context.Background(), e.DB, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	return e

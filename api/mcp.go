@@ -328,8 +328,12 @@ func (s *Server) beginOAuth(ctx context.Context, c *gin.Context, conn grants.Con
 	if err != nil {
 		return "", err
 	}
+	var urls connect.PendingURLs
+	if s.MCP.Engine != nil {
+		urls = s.MCP.Engine
+	}
 	u, err := connect.Start(ctx, s.Temporal, s.taskQueue(), connect.Input{
-		ConnectionID: conn.ID, RedirectURI: redirect, Deadline: s.MCP.OAuthDeadline}, s.MCP.Engine)
+		ConnectionID: conn.ID, RedirectURI: redirect, Deadline: s.MCP.OAuthDeadline}, urls)
 	if err != nil {
 		return "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/grants/grantstest"
 )
 
 // Notion publishes its tools as a connected session lists them: after an
@@ -15,7 +16,7 @@ import (
 func TestConnectedListingPublishesTheServersTools(t *testing.T) {
 	me := newMCPEnv(t, true, nil)
 	ctx := context.Background()
-	if err := grants.Seed(ctx, me.DB); err != nil {
+	if err := grants.Seed(ctx, me.DB, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	oauthFixture(t, me) // points the seeded notion row at a fake

@@ -38,7 +38,7 @@ func TestRunStartRefreshesTheChainsRemoteLogins(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testdb.New(t)
-	if err := grants.Seed(ctx, db); err != nil {
+	if err := grants.Seed(ctx, db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	var org, other, guild, agent string

@@ -27,7 +27,6 @@ import (
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/agentsecrets"
 	"github.com/guilds/guilds/internal/config"
-	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/errorreport"
 	"github.com/guilds/guilds/internal/githubapp"
 	"github.com/guilds/guilds/internal/grants"
@@ -47,7 +46,6 @@ import (
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/sandbox"
 	"github.com/guilds/guilds/worker"
-	"github.com/guilds/guilds/workflows/connect"
 	"github.com/guilds/guilds/workflows/githubinstall"
 	groupwf "github.com/guilds/guilds/workflows/group"
 	runwf "github.com/guilds/guilds/workflows/run"
@@ -68,7 +66,7 @@ type platform struct {
 	tools        *tools.Registry // native tool implementations
 	workspace    *workspaceSlot  // the code tools' workspaces: filled by the worker (workspaces.go)
 	grants       *grants.Service
-	connectors   *connect.Runtime      // connector engine, MCP pool and connect workflow
+	connectors   *connectorRuntime     // connector engine, MCP pool and connect workflow
 	reporter     *errorreport.Reporter // SENTRY_DSN; nil is off
 	telemetry    *telemetry.Telemetry  // OTEL_*: traces off unless an endpoint is named
 	github       githubSlot            // coding generations' GitHub repositories (the App's tokens)
@@ -249,7 +247,7 @@ func (p *platform) secretOptions() []native.Option {
 // warnUnknownKeys names the key ids stored values are sealed under that the
 // keyring lacks: those values fail (503 key_unavailable) until the key is back.
 func warnUnknownKeys(ctx context.Context, db *pgxpool.Pool, kr *secret.Keyring, log *slog.Logger) {
-	uses, err := connectors.UnknownKeyIDs(ctx, db, kr)
+	uses, err := sealedRegistry().UnknownKeyIDs(ctx, db, kr)
 	if err != nil {
 		log.Debug("key ids in the database not checked", "err", err)
 		return
@@ -278,7 +276,7 @@ func platformKeyring(cfg config.Config, dev bool) (*secret.Keyring, error) {
 
 // startConnectors starts the connector engine and the MCP pool.
 func (p *platform) startConnectors(ctx context.Context) error {
-	rt, err := connect.NewRuntime(ctx, p.db, p.redis, p.keyring, p.log, p.env.Getenv)
+	rt, err := newConnectorRuntime(ctx, p.db, p.redis, p.keyring, p.log, p.env.Getenv)
 	if err != nil {
 		return err
 	}
@@ -354,7 +352,7 @@ func (p *platform) registrations() []worker.Registration {
 		deps.MCP = p.connectors.Pool
 		deps.Credentials, deps.HTTP = p.connectors.Engine.Resolver(), p.connectors.HTTP
 		deps.Offerer = runact.GrantsOfferer{S: p.grants, Lists: p.connectors.Pool}
-		regs = append(regs, p.connectors.Registration(), p.githubRegistration())
+		regs = append(regs, p.connectors.registration(), p.githubRegistration())
 	}
 	deps.Secrets = p.runSecrets()
 	if g := p.gitHubGenerations(); g != nil {
@@ -432,7 +430,7 @@ func (p *platform) groupLimits() groupchat.Limits {
 
 // seed writes the rows the platform needs at boot; it is idempotent.
 func (p *platform) seed(ctx context.Context) error {
-	return seed(ctx, p.db)
+	return seed(ctx, p.db, p.tools)
 }
 
 // seedLock serialises seeding between processes starting at once (migrate up,
@@ -442,12 +440,12 @@ const seedLock = 7165
 // seed writes the connector catalog and the platform bindings of the native
 // tools in one transaction, so that a replica never sees half a catalog and
 // two replicas never interleave the delete-then-insert of a server's tools.
-func seed(ctx context.Context, db *pgxpool.Pool) error {
+func seed(ctx context.Context, db *pgxpool.Pool, reg *tools.Registry) error {
 	err := store.InTx(ctx, db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", seedLock); err != nil {
 			return err
 		}
-		return grants.Seed(ctx, tx)
+		return grants.Seed(ctx, tx, reg)
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table

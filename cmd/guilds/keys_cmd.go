@@ -8,8 +8,12 @@ import (
 	"log/slog"
 	"sort"
 
+	"github.com/guilds/guilds/internal/agentsecrets"
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/githubapp"
+	"github.com/guilds/guilds/internal/models"
+	"github.com/guilds/guilds/internal/sealed"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -47,7 +51,8 @@ func keysCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	defer pool.Close()
 	active := keys.ActiveKeyID()
-	st, err := connectors.RotateKeys(ctx, pool, keys, *batch, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	sets := sealedRegistry()
+	st, err := sets.Rotate(ctx, pool, keys, *batch, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	for _, t := range st.Tables {
 		fmt.Fprintf(stdout, "%-26s re-sealed %d, already under %s %d, left under another key %d\n", t.Table, t.Resealed, active, t.Current, t.Remaining)
 	}
@@ -55,7 +60,7 @@ func keysCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintf(stderr, "guilds keys rotate: %v\n", err)
 		return 1
 	}
-	unknown, err := connectors.UnknownKeyIDs(ctx, pool, keys)
+	unknown, err := sets.UnknownKeyIDs(ctx, pool, keys)
 	if err != nil {
 		fmt.Fprintf(stderr, "guilds keys rotate: %v\n", err)
 		return 1
@@ -68,6 +73,18 @@ func keysCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintf(stderr, "guilds keys rotate: not complete: rows remain under a key other than %s; keep the old keys in GUILDS_ENCRYPTION_KEY and run again\n", active)
 		return 1
 	}
-	fmt.Fprintf(stdout, "re-encrypted %d credentials and %d pending logins; every sealed value is under key %s: older keys may be dropped\n", st.Credentials, st.Pending, active)
+	fmt.Fprintf(stdout, "re-encrypted %d credentials and %d pending logins (%d sealed values in all); every sealed value is under key %s: older keys may be dropped\n",
+		st.Of(connectors.CredentialsTable).Resealed, st.Of(connectors.PendingTable).Resealed, st.Resealed(), active)
 	return 0
+}
+
+// sealedRegistry registers the sealed values of every owner: what
+// `guilds keys rotate` re-seals and start-up checks for key ids the keyring
+// lacks. A new table of sealed values is declared by its owner and added
+// here (TestRotationCoversEverySealedTable finds one that is not).
+func sealedRegistry() *sealed.Registry {
+	r := sealed.NewRegistry(connectors.SealedSets()...)
+	r.Register(models.SealedKeys, githubapp.SealedTokens)
+	r.Register(agentsecrets.SealedTables...)
+	return r
 }

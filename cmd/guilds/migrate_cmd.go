@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 
 	"github.com/guilds/guilds/internal/migrate"
+	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -56,7 +58,9 @@ func migrateCommand(ctx context.Context, args []string, _ io.Reader, stdout, std
 			return 1
 		}
 		fmt.Fprintf(stdout, "applied %d migration(s) %v\n", len(applied), applied)
-		if err := seed(ctx, pool); err != nil {
+		// The native tools as every process declares them: seeding needs
+		// their catalog, not their dependencies.
+		if err := seed(ctx, pool, native.Registry(nil, slog.New(slog.DiscardHandler))); err != nil {
 			fmt.Fprintln(stderr, "guilds:", err)
 			return 1
 		}

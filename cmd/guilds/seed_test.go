@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/config"
+	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
 	"github.com/guilds/guilds/internal/testtemporal"
@@ -84,7 +86,7 @@ func TestConcurrentSeedsDoNotFail(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs <- seed(context.Background(), db)
+				errs <- seed(context.Background(), db, native.Registry(nil, slog.New(slog.DiscardHandler)))
 			}()
 		}
 		wg.Wait()

@@ -87,7 +87,7 @@ func TestWorkerServesMetrics(t *testing.T) {
 		t.Errorf("the worker's log lost its start line: %s", stderr.String())
 	}
 	// What this process observes is on the worker's /metrics.
-	telemetry.SandboxExec(sandbox.ExecResult{ExitCode: 2}, nil, time.Millisecond)
+	telemetry.SandboxExec(sandbox.ExecResult{ExitCode: 2}.Outcome(nil), time.Millisecond)
 	for path, want := range map[string]string{"/metrics": `guilds_sandbox_exec_duration_seconds_count{outcome="nonzero"}`, "/healthz": `"ok"`} {
 		resp, err := http.Get(base + path)
 		if err != nil {

@@ -52,10 +52,15 @@ type Adapter interface {
 	Call(ctx context.Context, c Conn, tool string, args json.RawMessage) (string, error)
 }
 
+// MaxToolTimeout is the longest one adapter call may take when its tool asks
+// for more than the default (ToolTimeouts); the run workflow's adapter class
+// is sized on it.
+const MaxToolTimeout = 90 * time.Second
+
 // ToolTimeouts is an adapter some of whose tools take longer than the pool's
 // default bound on one call (Qonto's upload_invoice waits up to a minute for
 // the service's processing). Timeout answers 0 for a tool that takes the
-// default; the pool caps an answer at its own ceiling (mcppool.AdapterMaxTimeout).
+// default; the caller caps an answer at MaxToolTimeout.
 type ToolTimeouts interface {
 	Timeout(tool string) time.Duration
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/agentsecrets"
-	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/sealed"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
 	"github.com/guilds/guilds/internal/validation"
@@ -262,7 +262,7 @@ func TestSealedAuditedRotated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := connectors.RotateKeys(ctx, w.db, rotating, 10, nil)
+	st, err := sealed.NewRegistry(agentsecrets.SealedTables...).Rotate(ctx, w.db, rotating, 10, nil)
 	if err != nil || !st.Complete() {
 		t.Fatalf("rotate: %+v %v", st, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/integrations"
+	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/testdb"
 )
 
@@ -51,9 +52,11 @@ func New(t testing.TB, o Options) *Env {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	t.Cleanup(func() { _ = rdb.Close() })
+	quiet := slog.New(slog.DiscardHandler)
 	d := api.Deps{
-		DB: db, Redis: rdb, AuthMode: "token", Log: slog.New(slog.DiscardHandler),
+		DB: db, Redis: rdb, AuthMode: "token", Log: quiet,
 		Integrations: integrations.New(func(k string) string { return o.Env[k] }),
+		Tools:        native.Registry(nil, quiet), // the native catalog as the API server declares it
 	}
 	if o.Tweak != nil {
 		o.Tweak(&d)

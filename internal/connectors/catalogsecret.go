@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/guilds/guilds/internal/sealed"
 	"github.com/guilds/guilds/internal/secret"
 )
 
@@ -133,8 +134,8 @@ const catalogTable = "mcp_servers.config client secrets"
 // rotateCatalog re-seals the catalog's client secrets not under the active
 // key, and seals any still stored in clear (rows written before they were
 // sealed). It counts values, not rows.
-func rotateCatalog(ctx context.Context, db *pgxpool.Pool, kr *secret.Keyring) (TableRotation, error) {
-	tr := TableRotation{Table: catalogTable}
+func rotateCatalog(ctx context.Context, db *pgxpool.Pool, kr *secret.Keyring) (sealed.Rotation, error) {
+	tr := sealed.Rotation{Table: catalogTable}
 	active := kr.ActiveKeyID()
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT id::text, slug, config FROM mcp_servers WHERE config ? 'oauth' FOR UPDATE`)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/sealed"
 	"github.com/guilds/guilds/internal/secret"
 )
 
@@ -48,13 +49,18 @@ func TestRotationSealsCatalogSecrets(t *testing.T) {
 	e.addServer(t, "c1") // its config holds "client_secret":"csecret" in clear
 	k2, _ := secret.GenerateKey("k2")
 	both, _ := secret.ParseKeyring(k2 + "," + e.keys)
-	st, err := connectors.RotateKeys(ctx, e.pool, both, 10, nil)
+	st, err := sealedSets().Rotate(ctx, e.pool, both, 10, nil)
 	if err != nil || !st.Complete() {
 		t.Fatalf("RotateKeys = %+v, %v", st, err)
 	}
-	last := st.Tables[len(st.Tables)-1]
-	if last.Resealed != 1 {
-		t.Fatalf("catalog rotation = %+v", last)
+	var catalog sealed.Rotation
+	for _, tr := range st.Tables {
+		if strings.HasPrefix(tr.Table, "mcp_servers") {
+			catalog = tr
+		}
+	}
+	if catalog.Resealed != 1 {
+		t.Fatalf("catalog rotation = %+v", st.Tables)
 	}
 	var cfg string
 	if err := e.pool.QueryRow(ctx, `SELECT config::text FROM mcp_servers WHERE slug = 'c1'`).Scan(&cfg); err != nil {
@@ -68,7 +74,7 @@ func TestRotationSealsCatalogSecrets(t *testing.T) {
 	id := e.addConnection(t, "c1")
 	e.connect(t, eng, id)
 	only, _ := secret.ParseKeyring(k2)
-	if u, err := connectors.UnknownKeyIDs(ctx, e.pool, only); err != nil || len(u) != 0 {
+	if u, err := sealedSets().UnknownKeyIDs(ctx, e.pool, only); err != nil || len(u) != 0 {
 		t.Fatalf("UnknownKeyIDs = %v, %v", u, err)
 	}
 }

@@ -263,8 +263,8 @@ func TestKeyRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := connectors.RotateKeys(ctx, e.pool, both, 2, nil)
-	if err != nil || st.Credentials != len(ids) || st.Pending != 1 {
+	st, err := sealedSets().Rotate(ctx, e.pool, both, 2, nil)
+	if err != nil || st.Of(connectors.CredentialsTable).Resealed != len(ids) || st.Of(connectors.PendingTable).Resealed != 1 {
 		t.Fatalf("RotateKeys = %+v, %v", st, err)
 	}
 	var left int

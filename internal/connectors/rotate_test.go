@@ -8,8 +8,17 @@ import (
 
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/models"
+	"github.com/guilds/guilds/internal/sealed"
 	"github.com/guilds/guilds/internal/secret"
 )
+
+// sealedSets are the engine's sealed values and the organisations' model
+// keys, registered as main does.
+func sealedSets() *sealed.Registry {
+	r := sealed.NewRegistry(connectors.SealedSets()...)
+	r.Register(models.SealedKeys)
+	return r
+}
 
 // Rotation re-seals every sealed table, organisation model keys included:
 // after it, every value opens with only the new key, and the old key's id is
@@ -41,7 +50,7 @@ func TestRotationThenOnlyTheNewKey(t *testing.T) {
 
 	k2, _ := secret.GenerateKey("k2")
 	both, _ := secret.ParseKeyring(k2 + "," + e.keys)
-	st, err := connectors.RotateKeys(ctx, e.pool, both, 1, nil)
+	st, err := sealedSets().Rotate(ctx, e.pool, both, 1, nil)
 	if err != nil || !st.Complete() {
 		t.Fatalf("RotateKeys = %+v, %v", st, err)
 	}
@@ -52,13 +61,13 @@ func TestRotationThenOnlyTheNewKey(t *testing.T) {
 	if resealed["organisation_model_keys"] != 1 || resealed["connection_credentials"] != 1 || resealed["connection_oauth_pending"] != 1 {
 		t.Fatalf("re-sealed per table = %v", resealed)
 	}
-	again, err := connectors.RotateKeys(ctx, e.pool, both, 1, nil)
-	if err != nil || !again.Complete() || again.Tables[2].Resealed != 0 || again.Tables[2].Current != 1 {
+	again, err := sealedSets().Rotate(ctx, e.pool, both, 1, nil)
+	if err != nil || !again.Complete() || again.Of("organisation_model_keys").Resealed != 0 || again.Of("organisation_model_keys").Current != 1 {
 		t.Fatalf("second RotateKeys = %+v, %v", again, err)
 	}
 
 	only, _ := secret.ParseKeyring(k2)
-	if u, err := connectors.UnknownKeyIDs(ctx, e.pool, only); err != nil || len(u) != 0 {
+	if u, err := sealedSets().UnknownKeyIDs(ctx, e.pool, only); err != nil || len(u) != 0 {
 		t.Fatalf("UnknownKeyIDs after rotation = %v, %v", u, err)
 	}
 	if k, err := models.OrgKey(ctx, e.pool, only, org, "openrouter"); err != nil || k != "sk-or-org-key" {
@@ -96,48 +105,17 @@ func TestRotationReportsUnknownKeys(t *testing.T) {
 	}
 	k2, _ := secret.GenerateKey("k2")
 	only, _ := secret.ParseKeyring(k2)
-	st, err := connectors.RotateKeys(ctx, e.pool, only, 10, nil)
+	st, err := sealedSets().Rotate(ctx, e.pool, only, 10, nil)
 	if err != nil || st.Complete() {
 		t.Fatalf("RotateKeys with the old key missing = %+v, %v; want incomplete", st, err)
 	}
-	u, err := connectors.UnknownKeyIDs(ctx, e.pool, only)
-	if err != nil || len(u) != 1 || u[0] != (connectors.KeyUse{Table: "organisation_model_keys", KeyID: "k1", Rows: 1}) {
+	u, err := sealedSets().UnknownKeyIDs(ctx, e.pool, only)
+	if err != nil || len(u) != 1 || u[0] != (sealed.KeyUse{Table: "organisation_model_keys", KeyID: "k1", Rows: 1}) {
 		t.Fatalf("UnknownKeyIDs = %v, %v", u, err)
 	}
 	_, err = models.OrgKey(ctx, e.pool, only, org, "openrouter")
 	var uk *secret.UnknownKeyError
 	if !errors.Is(err, secret.ErrUnknownKey) || !errors.As(err, &uk) || uk.KeyID != "k1" {
 		t.Fatalf("OrgKey under a dropped key = %v, want an UnknownKeyError for k1", err)
-	}
-}
-
-// Every table with a key_id column holds sealed values: rotation must cover
-// it (a new sealed table is added to sealedTables in rotate.go).
-func TestRotationCoversEverySealedTable(t *testing.T) {
-	e := newEnv(t)
-	ctx := context.Background()
-	rows, err := e.pool.Query(ctx, `SELECT table_name FROM information_schema.columns
-WHERE column_name = 'key_id' AND table_schema = current_schema() ORDER BY table_name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		want[n] = true
-	}
-	rows.Close()
-	st, err := connectors.RotateKeys(ctx, e.pool, e.keyring(t), 10, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tr := range st.Tables {
-		delete(want, tr.Table)
-	}
-	if len(want) != 0 {
-		t.Fatalf("tables with sealed values that rotation skips: %v", want)
 	}
 }

@@ -15,7 +15,7 @@ import (
 func BenchmarkOffered(b *testing.B) {
 	ctx := context.Background()
 	db, qc := countingPool(b)
-	if err := grants.Seed(ctx, db); err != nil {
+	if err := grants.Seed(ctx, db, grantstest.Registry()); err != nil {
 		b.Fatal(err)
 	}
 	org, guild, agent := hierarchy(b, db)
@@ -54,18 +54,18 @@ func BenchmarkOffered(b *testing.B) {
 		}
 		// Overlays at every level: each scope turns a few tools off and on.
 		for k, sc := range scopes {
-			if _, err := grants.PutBinding(ctx, db, admin, grants.BindingInput{Scope: sc.scope, ScopeID: sc.id,
+			if _, err := bindings.PutBinding(ctx, db, admin, grants.BindingInput{Scope: sc.scope, ScopeID: sc.id,
 				CatalogKind: grants.KindMCPTool, CatalogID: grants.ModelName(slug, fmt.Sprintf("tool_%02d", k)), Enabled: no()}); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := grants.PutBinding(ctx, db, admin, grants.BindingInput{Scope: sc.scope, ScopeID: sc.id,
+			if _, err := bindings.PutBinding(ctx, db, admin, grants.BindingInput{Scope: sc.scope, ScopeID: sc.id,
 				CatalogKind: grants.KindMCP, CatalogID: slug, Enabled: yes()}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
 	for _, sc := range scopes[1:] {
-		if _, err := grants.PutBinding(ctx, db, admin, grants.BindingInput{Scope: sc.scope, ScopeID: sc.id,
+		if _, err := bindings.PutBinding(ctx, db, admin, grants.BindingInput{Scope: sc.scope, ScopeID: sc.id,
 			CatalogKind: grants.KindNativeTool, CatalogID: "note_get", Enabled: yes()}); err != nil {
 			b.Fatal(err)
 		}

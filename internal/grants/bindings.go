@@ -70,17 +70,32 @@ func (in BindingInput) check(put bool) error {
 	if in.ConnectionID != nil && in.CatalogKind != KindMCP {
 		p.Add("connection_id", "only an mcp binding carries a connection")
 	}
+	if in.CatalogKind == KindArtifactGrant && in.CatalogID != "" {
+		p.Check(isArtifactGrant(in.CatalogID), "catalog_id", "must be read_guild, read_org, write_guild or write_org")
+	}
+	return p.Err()
+}
+
+// check validates in as a whole: its fields (BindingInput.check) and, for a
+// native tool, the catalog, every problem listed in one error.
+func (c nativeCatalog) check(in BindingInput, put bool) error {
+	var p validation.Problems
+	var fields *validation.Error
+	if err := in.check(put); errors.As(err, &fields) {
+		for _, pr := range fields.Problems {
+			p.Add(pr.Field, "%s", pr.Message)
+		}
+	} else if err != nil {
+		return err
+	}
 	if in.CatalogKind == KindNativeTool && in.CatalogID != "" {
-		n, ok := LookupNative(in.CatalogID)
+		n, ok := c.lookup(in.CatalogID)
 		switch {
 		case !ok:
 			p.Add("catalog_id", "%q is not a native tool", in.CatalogID)
 		case !n.IsBinding():
 			p.Add("catalog_id", "%s is not a binding: it follows the agent's %s setting", n.Name, gateWord(n.Gate))
 		}
-	}
-	if in.CatalogKind == KindArtifactGrant && in.CatalogID != "" {
-		p.Check(isArtifactGrant(in.CatalogID), "catalog_id", "must be read_guild, read_org, write_guild or write_org")
 	}
 	return p.Err()
 }
@@ -183,7 +198,11 @@ func listedToolServer(ctx context.Context, db store.DB, p access.Principal, name
 // PutBinding writes (creates or replaces) one binding. Without connection_id
 // an mcp row keeps the login it already names, so switching a server off and
 // on again does not lose it.
-func PutBinding(ctx context.Context, db store.DB, p access.Principal, in BindingInput) (Binding, error) {
+// A native tool is checked against the service's catalog.
+func (s *Service) PutBinding(ctx context.Context, db store.DB, p access.Principal, in BindingInput) (Binding, error) {
+	if err := s.native.check(in, true); err != nil {
+		return Binding{}, err
+	}
 	t, err := resolveTarget(ctx, db, p, in, true)
 	if err != nil {
 		return Binding{}, err
@@ -200,7 +219,10 @@ func PutBinding(ctx context.Context, db store.DB, p access.Principal, in Binding
 
 // DeleteBinding removes one binding, so the scope inherits again. For a tool
 // that is the overlay of the login serving the scope and one that names none.
-func DeleteBinding(ctx context.Context, db store.DB, p access.Principal, in BindingInput) error {
+func (s *Service) DeleteBinding(ctx context.Context, db store.DB, p access.Principal, in BindingInput) error {
+	if err := s.native.check(in, false); err != nil {
+		return err
+	}
 	t, err := resolveTarget(ctx, db, p, in, false)
 	if err != nil {
 		return err

@@ -81,7 +81,7 @@ func TestSeedIsIdempotentAndKeepsAdminEdits(t *testing.T) {
 	ctx := context.Background()
 	db := testdb.New(t)
 	for i := 0; i < 2; i++ {
-		if err := grants.Seed(ctx, db); err != nil {
+		if err := grants.Seed(ctx, db, grantstest.Registry()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -109,7 +109,7 @@ func TestSeedIsIdempotentAndKeepsAdminEdits(t *testing.T) {
 	if _, err := db.Exec(ctx, `DELETE FROM bindings WHERE catalog_id = 'note_get'`); err != nil {
 		t.Fatal(err)
 	}
-	if err := grants.Seed(ctx, db); err != nil {
+	if err := grants.Seed(ctx, db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	s, err := grants.GetServer(ctx, db, nil, "cigale")
@@ -126,7 +126,7 @@ func TestSyncWritesDefaultOffOverlaysOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testdb.New(t)
-	if err := grants.Seed(ctx, db); err != nil {
+	if err := grants.Seed(ctx, db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	org, _, agent := hierarchy(t, db)
@@ -153,7 +153,7 @@ func TestSyncWritesDefaultOffOverlaysOnce(t *testing.T) {
 		t.Fatalf("after first sync %v", got)
 	}
 	// The operator turns send on; a later sync with a new spend tool keeps send on and adds swap off.
-	if _, err := grants.PutBinding(ctx, db, admin, grants.BindingInput{Scope: grants.ScopeOrganisation, ScopeID: org.ID,
+	if _, err := bindings.PutBinding(ctx, db, admin, grants.BindingInput{Scope: grants.ScopeOrganisation, ScopeID: org.ID,
 		CatalogKind: grants.KindMCPTool, CatalogID: "wallet_send", Enabled: yes()}); err != nil {
 		t.Fatal(err)
 	}
@@ -176,13 +176,13 @@ func TestDeletesCascadeBindings(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testdb.New(t)
-	if err := grants.Seed(ctx, db); err != nil {
+	if err := grants.Seed(ctx, db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	org, guild, agent := hierarchy(t, db)
 	put := func(scope grants.Scope, id, kind, cat string) {
 		t.Helper()
-		if _, err := grants.PutBinding(ctx, db, admin, grants.BindingInput{Scope: scope, ScopeID: id, CatalogKind: kind,
+		if _, err := bindings.PutBinding(ctx, db, admin, grants.BindingInput{Scope: scope, ScopeID: id, CatalogKind: kind,
 			CatalogID: cat, Enabled: no()}); err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func TestOfferedUsesThreeQueriesAndArtifactGrants(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, qc := countingPool(t)
-	if err := grants.Seed(ctx, db); err != nil {
+	if err := grants.Seed(ctx, db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	_, guild, agent := hierarchy(t, db)
@@ -254,7 +254,7 @@ func TestOfferedUsesThreeQueriesAndArtifactGrants(t *testing.T) {
 	if got := names(o); !got["x_a"] || !got["qonto_b"] || !got["alchemy_a"] || !got["note_get"] {
 		t.Fatalf("offered %v", got)
 	}
-	if _, err := grants.PutBinding(ctx, db, admin, grants.BindingInput{Scope: grants.ScopeGuild, ScopeID: guild.ID,
+	if _, err := bindings.PutBinding(ctx, db, admin, grants.BindingInput{Scope: grants.ScopeGuild, ScopeID: guild.ID,
 		CatalogKind: grants.KindArtifactGrant, CatalogID: "write_org", Enabled: yes()}); err != nil {
 		t.Fatal(err)
 	}
@@ -273,3 +273,7 @@ func TestOfferedUsesThreeQueriesAndArtifactGrants(t *testing.T) {
 		t.Fatalf("want disconnected error, got %v", err)
 	}
 }
+
+// bindings writes bindings as the API does, checking native tools against
+// the catalog of every native family.
+var bindings = grants.NewService(grantstest.Registry(), nil, nil)

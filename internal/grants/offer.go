@@ -16,19 +16,14 @@ import (
 )
 
 // Trigger is what started a run.
-type Trigger string
+type Trigger = tools.Trigger
 
 // Run triggers.
 const (
-	TriggerDirect   Trigger = "direct"
-	TriggerGroup    Trigger = "group"
-	TriggerSchedule Trigger = "schedule"
+	TriggerDirect   = tools.TriggerDirect
+	TriggerGroup    = tools.TriggerGroup
+	TriggerSchedule = tools.TriggerSchedule
 )
-
-// Valid reports whether t is a known trigger.
-func (t Trigger) Valid() bool {
-	return t == TriggerDirect || t == TriggerGroup || t == TriggerSchedule
-}
 
 // OfferedTool is one tool a run offers.
 type OfferedTool struct {
@@ -85,19 +80,16 @@ type OfferInputs struct {
 	Config       orgs.AgentConfig
 	Trigger      Trigger
 	Integrations *integrations.Registry
-	Registry     *tools.Registry
+	// Registry holds the native tools: their implementations and, in their
+	// listings, the native catalog.
+	Registry *tools.Registry
 	// Shape shapes a listed tool's schema; nil means tools.Shape.
 	Shape func(json.RawMessage) (json.RawMessage, error)
 }
 
-// nativeOffered decides one native tool; reason says why it is not offered.
-func nativeOffered(n NativeTool, res Resolved, cfg orgs.AgentConfig, trig Trigger, integ *integrations.Registry, reg *tools.Registry) (bool, string) {
-	if reg == nil {
-		return false, "not available in this build"
-	}
-	if _, ok := reg.Lookup(n.Name); !ok {
-		return false, "not available in this build"
-	}
+// nativeOffered decides one native tool of the catalog; reason says why it
+// is not offered.
+func nativeOffered(n NativeTool, res Resolved, cfg orgs.AgentConfig, trig Trigger, integ *integrations.Registry) (bool, string) {
 	switch n.Gate {
 	case GateAlways:
 		return true, ""
@@ -138,9 +130,13 @@ func nativeOffered(n NativeTool, res Resolved, cfg orgs.AgentConfig, trig Trigge
 // native tools in catalog order, then the enabled listed tools of each
 // connected login, by server slug and tool name.
 func BuildOffer(in OfferInputs) (Offer, error) {
+	return buildOffer(in, catalogOf(in.Registry))
+}
+
+func buildOffer(in OfferInputs, native nativeCatalog) (Offer, error) {
 	out := Offer{Tools: []OfferedTool{}, Warnings: []string{}}
-	for _, n := range nativeCatalog {
-		ok, _ := nativeOffered(n, in.Resolved, in.Config, in.Trigger, in.Integrations, in.Registry)
+	for _, n := range native.tools {
+		ok, _ := nativeOffered(n, in.Resolved, in.Config, in.Trigger, in.Integrations)
 		if !ok {
 			continue
 		}
@@ -148,13 +144,8 @@ func BuildOffer(in OfferInputs) (Offer, error) {
 		if len(offers) != 1 {
 			continue
 		}
-		t, _ := in.Registry.Lookup(n.Name)
-		class := t.Class
-		if class == "" {
-			class = n.Class
-		}
 		out.Tools = append(out.Tools, OfferedTool{Name: n.Name, Kind: "native", Description: offers[0].Description,
-			Schema: offers[0].Schema, ShapedSchema: offers[0].Shaped, Class: class})
+			Schema: offers[0].Schema, ShapedSchema: offers[0].Shaped, Class: n.Class})
 		if n.Name == "memory_write" {
 			out.Memory = true
 		}
@@ -194,7 +185,7 @@ func BuildOffer(in OfferInputs) (Offer, error) {
 			}
 			// A listed tool never takes a native tool's name, offered or not
 			// (an admin server slugged "note" listing "get" would pose as note_get).
-			if _, native := nativeByName[t.Name]; native {
+			if _, isNative := native.lookup(t.Name); isNative {
 				out.Warnings = append(out.Warnings, fmt.Sprintf("tool %q of %s left out: a native tool has that name", t.Name, s.Name))
 				continue
 			}
@@ -218,10 +209,11 @@ func BuildOffer(in OfferInputs) (Offer, error) {
 
 // Service loads the inputs of offers and views.
 type Service struct {
-	reg   *tools.Registry
-	integ *integrations.Registry
-	log   *slog.Logger
-	cache shapeCache
+	reg    *tools.Registry
+	native nativeCatalog // read from reg once: families register at start-up
+	integ  *integrations.Registry
+	log    *slog.Logger
+	cache  shapeCache
 }
 
 // NewService builds a Service. reg holds the native tool implementations
@@ -236,8 +228,12 @@ func NewService(reg *tools.Registry, integ *integrations.Registry, log *slog.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{reg: reg, integ: integ, log: log}
+	return &Service{reg: reg, native: catalogOf(reg), integ: integ, log: log}
 }
+
+// NativeCatalog returns the native tool catalog the service offers from, in
+// display order.
+func (s *Service) NativeCatalog() []NativeTool { return append([]NativeTool(nil), s.native.tools...) }
 
 // Integrations returns the registry the service asks.
 func (s *Service) Integrations() *integrations.Registry { return s.integ }
@@ -263,8 +259,8 @@ func (s *Service) Offered(ctx context.Context, db store.DB, agentID string, trig
 	if err != nil {
 		return Offer{}, err
 	}
-	offer, err := BuildOffer(OfferInputs{Resolved: res, Servers: servers, Config: a.Config, Trigger: trigger,
-		Integrations: s.integ, Registry: s.reg, Shape: s.cache.shape})
+	offer, err := buildOffer(OfferInputs{Resolved: res, Servers: servers, Config: a.Config, Trigger: trigger,
+		Integrations: s.integ, Registry: s.reg, Shape: s.cache.shape}, s.native)
 	if err != nil {
 		return offer, err
 	}

@@ -14,7 +14,7 @@ import (
 
 func allNativeOn() grants.Resolved {
 	var rows []grants.Row
-	for _, n := range grants.NativeCatalog() {
+	for _, n := range grants.NativeCatalog(grantstest.Registry()) {
 		if n.IsBinding() {
 			rows = append(rows, grants.Row{Scope: grants.ScopePlatform, Kind: grants.KindNativeTool, CatalogID: n.Name, Enabled: true})
 		}
@@ -51,7 +51,7 @@ func TestRunOfferRules(t *testing.T) {
 					t.Fatal(err)
 				}
 				got := names(o)
-				for _, n := range grants.NativeCatalog() {
+				for _, n := range grants.NativeCatalog(grantstest.Registry()) {
 					want := true
 					switch {
 					case n.Family == "browser":

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/testdb"
 )
 
@@ -15,7 +16,7 @@ func TestListingPublishesTheCatalogCopy(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testdb.New(t)
-	if err := grants.Seed(ctx, db); err != nil {
+	if err := grants.Seed(ctx, db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	org, _, _ := hierarchy(t, db)
@@ -53,7 +54,7 @@ func TestListingPublishesTheCatalogCopy(t *testing.T) {
 	if err := grants.SyncListedTools(ctx, db, notion, list[:1]); err != nil {
 		t.Fatal(err)
 	}
-	if err := grants.Seed(ctx, db); err != nil {
+	if err := grants.Seed(ctx, db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	if got := published("notion"); len(got) != 1 || got["search"] == "" {

@@ -45,7 +45,7 @@ func TestListedSchemaIsKeptRawAndNetworkRefsAreNeverFetched(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testdb.New(t)
-	if err := grants.Seed(ctx, db); err != nil {
+	if err := grants.Seed(ctx, db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	var fetched atomic.Int64

@@ -4,27 +4,24 @@ import (
 	"context"
 
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/tools"
 )
 
 // Seed writes, idempotently, what grants need at boot: the connector catalog
-// from the embedded manifests and the platform seed bindings.
-func Seed(ctx context.Context, db store.DB) error {
+// from the embedded manifests and the platform seed bindings of the native
+// tools reg registers.
+func Seed(ctx context.Context, db store.DB, reg *tools.Registry) error {
 	if err := SeedCatalog(ctx, db); err != nil {
 		return err
 	}
-	return SeedPlatformBindings(ctx, db)
+	return SeedPlatformBindings(ctx, db, reg)
 }
 
-// SeedPlatformBindings turns every native tool that is a binding on at the
-// platform scope, once per tool: a tool seeded before is left as the
+// SeedPlatformBindings turns every native tool of reg that is a binding on
+// at the platform scope, once per tool: a tool seeded before is left as the
 // operators made it, even deleted.
-func SeedPlatformBindings(ctx context.Context, db store.DB) error {
-	var names []string
-	for _, n := range nativeCatalog {
-		if n.IsBinding() {
-			names = append(names, n.Name)
-		}
-	}
+func SeedPlatformBindings(ctx context.Context, db store.DB, reg *tools.Registry) error {
+	names := catalogOf(reg).bindingNames()
 	_, err := db.Exec(ctx, `WITH fresh AS (
 			INSERT INTO binding_defaults_applied (connection_id, catalog_kind, catalog_id)
 			SELECT NULL, 'native_tool', n FROM unnest($1::text[]) AS n ON CONFLICT DO NOTHING RETURNING catalog_id)

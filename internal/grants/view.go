@@ -27,7 +27,7 @@ type NativeToolView struct {
 	Family    string `json:"family"`
 	Group     string `json:"group"`
 	Gate      Gate   `json:"gate"`
-	Available bool   `json:"available"` // implemented in this build
+	Available bool   `json:"available"` // implemented in this build: always, the catalog is what the build registers
 	IsBinding bool   `json:"is_binding"`
 	// Switch, Enabled and DecidedBy describe the binding (binding tools only).
 	Switch    Switch `json:"switch,omitempty"`
@@ -152,14 +152,13 @@ func (s *Service) View(ctx context.Context, db store.DB, p access.Principal, sco
 	}
 	res := Resolve(plainRows(chain))
 	v := ToolsView{Place: pl, Native: []NativeToolView{}, Servers: []ServerView{}}
-	for _, n := range nativeCatalog {
-		_, avail := s.reg.Lookup(n.Name)
-		nv := NativeToolView{Name: n.Name, Family: n.Family, Group: n.Group, Gate: n.Gate, Available: avail, IsBinding: n.IsBinding()}
+	for _, n := range s.native.tools {
+		nv := NativeToolView{Name: n.Name, Family: n.Family, Group: n.Group, Gate: n.Gate, Available: true, IsBinding: n.IsBinding()}
 		if n.IsBinding() {
 			d := res.Native[n.Name]
 			nv.Switch, nv.Enabled, nv.DecidedBy = switchAt(chain, scope, KindNativeTool, n.Name), d.Enabled, d.DecidedBy
 		}
-		nv.Offered, nv.NotOffered = nativeOffered(n, res, cfg, TriggerDirect, s.integ, s.reg)
+		nv.Offered, nv.NotOffered = nativeOffered(n, res, cfg, TriggerDirect, s.integ)
 		if nv.Offered {
 			nv.NotOffered = ""
 		}

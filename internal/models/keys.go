@@ -21,10 +21,6 @@ func aad(orgID, providerName string) []byte {
 	return []byte("organisation_model_keys:" + orgID + ":" + providerName)
 }
 
-// OrgKeyAAD is the additional data a stored organisation key is sealed with,
-// for `guilds keys rotate` (connectors.RotateKeys).
-func OrgKeyAAD(orgID, providerName string) []byte { return aad(orgID, providerName) }
-
 // SetOrgKey stores (or replaces) an organisation's key for a provider.
 func SetOrgKey(ctx context.Context, db store.DB, kr *secret.Keyring, orgID, providerName, key string) error {
 	key = strings.TrimSpace(key)

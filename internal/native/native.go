@@ -105,39 +105,36 @@ func WithCodeHelper(path string) Option {
 	return func(o *options) { o.code.Helper = path }
 }
 
-// Registry registers every native tool family on a new registry.
+// Registry registers every native tool family on a new registry. The order
+// of the families is the native catalog's display order (the Tools view,
+// and the order a run offers the tools in): each family declares its own
+// catalog entry when it registers (tools.Listing).
 func Registry(db *pgxpool.Pool, log *slog.Logger, opts ...Option) *tools.Registry {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	reg := tools.NewRegistry(tools.WithLogger(log))
-	notes.Register(reg, notes.Deps{DB: db, Log: log, Reach: noteReach})
-	records.Register(reg, records.Deps{DB: db, Log: log})
-	memory.Register(reg, memory.Deps{DB: db, Log: log})
-	issues.Register(reg, db)
-	schedtools.Register(reg, schedtools.Deps{DB: db, Log: log, Manager: o.schedules})
-	o.code.Log = log
+	o.code.Log, o.scripts.Log, o.browser.Log, o.group.Log = log, log, log, log
 	sd := secrets.Deps{Keyring: o.keyring, Log: log}
 	if db != nil {
-		o.code.DB, sd.DB, o.scripts.DB, o.browser.DB = db, db, db, db
+		o.code.DB, sd.DB, o.scripts.DB, o.browser.DB, o.group.DB = db, db, db, db, db
 		if o.keyring != nil {
 			o.code.Env = agentsecrets.Source{DB: db, Keyring: o.keyring}
 			o.scripts.Env = o.code.Env
 		}
 	}
-	code.Register(reg, o.code)
-	o.scripts.Log = log
+	reg := tools.NewRegistry(tools.WithLogger(log))
+	notes.Register(reg, notes.Deps{DB: db, Log: log, Reach: noteReach})
+	records.Register(reg, records.Deps{DB: db, Log: log})
+	memory.Register(reg, memory.Deps{DB: db, Log: log})
 	scripts.Register(reg, o.scripts)
-	o.browser.Log = log
-	browser.Register(reg, o.browser)
+	schedtools.Register(reg, schedtools.Deps{DB: db, Log: log, Manager: o.schedules})
 	secrets.Register(reg, sd)
 	websearch.Register(reg, o.websearch)
-	o.group.Log = log
-	if db != nil {
-		o.group.DB = db
-	}
 	group.Register(reg, o.group)
+	issues.Register(reg, db)
+	browser.Register(reg, o.browser)
+	code.Register(reg, o.code)
 	return reg
 }
 

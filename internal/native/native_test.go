@@ -3,9 +3,11 @@ package native_test
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"testing"
 
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/testdb"
@@ -19,7 +21,7 @@ import (
 func TestCodeToolsAreOfferedWhenCodingIsOn(t *testing.T) {
 	ctx := context.Background()
 	db := testdb.New(t)
-	if err := grants.Seed(ctx, db); err != nil {
+	if err := grants.Seed(ctx, db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
@@ -83,17 +85,51 @@ func TestCodeToolWithoutAWorkspaceSaysSo(t *testing.T) {
 	}
 }
 
-// The catalog's class of a native tool (what the Tools view and the run
-// snapshot show) is the class its registration runs it under.
-func TestCatalogClassesMatchTheRegistry(t *testing.T) {
+// The native catalog is what the families register: every tool of the
+// registry is listed, each family's tools together, the families in the
+// Tools view's order, each with the gate, flag, triggers and integration its
+// family declares.
+func TestCatalogIsWhatTheFamiliesRegister(t *testing.T) {
 	reg := native.Registry(nil, slog.New(slog.DiscardHandler))
-	for _, n := range grants.NativeCatalog() {
-		tl, ok := reg.Lookup(n.Name)
-		if !ok {
-			continue // catalogued, not built yet
+	catalog := grants.NativeCatalog(reg)
+	if len(catalog) != len(reg.All()) || len(catalog) != 45 {
+		t.Fatalf("catalog of %d tools, registry of %d; want 45 in both", len(catalog), len(reg.All()))
+	}
+	var families []string
+	byName := map[string]grants.NativeTool{}
+	for _, n := range catalog {
+		if len(families) == 0 || families[len(families)-1] != n.Family {
+			families = append(families, n.Family)
 		}
-		if tl.Class != n.Class {
-			t.Errorf("%s: catalog class %q, registered class %q", n.Name, n.Class, tl.Class)
+		byName[n.Name] = n
+	}
+	want := []string{"notes", "records", "memory", "scripts", "schedules", "secrets", "search", "group", "issues", "browser", "code"}
+	if !slices.Equal(families, want) {
+		t.Fatalf("families in catalog order %v, want %v (each family's tools together)", families, want)
+	}
+	for _, c := range []struct {
+		name        string
+		gate        grants.Gate
+		class       tools.Class
+		flag        string
+		triggers    []grants.Trigger
+		integration string
+	}{
+		{"note_get", grants.GateBinding, tools.ClassDefault, "", nil, ""},
+		{"memory_write", grants.GateBinding, tools.ClassDefault, "memory", nil, ""},
+		{"script_run", grants.GateBinding, tools.ClassShell, "scripting", nil, ""},
+		{"schedule_list", grants.GateBinding, tools.ClassDefault, "", []grants.Trigger{grants.TriggerDirect, grants.TriggerGroup}, ""},
+		{"secret_store", grants.GateBinding, tools.ClassDefault, "", nil, ""},
+		{"secret_request", grants.GateBinding, tools.ClassScript, "", []grants.Trigger{grants.TriggerDirect}, ""},
+		{"tavily_search", grants.GateBinding, tools.ClassDefault, "", nil, "web-search"},
+		{"report_issue", grants.GateAlways, tools.ClassDefault, "", nil, ""},
+		{"browser_click", grants.GateBrowser, tools.ClassBrowser, "", nil, ""},
+		{"shell", grants.GateCoding, tools.ClassShell, "", nil, ""},
+		{"code_map", grants.GateCoding, tools.ClassCode, "", nil, ""},
+	} {
+		n := byName[c.name]
+		if n.Gate != c.gate || n.Class != c.class || n.Flag != c.flag || !slices.Equal(n.Triggers, c.triggers) || n.Integration != c.integration {
+			t.Errorf("%s listed as %+v", c.name, n)
 		}
 	}
 }

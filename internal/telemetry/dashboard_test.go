@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/guilds/guilds/sandbox"
 )
 
 // The Grafana dashboard queries only metrics this package (or the API's
@@ -32,7 +30,7 @@ func TestDashboardQueriesRegisteredMetrics(t *testing.T) {
 	// A vector is gathered once it has a child.
 	TokenRefresh("ok")
 	RunFinished("completed")
-	SandboxExec(sandbox.ExecResult{}, nil, time.Millisecond)
+	SandboxExec("ok", time.Millisecond)
 	toolCallSeconds.WithLabelValues("t", "c", "ok").Observe(0)
 	mcpRequestSeconds.WithLabelValues("s", "tools/call", "ok").Observe(0)
 	families, err := prometheus.DefaultGatherer.Gather()

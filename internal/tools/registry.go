@@ -17,6 +17,7 @@ type Registry struct {
 	log   *slog.Logger
 	mu    sync.RWMutex
 	tools map[string]*entry
+	order []string // names in registration order
 }
 
 type entry struct {
@@ -51,8 +52,8 @@ func NewRegistry(opts ...Option) *Registry {
 }
 
 // Register adds t. It panics, as a programming error, when the name is empty,
-// invalid or taken, the handler is nil, the class is unknown, or the schema
-// does not compile or cannot be offered to a model.
+// invalid or taken, the handler is nil, the class is unknown, the listing is
+// incomplete, or the schema does not compile or cannot be offered to a model.
 func (r *Registry) Register(t Tool) {
 	if t.Name == "" {
 		panic("tools: Register with an empty name")
@@ -69,6 +70,9 @@ func (r *Registry) Register(t Tool) {
 	if !t.Class.Valid() {
 		panic(fmt.Sprintf("tools: Register %q with unknown class %q", t.Name, t.Class))
 	}
+	if err := t.Listing.check(); err != nil {
+		panic(fmt.Sprintf("tools: Register %q: %v", t.Name, err))
+	}
 	s, err := CompileSchema(t.Schema)
 	if err != nil {
 		panic(fmt.Sprintf("tools: Register %q: %v", t.Name, err))
@@ -84,6 +88,21 @@ func (r *Registry) Register(t Tool) {
 		panic(fmt.Sprintf("tools: Register %q twice", t.Name))
 	}
 	r.tools[t.Name] = &entry{tool: t, schema: s, shaped: shaped}
+	r.order = append(r.order, t.Name)
+}
+
+// Listed returns the tools registered with a listing (the native catalog),
+// in the order they were registered.
+func (r *Registry) Listed() []Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []Tool
+	for _, n := range r.order {
+		if t := r.tools[n].tool; t.Listing.Listed() {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Lookup returns the tool registered under name.

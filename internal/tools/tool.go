@@ -39,6 +39,10 @@ type Tool struct {
 	// again after a lost worker, so the run workflow calls it as a local
 	// activity (docs/adr/0511-fast-path.md). Ignored unless Idempotent.
 	Quick bool
+	// Listing puts a native tool in the native catalog (family, display
+	// group, gate, flag, triggers, integration); zero for a tool that is not
+	// catalogued (test stubs).
+	Listing Listing
 }
 
 // Class names the timeout class of a tool. The run workflow maps a class to

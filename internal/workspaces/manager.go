@@ -169,7 +169,7 @@ func (m *Manager) Exec(ctx context.Context, agentID string, req sandbox.ExecRequ
 		res, err = m.driver.Exec(ctx, h.id, r)
 		return err
 	})
-	telemetry.SandboxExec(res, err, time.Since(start))
+	telemetry.SandboxExec(res.Outcome(err), time.Since(start))
 	return res, err
 }
 

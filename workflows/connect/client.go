@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	acts "github.com/guilds/guilds/activities/connect"
-	"github.com/guilds/guilds/internal/connectors"
 )
 
 // ErrSetup is wrapped by Start when the login could not be prepared
@@ -26,23 +25,29 @@ var ErrNoLogin = errors.New("no login is waiting for this callback")
 // ErrNoURL: the login's authorization URL could not be read back.
 var ErrNoURL = errors.New("the login's authorization URL is not available")
 
+// PendingURLs reads a pending login's authorization URL back from where it
+// is kept sealed: the connector engine, which main hands over.
+type PendingURLs interface {
+	PendingAuthorizationURL(ctx context.Context, connectionID uuid.UUID) (string, error)
+}
+
 // Start begins (or restarts) a connection's login and waits for its
 // authorization URL. The workflow answers a marker in its place (the URL
 // carries the state and stays out of history); the URL is read back from
-// the pending login, sealed, through eng.
-func Start(ctx context.Context, c client.Client, taskQueue string, in Input, eng *connectors.Engine) (string, error) {
+// the pending login, sealed, through urls (nil: ErrNoURL).
+func Start(ctx context.Context, c client.Client, taskQueue string, in Input, urls PendingURLs) (string, error) {
 	u, err := start(ctx, c, taskQueue, in)
 	if err != nil || u != acts.PendingURLMarker {
 		return u, err // a login recorded before the marker answers the URL itself
 	}
-	if eng == nil {
+	if urls == nil {
 		return "", ErrNoURL
 	}
 	id, err := uuid.Parse(in.ConnectionID)
 	if err != nil {
 		return "", err
 	}
-	u, err = eng.PendingAuthorizationURL(ctx, id)
+	u, err = urls.PendingAuthorizationURL(ctx, id)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrNoURL, err)
 	}

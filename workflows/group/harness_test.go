@@ -24,6 +24,7 @@ import (
 	groupact "github.com/guilds/guilds/activities/group"
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/groupchat"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/models"
@@ -257,7 +258,7 @@ func newEnv(t testing.TB, o envOptions, script func(agentRequest) reply, names .
 		}
 		e.agents[n] = id
 	}
-	if err := grants.Seed(ctx, e.db); err != nil {
+	if err := grants.Seed(ctx, e.db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	e.svc = group.Service{DB: e.db, Temporal: e.c, TaskQueue: e.queue}

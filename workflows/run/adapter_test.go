@@ -17,6 +17,7 @@ import (
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/native"
@@ -73,7 +74,7 @@ func TestRunCallsAnAdapterTool(t *testing.T) {
 		_, _ = w.Write([]byte(`{}`))
 	}))
 	t.Cleanup(svc.Close)
-	if err := grants.Seed(ctx, e.db); err != nil {
+	if err := grants.Seed(ctx, e.db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.db.Exec(ctx, `WITH s AS (INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config)

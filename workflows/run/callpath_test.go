@@ -22,6 +22,7 @@ import (
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/mcpoauth/oauthtest"
 	"github.com/guilds/guilds/internal/mcppool"
@@ -70,7 +71,7 @@ func newOAuthRemote(t *testing.T, e *env, slug string) *oauthRemote {
 	reg.Body.Close()
 	cfg := fmt.Sprintf(`{"provider":"oauth2","oauth":{"auth_url":%q,"token_url":%q,"client_id":%q,"auth_style":"none"}}`,
 		o.as.URL+"/authorize", o.as.URL+"/token", client.ID)
-	if err := grants.Seed(ctx, e.db); err != nil {
+	if err := grants.Seed(ctx, e.db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.db.Exec(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config)
@@ -197,7 +198,7 @@ func TestRunStopsCallingARemoteToolTurnedOff(t *testing.T) {
 						if err := grants.DeleteConnection(ctx, e.db, platformAdmin, o.conn); err != nil {
 							t.Errorf("delete the login: %v", err)
 						}
-					} else if _, err := grants.PutBinding(ctx, e.db, platformAdmin, grants.BindingInput{Scope: grants.ScopeGuild, ScopeID: e.guild,
+					} else if _, err := bindings.PutBinding(ctx, e.db, platformAdmin, grants.BindingInput{Scope: grants.ScopeGuild, ScopeID: e.guild,
 						CatalogKind: kind, CatalogID: catalogID, Enabled: &off}); err != nil {
 						t.Errorf("turn the tool off: %v", err)
 					}

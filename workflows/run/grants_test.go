@@ -15,6 +15,7 @@ import (
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/runs"
@@ -26,7 +27,7 @@ var platformAdmin = access.Principal{Admin: true}
 
 // putBinding turns a native tool on or off for the env's agent.
 func (e *env) putBinding(tool string, on bool) error {
-	_, err := grants.PutBinding(context.Background(), e.db, platformAdmin, grants.BindingInput{Scope: grants.ScopeAgent,
+	_, err := bindings.PutBinding(context.Background(), e.db, platformAdmin, grants.BindingInput{Scope: grants.ScopeAgent,
 		ScopeID: e.agent, CatalogKind: grants.KindNativeTool, CatalogID: tool, Enabled: &on})
 	return err
 }
@@ -37,7 +38,7 @@ func (e *env) putBinding(tool string, on bool) error {
 func (e *env) startGrantsWorker() {
 	e.t.Helper()
 	ctx := context.Background()
-	if err := grants.Seed(ctx, e.db); err != nil {
+	if err := grants.Seed(ctx, e.db, grantstest.Registry()); err != nil {
 		e.t.Fatal(err)
 	}
 	c, _, err := grants.Connect(ctx, e.db, platformAdmin, nil, grants.ConnectInput{Slug: "notion",
@@ -216,3 +217,7 @@ func TestRunOverRealGrants(t *testing.T) {
 		t.Fatal("a credential value is in the workflow history")
 	}
 }
+
+// bindings writes bindings as the API does, checking native tools against
+// the catalog of every native family.
+var bindings = grants.NewService(grantstest.Registry(), nil, nil)

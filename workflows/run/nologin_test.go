@@ -16,6 +16,7 @@ import (
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/secret"
@@ -40,7 +41,7 @@ func TestRunCallsANoLoginServerUntilTurnedOff(t *testing.T) {
 	}))
 	t.Cleanup(hs.Close)
 	url := hs.URL
-	if err := grants.Seed(ctx, e.db); err != nil {
+	if err := grants.Seed(ctx, e.db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.db.Exec(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config)
@@ -73,7 +74,7 @@ func TestRunCallsANoLoginServerUntilTurnedOff(t *testing.T) {
 	e.model.script = []turn{call}
 	e.model.repeat = func(n int) turn {
 		if n == 1 {
-			if _, err := grants.PutBinding(ctx, e.db, platformAdmin, grants.BindingInput{Scope: grants.ScopeGuild, ScopeID: e.guild,
+			if _, err := bindings.PutBinding(ctx, e.db, platformAdmin, grants.BindingInput{Scope: grants.ScopeGuild, ScopeID: e.guild,
 				CatalogKind: grants.KindMCP, CatalogID: "open", Enabled: &off}); err != nil {
 				t.Errorf("turn the server off: %v", err)
 			}

@@ -60,8 +60,13 @@ type Deps struct {
 	order *sequencer // one call at a time per agent, a turn's in its order
 }
 
+// listing is the family's entry in the native catalog: its display group
+// and what, besides bindings, decides whether a run offers its tools.
+var listing = tools.Listing{Family: "browser", Group: "Browser", Gate: tools.GateBrowser}
+
 // Register adds the eight browser tools to reg.
 func Register(reg *tools.Registry, d Deps) {
+	fam := reg.Family(listing)
 	if d.Helper == "" {
 		d.Helper = browserproto.HelperPath
 	}
@@ -70,7 +75,7 @@ func Register(reg *tools.Registry, d Deps) {
 	}
 	d.order = &sequencer{}
 	for _, t := range decls {
-		reg.Register(tools.Tool{Name: t.name, Description: t.description, Schema: json.RawMessage(t.schema),
+		fam.Register(tools.Tool{Name: t.name, Description: t.description, Schema: json.RawMessage(t.schema),
 			Handler: d.handler(t.name), Class: tools.ClassBrowser, Idempotent: t.idempotent})
 	}
 }

@@ -15,7 +15,7 @@ func TestEightToolsOfTheBrowserFamily(t *testing.T) {
 	reg := tools.NewRegistry()
 	Register(reg, Deps{})
 	var family []string
-	for _, n := range grants.NativeCatalog() {
+	for _, n := range grants.NativeCatalog(reg) {
 		if n.Gate == grants.GateBrowser {
 			family = append(family, n.Name)
 		}

@@ -55,8 +55,13 @@ type EnvSource interface {
 	Env(ctx context.Context, agentID string) (map[string]string, error)
 }
 
+// listing is the family's entry in the native catalog: its display group
+// and what, besides bindings, decides whether a run offers its tools.
+var listing = tools.Listing{Family: "code", Group: "Code", Gate: tools.GateCoding}
+
 // Register adds the eleven code tools to reg.
 func Register(reg *tools.Registry, d Deps) {
+	fam := reg.Family(listing)
 	if d.Helper == "" {
 		d.Helper = codeproto.HelperPath
 	}
@@ -64,6 +69,6 @@ func Register(reg *tools.Registry, d Deps) {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	for _, t := range decls {
-		reg.Register(t.tool(d.handler(t.name)))
+		fam.Register(t.tool(d.handler(t.name)))
 	}
 }

@@ -49,9 +49,14 @@ var schema = json.RawMessage(`{"type":"object","properties":{
 	"message":{"type":"string","description":"the message, at most 8000 characters; mention an agent as @name to ask it something"}},
 	"required":["message"],"additionalProperties":false}`)
 
+// listing is the family's entry in the native catalog: its display group
+// and what, besides bindings, decides whether a run offers its tools.
+var listing = tools.Listing{Family: "group", Group: "Group chat", Gate: tools.GateBinding}
+
 // Register adds group_post to reg.
 func Register(reg *tools.Registry, d Deps) {
-	reg.Register(tools.Tool{
+	fam := reg.Family(listing)
+	fam.Register(tools.Tool{
 		Name: ToolName,
 		Description: "Post a message into your guild's group chat, where its operators and agents read it. " +
 			"An @name of another agent asks that agent to answer. Your final answer in a group-chat run is posted for you; " +

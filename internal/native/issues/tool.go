@@ -52,5 +52,9 @@ func Tool(db store.DB) tools.Tool {
 	}
 }
 
+// listing is the family's entry in the native catalog: its display group
+// and what, besides bindings, decides whether a run offers its tools.
+var listing = tools.Listing{Family: "issues", Group: "Issues", Gate: tools.GateAlways}
+
 // Register adds report_issue to reg.
-func Register(reg *tools.Registry, db store.DB) { reg.Register(Tool(db)) }
+func Register(reg *tools.Registry, db store.DB) { reg.Family(listing).Register(Tool(db)) }

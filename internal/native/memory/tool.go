@@ -24,9 +24,14 @@ type Deps struct {
 	Log *slog.Logger
 }
 
+// listing is the family's entry in the native catalog: its display group
+// and what, besides bindings, decides whether a run offers its tools.
+var listing = tools.Listing{Family: "memory", Group: "Memory", Gate: tools.GateBinding, Flag: "memory"}
+
 // Register adds memory_write to reg.
 func Register(reg *tools.Registry, d Deps) {
-	reg.Register(tools.Tool{
+	fam := reg.Family(listing)
+	fam.Register(tools.Tool{
 		Name: ToolWrite,
 		Description: fmt.Sprintf("Replace your whole memory with content (at most %d characters). "+
 			"Your memory is shown at the start of every run; include everything you still want to remember.", MaxChars),

@@ -32,10 +32,15 @@ const (
 // Names lists the note tools.
 var Names = []string{ToolFind, ToolGet, ToolWrite, ToolDelete}
 
+// listing is the family's entry in the native catalog: its display group
+// and what, besides bindings, decides whether a run offers its tools.
+var listing = tools.Listing{Family: "notes", Group: "Notes", Gate: tools.GateBinding}
+
 // Register adds the four note tools to reg.
 func Register(reg *tools.Registry, d Deps) {
+	fam := reg.Family(listing)
 	h := &handlers{d: d}
-	reg.Register(tools.Tool{
+	fam.Register(tools.Tool{
 		Name: ToolFind,
 		Description: "List or search the Markdown notes you may read: your own (agent/), your guild's (guild/) and your organisation's (org/). " +
 			"With query, only notes whose name or text contain every word are returned, with a snippet. Read one with note_get.",
@@ -46,7 +51,7 @@ func Register(reg *tools.Registry, d Deps) {
 		Handler:    h.find,
 		Idempotent: true, Quick: true,
 	})
-	reg.Register(tools.Tool{
+	fam.Register(tools.Tool{
 		Name:        ToolGet,
 		Description: "Read one note by its path, e.g. agent/todo.md, guild/plan.md or org/handbook.md.",
 		Schema: json.RawMessage(`{"type":"object","properties":{
@@ -55,7 +60,7 @@ func Register(reg *tools.Registry, d Deps) {
 		Handler:    h.get,
 		Idempotent: true, Quick: true,
 	})
-	reg.Register(tools.Tool{
+	fam.Register(tools.Tool{
 		Name: ToolWrite,
 		Description: "Create or replace a Markdown note. level is agent (yours), guild or org; key is the file name ending in .md " +
 			"(no folders). The content replaces the whole note.",
@@ -67,7 +72,7 @@ func Register(reg *tools.Registry, d Deps) {
 		Handler:    h.write,
 		Idempotent: true, Quick: true,
 	})
-	reg.Register(tools.Tool{
+	fam.Register(tools.Tool{
 		Name:        ToolDelete,
 		Description: "Delete one note by its path, e.g. agent/old.md.",
 		Schema: json.RawMessage(`{"type":"object","properties":{

@@ -36,10 +36,15 @@ var Names = []string{ToolSearch, ToolList, ToolAdd, ToolUpdate, ToolRemove}
 
 const whereSchema = `{"type":"object","description":"column: term. Text and text_array columns match a substring or a similar spelling; enum columns, booleans and ids match exactly; numbers and datetimes exactly or by {\"gte\":…,\"lte\":…}; null matches a missing value.","additionalProperties":true}`
 
+// listing is the family's entry in the native catalog: its display group
+// and what, besides bindings, decides whether a run offers its tools.
+var listing = tools.Listing{Family: "records", Group: "Records", Gate: tools.GateBinding}
+
 // Register adds the five record tools to reg.
 func Register(reg *tools.Registry, d Deps) {
+	fam := reg.Family(listing)
 	h := &handlers{d: d}
-	reg.Register(tools.Tool{
+	fam.Register(tools.Tool{
 		Name: ToolSearch,
 		Description: "Search the records of your organisation's collections for words in any column. " +
 			`Grammar: words all match; "quoted phrase"; or between alternatives; -word excludes. A single word also matches inside longer words. ` +
@@ -53,7 +58,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"required":["query"],"additionalProperties":false}`),
 		Handler: h.search, Idempotent: true, Quick: true,
 	})
-	reg.Register(tools.Tool{
+	fam.Register(tools.Tool{
 		Name: ToolList,
 		Description: "List the records of one collection, optionally filtered by where (at most 8 terms), changed since a time " +
 			"(oldest change first), ordered by a column, paged with limit (default 20, at most 100) and offset. Returns {total, records}.",
@@ -69,7 +74,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"required":["collection"],"additionalProperties":false}`),
 		Handler: h.list, Idempotent: true, Quick: true,
 	})
-	reg.Register(tools.Tool{
+	fam.Register(tools.Tool{
 		Name: ToolAdd,
 		Description: "Add a record to a collection. body holds declared columns only; every value is checked and all problems are reported at once. " +
 			"When the collection's unique column matches a live record, the body is merged into that record instead.",
@@ -79,7 +84,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"required":["collection","body"],"additionalProperties":false}`),
 		Handler: h.add,
 	})
-	reg.Register(tools.Tool{
+	fam.Register(tools.Tool{
 		Name:        ToolUpdate,
 		Description: "Change some columns of one record; null clears an optional column. Returns {record, warnings?}.",
 		Schema: json.RawMessage(`{"type":"object","properties":{
@@ -89,7 +94,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"required":["collection","id","body"],"additionalProperties":false}`),
 		Handler: h.update, Idempotent: true, Quick: true,
 	})
-	reg.Register(tools.Tool{
+	fam.Register(tools.Tool{
 		Name:        ToolRemove,
 		Description: "Remove one record of a collection by id.",
 		Schema: json.RawMessage(`{"type":"object","properties":{

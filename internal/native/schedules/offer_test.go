@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/native/schedules"
 	"github.com/guilds/guilds/internal/testdb"
@@ -18,7 +19,7 @@ import (
 func TestScheduleToolsFollowTheTrigger(t *testing.T) {
 	ctx := context.Background()
 	db := testdb.New(t)
-	if err := grants.Seed(ctx, db); err != nil {
+	if err := grants.Seed(ctx, db, grantstest.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)

@@ -63,9 +63,15 @@ var (
 		"required":["id"],"additionalProperties":false}`)
 )
 
+// listing is the family's entry in the native catalog: its display group
+// and what, besides bindings, decides whether a run offers its tools.
+var listing = tools.Listing{Family: "schedules", Group: "Schedules", Gate: tools.GateBinding,
+	Triggers: []tools.Trigger{tools.TriggerDirect, tools.TriggerGroup}}
+
 // Register adds the six tools to reg.
 func Register(reg *tools.Registry, d Deps) {
-	reg.Register(tools.Tool{
+	fam := reg.Family(listing)
+	fam.Register(tools.Tool{
 		Name: ToolCreateCron,
 		Description: "Wake yourself up on a cron schedule. cron is a 5-field UTC expression (minute hour day-of-month month day-of-week); " +
 			"consecutive wake-ups must be at least 5 minutes apart. Each wake-up starts a run whose opening message is instruction. Answers with the schedule's id.",
@@ -74,7 +80,7 @@ func Register(reg *tools.Registry, d Deps) {
 			"required":["cron","description"],"additionalProperties":false}`),
 		Handler: d.create(schedules.KindCron),
 	})
-	reg.Register(tools.Tool{
+	fam.Register(tools.Tool{
 		Name: ToolCreateWindow,
 		Description: "Wake yourself up at random times within a daily window: up to max_wakes times a day between start and end " +
 			"in timezone, at least 5 minutes apart. A window that crosses midnight writes its end with +1 (start 22:00, end 02:00+1). " +
@@ -87,18 +93,18 @@ func Register(reg *tools.Registry, d Deps) {
 			"required":["timezone","start","end","max_wakes","description"],"additionalProperties":false}`),
 		Handler: d.create(schedules.KindWindow),
 	})
-	reg.Register(tools.Tool{
+	fam.Register(tools.Tool{
 		Name:        ToolList,
 		Description: "List your schedules with each one's id, state (active or paused), next_run_at and description.",
 		Schema:      json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
 		Idempotent:  true, Quick: true,
 		Handler: d.list,
 	})
-	reg.Register(tools.Tool{Name: ToolPause, Description: "Pause one of your schedules: it stops firing until resumed.",
+	fam.Register(tools.Tool{Name: ToolPause, Description: "Pause one of your schedules: it stops firing until resumed.",
 		Schema: idSchema, Idempotent: true, Handler: d.change(ToolPause)})
-	reg.Register(tools.Tool{Name: ToolResume, Description: "Resume a paused schedule; its next_run_at is recomputed from now.",
+	fam.Register(tools.Tool{Name: ToolResume, Description: "Resume a paused schedule; its next_run_at is recomputed from now.",
 		Schema: idSchema, Idempotent: true, Handler: d.change(ToolResume)})
-	reg.Register(tools.Tool{Name: ToolDelete, Description: "Delete one of your schedules for good.",
+	fam.Register(tools.Tool{Name: ToolDelete, Description: "Delete one of your schedules for good.",
 		Schema: idSchema, Handler: d.change(ToolDelete)})
 }
 

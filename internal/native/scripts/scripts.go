@@ -65,8 +65,13 @@ type Deps struct {
 	Log     *slog.Logger
 }
 
+// listing is the family's entry in the native catalog: its display group
+// and what, besides bindings, decides whether a run offers its tools.
+var listing = tools.Listing{Family: "scripts", Group: "Scripts", Gate: tools.GateBinding, Flag: "scripting"}
+
 // Register adds the five script tools to reg.
 func Register(reg *tools.Registry, d Deps) {
+	fam := reg.Family(listing)
 	if d.Helper == "" {
 		d.Helper = runproto.HelperPath
 	}
@@ -75,6 +80,6 @@ func Register(reg *tools.Registry, d Deps) {
 	}
 	h := &handlers{d: d}
 	for _, t := range h.decls() {
-		reg.Register(t)
+		fam.Register(t)
 	}
 }

@@ -57,8 +57,18 @@ var requestSchema = json.RawMessage(`{"type":"object","properties":{
 	"reason":{"type":"string","minLength":1,"maxLength":1000,"description":"one or two sentences the operator reads: what you need it for"}},
 	"required":["name","reason"],"additionalProperties":false}`)
 
+// listing is the family's entry in the native catalog: its display group
+// and what, besides bindings, decides whether a run offers its tools.
+var listing = tools.Listing{Family: "secrets", Group: "Secrets", Gate: tools.GateBinding}
+
+// requestListing: secret_request waits for an operator in a direct chat, so
+// only direct runs offer it.
+var requestListing = tools.Listing{Family: "secrets", Group: "Secrets", Gate: tools.GateBinding,
+	Triggers: []tools.Trigger{tools.TriggerDirect}}
+
 // Register adds secret_store and secret_request to reg.
 func Register(reg *tools.Registry, d Deps) {
+	fam := reg.Family(listing)
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
@@ -71,14 +81,14 @@ func Register(reg *tools.Registry, d Deps) {
 	if d.DurableWait <= 0 {
 		d.DurableWait = DefaultDurableWait
 	}
-	reg.Register(tools.Tool{Name: ToolStore, Class: tools.ClassDefault, Idempotent: true, Schema: storeSchema,
+	fam.Register(tools.Tool{Name: ToolStore, Class: tools.ClassDefault, Idempotent: true, Schema: storeSchema,
 		Description: "Keep a value you produced (an API key you just created, a generated password) as a secret granted to you. " +
 			"Your later shell commands see it as the environment variable $NAME; its value is redacted from every result and never shown again.",
 		Handler: d.store})
-	reg.Register(tools.Tool{Name: ToolRequest, Class: tools.ClassScript, Idempotent: true, Schema: requestSchema,
+	fam.Register(tools.Tool{Name: ToolRequest, Class: tools.ClassScript, Idempotent: true, Schema: requestSchema,
 		Description: "Ask the operator for a secret you need (an API key, a password), by name and with a reason. " +
 			"Your run waits for the answer (up to a day): provided (then your shell commands see it as $NAME) or declined.",
-		Handler: d.request})
+		Handler: d.request, Listing: requestListing})
 }
 
 func (d Deps) store(ctx context.Context, call tools.Call) (string, error) {

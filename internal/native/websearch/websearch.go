@@ -53,10 +53,15 @@ var schema = json.RawMessage(`{"type":"object","properties":{
 	"max_results":{"type":"integer","minimum":1,"maximum":10,"description":"how many sources (default 5)"}},
 	"required":["query"],"additionalProperties":false}`)
 
+// listing is the family's entry in the native catalog: its display group
+// and what, besides bindings, decides whether a run offers its tools.
+var listing = tools.Listing{Family: "search", Group: "Web search", Gate: tools.GateBinding, Integration: Integration}
+
 // Register adds tavily_search to reg. It is declared on every process, so
 // offers and the Tools view list it; runs offer it only when the
 // integration is on (internal/grants).
 func Register(reg *tools.Registry, d Deps) {
+	fam := reg.Family(listing)
 	if d.BaseURL == "" {
 		d.BaseURL = DefaultBaseURL
 	}
@@ -64,7 +69,7 @@ func Register(reg *tools.Registry, d Deps) {
 	if d.HTTP == nil {
 		d.HTTP = &http.Client{Timeout: Timeout}
 	}
-	reg.Register(tools.Tool{Name: ToolName, Class: tools.ClassDefault, Idempotent: true, Schema: schema,
+	fam.Register(tools.Tool{Name: ToolName, Class: tools.ClassDefault, Idempotent: true, Schema: schema,
 		Description: "Search the web. Returns, for each source, its title, URL and a snippet. Ask in natural language.",
 		Handler:     d.search})
 }

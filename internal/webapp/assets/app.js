@@ -13,12 +13,7 @@ import { runPage } from "./pages/run.js";
 import { adminPage } from "./pages/admin.js";
 import { landingPage } from "./pages/landing.js";
 import { githubChoosePage } from "./pages/github.js";
-
-export const app = { me: null, instance: null };
-
-// onLeave registers what to stop when the page changes (a run's event stream).
-const leaving = new Set();
-export function onLeave(f) { leaving.add(f); }
+import { app, leave, navigate, setRouter } from "./state.js";
 
 const routes = [
   [/^\/$/, homePage],
@@ -31,20 +26,6 @@ const routes = [
   [/^\/runs\/([^/]+)$/, runPage],
   [/^\/admin$/, adminPage],
 ];
-
-export function navigate(path, replace = false) {
-  if (replace) history.replaceState(null, "", path);
-  else history.pushState(null, "", path);
-  render();
-}
-
-// setTab records the selected tab in the URL without reloading the page.
-export function setTab(tab) {
-  const u = new URL(location.href);
-  if (u.searchParams.get("tab") === tab) return;
-  u.searchParams.set("tab", tab);
-  history.replaceState(null, "", u.pathname + u.search);
-}
 
 async function whoAmI() {
   try {
@@ -86,11 +67,10 @@ async function signOut() {
   navigate("/signin");
 }
 
-export async function render() {
+async function render() {
   const main = document.getElementById("main");
   const path = location.pathname;
-  leaving.forEach((f) => f());
-  leaving.clear();
+  leave();
   if (!app.me && path !== "/signin") await whoAmI();
   // A login's landing pages answer without a session: the browser's login cookie is the key.
   if (!app.me && path !== "/signin" && !path.startsWith("/connected")) {
@@ -113,7 +93,9 @@ export async function render() {
   clear(main, h("h1", {}, "Not found"), h("p", {}, "No page here. ", h("a", { href: "/" }, "Back to the organisations")));
 }
 
-export async function refreshMe() { await whoAmI(); renderNav(); renderBanner(); }
+async function refreshMe() { await whoAmI(); renderNav(); renderBanner(); }
+
+setRouter({ render, refreshMe });
 
 onUnauthenticated.add(() => {
   if (location.pathname !== "/signin") { app.me = null; navigate("/signin?next=" + encodeURIComponent(location.pathname), true); }

@@ -2,7 +2,7 @@
 // Platform keys (every integration, its state and variables, never values).
 import * as api from "../api.gen.js";
 import { h, clear, form, tabs, status, errorBox } from "../ui.js";
-import { setTab, app } from "../app.js";
+import { setTab, app } from "../state.js";
 
 export async function adminPage(main) {
   main.append(h("h1", {}, "Admin"));

@@ -1,6 +1,6 @@
 import * as api from "../api.gen.js";
 import { h, clear, form, tabs, status, errorBox, when } from "../ui.js";
-import { navigate, setTab, app } from "../app.js";
+import { navigate, setTab, app } from "../state.js";
 import { toolsView } from "./tools.js";
 import { notesPanel, secretsPanel } from "./parts.js";
 

@@ -2,7 +2,7 @@
 // an organisation and the card each request shows, also on its run's page.
 import * as api from "../api.gen.js";
 import { h, clear, status, when, errorBox } from "../ui.js";
-import { onLeave } from "../app.js";
+import { onLeave } from "../state.js";
 
 // approvalsPanel lists the organisation's pending requests and refreshes
 // while it is open (a new request shows without a reload).

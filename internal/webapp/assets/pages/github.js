@@ -3,7 +3,7 @@
 // names the login; the page never sees an installation id, code or state.
 import * as api from "../api.gen.js";
 import { h } from "../ui.js";
-import { navigate } from "../app.js";
+import { navigate } from "../state.js";
 
 export async function githubChoosePage(main) {
   main.append(h("h1", {}, "Choose the GitHub account"));

@@ -1,6 +1,6 @@
 import * as api from "../api.gen.js";
 import { h, form, status } from "../ui.js";
-import { navigate } from "../app.js";
+import { navigate } from "../state.js";
 
 // The start page: every organisation with its guilds and their agents, so
 // each page is one click away and each tab two.

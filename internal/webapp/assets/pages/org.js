@@ -1,6 +1,6 @@
 import * as api from "../api.gen.js";
 import { h, clear, form, tabs, status, errorBox } from "../ui.js";
-import { navigate, setTab } from "../app.js";
+import { navigate, setTab } from "../state.js";
 import { toolsView } from "./tools.js";
 import { renameForm, notesPanel, secretsPanel } from "./parts.js";
 import { collectionsPanel } from "./collections.js";

@@ -2,7 +2,7 @@
 // with their results and metadata, cancel, and the Temporal UI link.
 import * as api from "../api.gen.js";
 import { h, clear, status, when } from "../ui.js";
-import { app, onLeave } from "../app.js";
+import { app, onLeave } from "../state.js";
 import { approvalCard } from "./approvals.js";
 import { runMedia, namesKept } from "./runmedia.js";
 

@@ -1,6 +1,6 @@
 import * as api from "../api.gen.js";
 import { h, form } from "../ui.js";
-import { navigate, refreshMe } from "../app.js";
+import { navigate, refreshMe } from "../state.js";
 
 export async function signInPage(main) {
   const next = new URLSearchParams(location.search).get("next") || "/";

@@ -1,4 +1,4 @@
-package connect
+package main
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func newTokenServer(t *testing.T, redirect string) *tokenServer {
 
 // runtimeLogin builds the runtime exactly as serve and worker do, with a
 // catalog row whose endpoints are on host, and starts a login on it.
-func runtimeLogin(t *testing.T, env map[string]string, base string) (*Runtime, uuid.UUID, string) {
+func runtimeLogin(t *testing.T, env map[string]string, base string) (*connectorRuntime, uuid.UUID, string) {
 	t.Helper()
 	ctx := context.Background()
 	db := testdb.New(t)
@@ -62,7 +62,7 @@ func runtimeLogin(t *testing.T, env map[string]string, base string) (*Runtime, u
 VALUES ('acme', 'Acme', 'http', 'https://mcp.example.com/mcp', 'oauth', $1)`, cfg); err != nil {
 		t.Fatal(err)
 	}
-	rt, err := NewRuntime(ctx, db, nil, kr, slog.New(slog.DiscardHandler), func(k string) string { return env[k] })
+	rt, err := newConnectorRuntime(ctx, db, nil, kr, slog.New(slog.DiscardHandler), func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package connect
+package main
 
 import (
 	"context"
@@ -17,12 +17,15 @@ import (
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/secret"
+	"github.com/guilds/guilds/workflows/connect"
 )
 
-// Runtime is the remote MCP side of one process: the connector engine, the
-// session pool and the connect activities. Main builds one and hands its
-// parts to the API (api.MCPDeps) and the worker (Registration).
-type Runtime struct {
+// connectorRuntime is the remote MCP side of one process: the connector
+// engine, the session pool and the connect activities. The platform builds
+// one and hands its parts to the API (api.MCPDeps) and the worker
+// (registration). It lives in main, not beside the connect workflow, so that
+// workflows hold no engine or session (internal/layers).
+type connectorRuntime struct {
 	Engine *connectors.Engine
 	Pool   *mcppool.Pool
 	// HTTP carries every request to a remote MCP server (sessions and key
@@ -33,9 +36,9 @@ type Runtime struct {
 	Activities *acts.Activities
 }
 
-// NewRuntime builds the runtime. keys may be nil when connectors are not in
+// newConnectorRuntime builds the runtime. keys may be nil when connectors are not in
 // use; getenv nil means os.Getenv (GUILDS_OAUTH_ALLOW_PRIVATE, GUILDS_CONNECTORS).
-func NewRuntime(ctx context.Context, db *pgxpool.Pool, rdb *redis.Client, keys *secret.Keyring, log *slog.Logger, getenv func(string) string) (*Runtime, error) {
+func newConnectorRuntime(ctx context.Context, db *pgxpool.Pool, rdb *redis.Client, keys *secret.Keyring, log *slog.Logger, getenv func(string) string) (*connectorRuntime, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -60,19 +63,19 @@ func NewRuntime(ctx context.Context, db *pgxpool.Pool, rdb *redis.Client, keys *
 	}
 	hc := policy.Client(0) // no global timeout: each MCP request carries its own deadline
 	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver(), Log: log, HTTPClient: hc})
-	return &Runtime{Engine: eng, Pool: pool, HTTP: hc, Keyring: keys, Activities: &acts.Activities{
+	return &connectorRuntime{Engine: eng, Pool: pool, HTTP: hc, Keyring: keys, Activities: &acts.Activities{
 		DB: db, Engine: eng, Keyring: keys, Pool: pool, Log: log,
 		Discoverer: &mcpoauth.Discoverer{Policy: policy},
 	}}, nil
 }
 
-// Registration registers the connect workflow and activities on a worker.
-func (r *Runtime) Registration() func(worker.Registry) {
-	return func(w worker.Registry) { Register(w, r.Activities) }
+// registration registers the connect workflow and activities on a worker.
+func (r *connectorRuntime) registration() func(worker.Registry) {
+	return func(w worker.Registry) { connect.Register(w, r.Activities) }
 }
 
 // Close ends the pool's sessions and the engine's background work.
-func (r *Runtime) Close() {
+func (r *connectorRuntime) Close() {
 	r.Pool.Close()
 	r.Engine.Close()
 }
