@@ -51,7 +51,7 @@ func (s *Server) listDriveFolders(ctx context.Context, c *gin.Context, db store.
 		corpus = drive.CorpusMy
 	}
 	var folders []drive.Folder
-	err = s.MCP.Pool.WithAdapterConn(ctx, conn.ID, func(ctx context.Context, ac adapters.Conn) error {
+	err = s.MCP.Adapters.WithConn(ctx, conn.ID, func(ctx context.Context, ac adapters.Conn) error {
 		var err error
 		folders, err = drive.ListFolders(ctx, ac, corpus, c.Query("parent"))
 		return err
@@ -75,7 +75,7 @@ func (s *Server) chooseDriveFolder(ctx context.Context, c *gin.Context, db store
 		return 0, nil, invalidField(drive.FieldFolderID, "is required: the id of one folder from GET /api/mcp/connections/{id}/drive/folders")
 	}
 	var folder drive.Folder
-	err = s.MCP.Pool.WithAdapterConn(ctx, conn.ID, func(ctx context.Context, ac adapters.Conn) error {
+	err = s.MCP.Adapters.WithConn(ctx, conn.ID, func(ctx context.Context, ac adapters.Conn) error {
 		var err error
 		folder, err = drive.CheckFolder(ctx, ac, in.FolderID)
 		return err
@@ -116,7 +116,7 @@ func (s *Server) driveLogin(ctx context.Context, c *gin.Context, db store.DB, p 
 	if conn.OwnerScope == grants.ScopePlatform && !p.Admin {
 		return conn, access.ErrForbidden
 	}
-	if s.MCP.Engine == nil || s.MCP.Pool == nil {
+	if s.MCP.Engine == nil || s.MCP.Adapters == nil {
 		return conn, notConfigured()
 	}
 	if conn.Status == grants.StatusDisconnected {

@@ -18,6 +18,7 @@ import (
 	acts "github.com/guilds/guilds/activities/connect"
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections"
@@ -36,9 +37,12 @@ import (
 
 // MCPDeps are what the remote MCP connector routes need; main builds them.
 type MCPDeps struct {
-	Engine  *connectors.Engine // nil: connectors are not configured on this box
-	Pool    *mcppool.Pool
-	Keyring *secret.Keyring // seals OAuth callback parameters for the workflow
+	Engine *connectors.Engine // nil: connectors are not configured on this box
+	Pool   *mcppool.Pool
+	// Adapters serves local adapters' logins: their calls, key checks and
+	// Drive's folder routes (nil with Pool when connectors are off).
+	Adapters *host.Host
+	Keyring  *secret.Keyring // seals OAuth callback parameters for the workflow
 	// TaskQueue of the connect workflow; "" means worker.TaskQueue.
 	TaskQueue string
 	// OAuthDeadline bounds the wait for a callback; 0 means connect.DefaultDeadline.
@@ -150,6 +154,9 @@ func (s *Server) connectService() *connections.Service {
 	if s.MCP.Pool != nil {
 		svc.Sessions = s.MCP.Pool
 	}
+	if s.MCP.Adapters != nil {
+		svc.Adapters = s.MCP.Adapters
+	}
 	return svc
 }
 
@@ -201,7 +208,7 @@ func connectError(err error) error {
 func checkError(slug string, err error) error {
 	var notBuilt *adapters.ErrNotBuiltIn
 	var fe *connectors.FieldsError
-	var named *mcppool.KeyRejectedError
+	var named *connections.KeyRejectedError
 	var unlisted *mcppool.UnlistedError
 	switch {
 	case errors.As(err, &notBuilt):
@@ -210,11 +217,11 @@ func checkError(slug string, err error) error {
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "key_rejected",
 			Message:  fmt.Sprintf("%s rejected %s: check it and paste it again", slug, named.Field),
 			Problems: []validation.Problem{{Field: "values." + named.Field, Message: "was rejected by the service"}}}
-	case errors.Is(err, mcppool.ErrKeyRejected):
+	case errors.Is(err, connections.ErrKeyRejected):
 		return keyRejected(slug)
-	case errors.Is(err, mcppool.ErrAddressRefused):
+	case errors.Is(err, connections.ErrAddressRefused):
 		return addressRefused(slug, err)
-	case errors.Is(err, mcppool.ErrKeyUnchecked):
+	case errors.Is(err, connections.ErrKeyUnchecked):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
 			Message: slug + " could not be reached to check the key; try again"}
 	case errors.As(err, &unlisted):
@@ -496,7 +503,7 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 	if err != nil {
 		return 0, nil, err
 	}
-	result, err := remote.Call(ctx, s.MCP.Pool, remote.Tool{ConnectionID: conn.ID, RemoteName: tool.RemoteName, Schema: tool.Schema}, args,
+	result, err := remote.Call(ctx, s.remoteCallers(), remote.Tool{Kind: conn.Kind(), ConnectionID: conn.ID, RemoteName: tool.RemoteName, Schema: tool.Schema}, args,
 		remote.Options{Redactor: tools.NewRedactor(secrets, s.Log), NoTrailer: true, Log: s.Log})
 	var argErr *tools.ArgumentError
 	var schemaErr *remote.SchemaError
@@ -514,6 +521,15 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 		return 0, nil, &Error{Status: http.StatusConflict, Code: "reconnect_required", Message: rr.Error()}
 	}
 	return http.StatusOK, mcpCallReply{Tool: tool.RemoteName, Result: result}, nil
+}
+
+// remoteCallers are what serve a login's calls, by its catalog kind.
+func (s *Server) remoteCallers() remote.Callers {
+	c := remote.Callers{MCP: s.MCP.Pool}
+	if s.MCP.Adapters != nil {
+		c.Adapters = s.MCP.Adapters
+	}
+	return c
 }
 
 // secretsOf is the login's redaction set: its credential values, less the

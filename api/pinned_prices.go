@@ -12,12 +12,13 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
-	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -84,7 +85,7 @@ func (s *Server) pinnedSearchStored(ctx context.Context, c *gin.Context, db stor
 }
 
 func (s *Server) pinnedSearch(ctx context.Context, conn adapters.Conn, query string) (int, any, error) {
-	actx, cancel := context.WithTimeout(ctx, mcppool.AdapterTimeout)
+	actx, cancel := context.WithTimeout(ctx, host.Timeout)
 	defer cancel()
 	coins, err := pinnedprices.Search(actx, conn, query)
 	if err != nil {
@@ -139,7 +140,7 @@ func (s *Server) checkPinnedCoins(ctx context.Context, conn adapters.Conn, in []
 	for i, co := range coins {
 		ids[i] = co.ID
 	}
-	actx, cancel := context.WithTimeout(ctx, mcppool.AdapterTimeout)
+	actx, cancel := context.WithTimeout(ctx, host.Timeout)
 	defer cancel()
 	prices, err := pinnedprices.Quote(actx, conn, ids)
 	if err != nil {
@@ -223,7 +224,7 @@ func (s *Server) coinGeckoFailure(err error, key string) error {
 		return keyRejected(pinnedprices.Name)
 	}
 	if errors.Is(err, mcpoauth.ErrBlockedEndpoint) {
-		return addressRefused(pinnedprices.Name, mcppool.ErrAddressRefused)
+		return addressRefused(pinnedprices.Name, connections.ErrAddressRefused)
 	}
 	msg := err.Error()
 	if key != "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connstore"
@@ -33,6 +34,7 @@ type Activities struct {
 	Engine        *connectors.Engine
 	Keyring       *secret.Keyring
 	Pool          *mcppool.Pool
+	Adapters      *host.Host // checks and lists an adapter's new login (Gmail)
 	Discoverer    *mcpoauth.Discoverer
 	MarkConnected MarkConnectedFunc // nil: grants.MarkConnected
 	Log           *slog.Logger
@@ -231,6 +233,9 @@ func (a *Activities) service() *connections.Service {
 	svc := &connections.Service{DB: a.DB, Engine: a.Engine, Discoverer: a.Discoverer, Mark: a.MarkConnected, Log: a.Log}
 	if a.Pool != nil {
 		svc.Sessions = a.Pool
+	}
+	if a.Adapters != nil {
+		svc.Adapters = a.Adapters
 	}
 	return svc
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/remote"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/tools"
@@ -21,10 +22,21 @@ func (a *Activities) callRemote(ctx context.Context, r runs.Run, seq int, t runs
 		}
 		return runs.ImageRef(seq, i), nil
 	}
-	out, err := remote.Call(ctx, a.d.MCP, remote.Tool{ConnectionID: t.ConnectionID, RemoteName: t.RemoteName, Schema: t.Schema}, args,
+	out, err := remote.Call(ctx, remote.Callers{MCP: a.d.MCP, Adapters: a.d.Adapters}, remote.Tool{Kind: kindOf(t),
+		ConnectionID: t.ConnectionID, RemoteName: t.RemoteName, Schema: t.Schema}, args,
 		remote.Options{Redactor: red, Remaining: remaining, Log: a.d.Log.With("run_id", r.ID, "tool", t.Name), Keep: keep})
 	if err != nil {
 		return out, runs.OutcomeError
 	}
 	return out, outcomeOf(out)
+}
+
+// kindOf is the catalog kind of an offered tool's login: the offer classes
+// an adapter's tools as such (grants.Offered), and a snapshot stores that
+// class, so a run started before a deploy routes the same way.
+func kindOf(t runs.OfferedTool) catalog.Kind {
+	if tools.Class(t.Class) == tools.ClassAdapter {
+		return catalog.KindAdapter
+	}
+	return catalog.KindRemote
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/term"
 
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
@@ -119,7 +120,8 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 	}
 	// The terminal connects with the same service as the API; a key is
 	// checked with the server under the worker's outbound policy.
-	svc := &connections.Service{DB: db, Engine: eng, Checker: mcppool.Checker{DB: db, Engine: eng, HTTP: outboundClient()}}
+	svc := &connections.Service{DB: db, Engine: eng, Checker: mcppool.Checker{DB: db, Engine: eng, HTTP: outboundClient()},
+		Adapters: host.New(host.Options{DB: db, Credentials: eng.Resolver(), HTTP: outboundClient()})}
 	switch sub {
 	case "list":
 		conns, err := eng.List(ctx)

@@ -2,8 +2,8 @@
 // through their own REST APIs (CoinGecko, DexPaprika, …) while they appear in
 // the catalog, the Tools view and a run's offer like remote MCP servers. A
 // catalog row of kind "adapter" names its adapter in config.adapter; the
-// session pool (internal/mcppool) routes that connection's Connect check and
-// tool calls here instead of opening an MCP session. Each adapter is its own
+// adapter host (internal/adapters/host) serves that login's Connect check
+// and tool calls, where a remote server's go to an MCP session. Each adapter is its own
 // package that registers itself; the binary imports the ones it ships.
 package adapters
 
@@ -52,10 +52,10 @@ type Adapter interface {
 	Call(ctx context.Context, c Conn, tool string, args json.RawMessage) (string, error)
 }
 
-// ToolTimeouts is an adapter some of whose tools take longer than the pool's
+// ToolTimeouts is an adapter some of whose tools take longer than the host's
 // default bound on one call (Qonto's upload_invoice waits up to a minute for
 // the service's processing). Timeout answers 0 for a tool that takes the
-// default; the pool caps an answer at its own ceiling (mcppool.AdapterMaxTimeout).
+// default; the host caps an answer at its own ceiling (host.MaxTimeout).
 type ToolTimeouts interface {
 	Timeout(tool string) time.Duration
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/grants"
-	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/validation"
 )
 
@@ -90,8 +89,8 @@ func TestServiceConnectKeyFields(t *testing.T) {
 		t.Errorf("a single key: %v", err)
 	}
 	_, err := connect("", map[string]string{"left": "left-good-0123", "right": "right-bad-01234"})
-	var named *mcppool.KeyRejectedError
-	if !errors.As(err, &named) || named.Field != "right" || !errors.Is(err, mcppool.ErrKeyRejected) {
+	var named *connections.KeyRejectedError
+	if !errors.As(err, &named) || named.Field != "right" || !errors.Is(err, connections.ErrKeyRejected) {
 		t.Fatalf("a refused key: %v", err)
 	}
 	if left, _ := connstore.List(ctx, db, "", ""); len(left) != 0 {

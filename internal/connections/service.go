@@ -23,8 +23,9 @@ import (
 )
 
 // Checker checks a key or configured values with the server itself before
-// anything is stored: an MCP server lists its tools with them, a local
-// adapter asks its service (mcppool.Checker). It stores nothing.
+// anything is stored: an MCP server lists its tools with them
+// (mcppool.Checker), a local adapter asks its service (the adapter host). It
+// stores nothing.
 type Checker interface {
 	CheckKey(ctx context.Context, connectionID, key string) (Checked, error)
 	CheckValues(ctx context.Context, connectionID string, values map[string]string) (Checked, error)
@@ -52,18 +53,22 @@ type Service struct {
 	// Integrations say what the box has set up (grants.Connect refuses a
 	// server that lacks it).
 	Integrations *integrations.Registry
-	// Checker checks keys and values with the server (mcppool.Checker).
+	// Checker checks keys and values with a remote MCP server (mcppool.Checker).
 	Checker Checker
 	// Sessions is the MCP pool: a finished login's session is dropped and
 	// its first listing stored; nil skips both.
-	Sessions   Sessions
+	Sessions Sessions
+	// Adapters is the adapter host: it checks a local adapter's key, and a
+	// finished adapter login, and stores its first listing; nil: an
+	// adapter's login cannot be connected with a key.
+	Adapters   Adapters
 	Discoverer *mcpoauth.Discoverer
 	Mark       MarkFunc // nil: grants.MarkConnected
 	Log        *slog.Logger
 }
 
 func (s *Service) deps() Deps {
-	return Deps{DB: s.DB, Engine: s.Engine, Sessions: s.Sessions, Discoverer: s.Discoverer, Mark: s.Mark, Log: s.Log}
+	return Deps{DB: s.DB, Engine: s.Engine, Sessions: s.Sessions, Adapters: s.Adapters, Discoverer: s.Discoverer, Mark: s.Mark, Log: s.Log}
 }
 
 func (s *Service) log() *slog.Logger { return s.deps().log() }
@@ -282,19 +287,50 @@ func (s *Service) ConnectKey(ctx context.Context, connectionID string, values ma
 		}
 	}
 	checked := Checked{Values: values}
-	if (c.Server.Kind == catalog.KindRemote || c.Server.Kind == catalog.KindAdapter) && s.Checker != nil {
+	if check := s.checker(c.Server.Kind); check != nil {
 		// Several key fields are checked as values (the adapter gets them
 		// all); one key as a key.
 		if c.Server.Auth == catalog.AuthNone || len(fields) > 0 {
-			checked, err = s.Checker.CheckValues(ctx, connectionID, values)
+			checked, err = check.CheckValues(ctx, connectionID, values)
 		} else {
-			checked, err = s.Checker.CheckKey(ctx, connectionID, values[connectors.MetaTokenField])
+			checked, err = check.CheckKey(ctx, connectionID, values[connectors.MetaTokenField])
 		}
 		if err != nil {
 			return Result{}, err
 		}
 	}
 	return StoreChecked(ctx, s.deps(), id, checked)
+}
+
+// checker is what checks a login of a server of that kind with the server
+// itself: the adapter host for an adapter, the MCP pool's Checker for a
+// remote server; nil for other kinds (their provider checks them).
+func (s *Service) checker(kind catalog.Kind) Checker {
+	switch {
+	case kind == catalog.KindAdapter && s.Adapters != nil:
+		return s.Adapters
+	case kind == catalog.KindAdapter:
+		return refuseUnchecked{}
+	case kind == catalog.KindRemote && s.Checker != nil:
+		return s.Checker
+	}
+	return nil
+}
+
+// refuseUnchecked stands in for the adapter host where a caller has none: an
+// adapter's key is never stored unchecked.
+type refuseUnchecked struct{}
+
+var errNoHost = errors.New("this caller cannot check a local adapter's key")
+
+func (refuseUnchecked) CheckKey(context.Context, string, string) (Checked, error) {
+	return Checked{}, errNoHost
+}
+func (refuseUnchecked) CheckValues(context.Context, string, map[string]string) (Checked, error) {
+	return Checked{}, errNoHost
+}
+func (refuseUnchecked) CheckOpen(context.Context, string) (Checked, error) {
+	return Checked{}, errNoHost
 }
 
 // StoreChecked stores checked values with the engine and finishes the login
@@ -402,10 +438,15 @@ func (s *Service) Probe(ctx context.Context, connectionID string) (string, error
 		return "", err
 	}
 	c, err := connstore.Get(ctx, s.DB, id)
-	if err != nil || (c.Server.Kind != catalog.KindRemote && c.Server.Kind != catalog.KindAdapter) || s.Sessions == nil {
+	switch {
+	case err != nil:
 		return "", err
+	case c.Server.Kind == catalog.KindAdapter && s.Adapters != nil:
+		return s.Adapters.Probe(ctx, connectionID)
+	case c.Server.Kind == catalog.KindRemote && s.Sessions != nil:
+		return s.Sessions.Probe(ctx, connectionID)
 	}
-	return s.Sessions.Probe(ctx, connectionID)
+	return "", nil
 }
 
 // Disconnect wipes a login's credential (the engine tells every replica) and

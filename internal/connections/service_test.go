@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
@@ -42,7 +43,7 @@ SELECT id::text FROM o`, url).Scan(&orgID); err != nil {
 	}
 	t.Cleanup(eng.Close)
 	svc = &connections.Service{DB: db, Engine: eng, Integrations: integrations.New(func(string) string { return "" }),
-		Checker: mcppool.Checker{DB: db, Engine: eng}}
+		Checker: mcppool.Checker{DB: db, Engine: eng}, Adapters: host.New(host.Options{DB: db, Credentials: eng.Resolver()})}
 	return svc, db, orgID
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/store"
@@ -37,10 +38,14 @@ type Connection struct {
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
 	owner       Place
+	kind        catalog.Kind
 }
 
 // Owner is the place that owns the login.
 func (c Connection) Owner() Place { return c.owner }
+
+// Kind is the catalog kind of the login's server: what serves its calls.
+func (c Connection) Kind() catalog.Kind { return c.kind }
 
 // ConnectInput asks for a login of a server at a scope.
 type ConnectInput struct {
@@ -89,6 +94,7 @@ func fromRow(r connstore.Connection) Connection {
 		OwnerScope: Scope(r.OwnerScope), OwnerID: r.OwnerID, Status: r.Status, AccountHint: r.AccountHint,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	c.owner = Place{Scope: c.OwnerScope, OrgID: r.OrgID, GuildID: r.GuildID}
+	c.kind = r.Server.Kind
 	if c.OwnerScope == ScopeAgent {
 		c.owner.AgentID = c.OwnerID
 	}

@@ -113,3 +113,23 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 		ON CONFLICT DO NOTHING`, c.ID, off, string(c.OwnerScope), org, guild, agent, c.ServerID)
 	return store.Map(err)
 }
+
+// CatalogTools is the curated tool list the catalog publishes for a server
+// (mcp_catalog_tools, in its order): what an adapter's login lists.
+func CatalogTools(ctx context.Context, db store.DB, serverID string) ([]ListedTool, error) {
+	rows, err := db.Query(ctx, `SELECT name, description, input_schema FROM mcp_catalog_tools
+		WHERE server_id::text = $1 ORDER BY position, name`, serverID)
+	if err != nil {
+		return nil, store.Map(err)
+	}
+	defer rows.Close()
+	out := []ListedTool{}
+	for rows.Next() {
+		var t ListedTool
+		if err := rows.Scan(&t.Name, &t.Description, &t.Schema); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}

@@ -29,7 +29,7 @@ func (e *UnlistedError) Error() string {
 // that does not exist, a server that does not answer or lists nothing is an
 // *UnlistedError, and nothing is stored.
 func (k Checker) CheckOpen(ctx context.Context, connectionID string) (connections.Checked, error) {
-	info, err := (&Pool{o: Options{DB: k.DB}}).load(ctx, connectionID)
+	info, err := k.load(ctx, connectionID)
 	if err != nil {
 		return connections.Checked{}, err
 	}

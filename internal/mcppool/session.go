@@ -39,13 +39,9 @@ type ServerInfo struct {
 	// Command and Args start a stdio server the platform runs itself.
 	Command string
 	Args    []string
-	// Kind is the catalog row's kind; for an adapter, Adapter names the local
-	// adapter (internal/adapters) that serves the connection instead of an
-	// MCP session.
-	Kind    catalog.Kind
-	Adapter string
-	// KeyFields are a token row's several keys (catalog key_fields).
-	KeyFields []catalog.KeyField
+	// Kind is the catalog row's kind: the pool serves remote servers only
+	// (an adapter's login is internal/adapters/host's).
+	Kind catalog.Kind
 	// AnswerDefaults: the operator lets the server's forms be answered with
 	// their defaults (config.elicitation "defaults"); otherwise declined.
 	AnswerDefaults bool
@@ -73,12 +69,6 @@ func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error
 	info.AnswerDefaults = sc.Elicitation == catalog.ElicitDefaults
 	info.ListTimeout = time.Duration(sc.ListTimeoutSeconds) * time.Second
 	info.CallTimeout = time.Duration(sc.CallTimeoutSeconds) * time.Second
-	if info.Auth == catalog.AuthToken {
-		info.KeyFields = sc.KeyFields
-	}
-	if info.Kind == catalog.KindAdapter {
-		info.Adapter = sc.Adapter
-	}
 	return info, nil
 }
 

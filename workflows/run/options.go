@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/tools"
@@ -75,13 +76,13 @@ var classTimeouts = map[tools.Class]time.Duration{
 	tools.ClassMCP:     mcppool.MaxCallTimeout + poolMargin, // a row may raise its calls' bound to 300 s
 	tools.ClassCode:    code.GraphTimeout + codeMargin,      // a first graph build of a large repository
 	tools.ClassShell:   code.ShellMax + codeMargin,
-	tools.ClassAdapter: mcppool.AdapterMaxTimeout + poolMargin, // a tool's own timeout (Qonto upload_invoice) at most
+	tools.ClassAdapter: host.MaxTimeout + poolMargin, // a tool's own timeout (Qonto upload_invoice) at most
 	tools.ClassScript:  120 * time.Second,
 }
 
 // poolMargin: a remote tool's activity outlives the session pool's own
 // timeout (90 s for tools/call, or the catalog row's own up to 300 s; for an adapter's call 30 s, or the tool's
-// own timeout up to mcppool.AdapterMaxTimeout, 90 s), so a
+// own timeout up to host.MaxTimeout, 90 s), so a
 // server that never answers ends as the pool's ERROR result naming that
 // timeout, stored by the activity, rather than as a timed-out activity. The
 // margin covers resolving the login and recording the result.
