@@ -52,8 +52,8 @@ type Adapters interface {
 }
 
 // MarkFunc writes a connected login's hint and its enabled binding
-// (grants.MarkConnected).
-type MarkFunc func(ctx context.Context, db store.DB, connectionID, accountHint string) error
+// (grants.MarkRowConnected), given the login's row.
+type MarkFunc func(ctx context.Context, db store.DB, c connstore.Connection, accountHint string) error
 
 // Deps are what a finish works with.
 type Deps struct {
@@ -64,7 +64,7 @@ type Deps struct {
 	// Discoverer, when set, lets a login without a stored hint ask the
 	// server's userinfo endpoint (HintStored).
 	Discoverer *mcpoauth.Discoverer
-	Mark       MarkFunc // nil: grants.MarkConnected
+	Mark       MarkFunc // nil: grants.MarkRowConnected
 	Log        *slog.Logger
 }
 
@@ -120,14 +120,21 @@ type Result struct {
 // session is dropped and, unless it brought its tools, the first listing
 // stored. A failed first listing is reported in Result, not as an error.
 func Finish(ctx context.Context, d Deps, connectionID string, o Options) (Result, error) {
-	id, err := uuid.Parse(connectionID)
-	if err != nil {
-		return Result{}, store.ErrNotFound
-	}
-	row, err := connstore.Get(ctx, d.DB, connstore.ID(id))
+	id, err := connstore.ParseID(connectionID)
 	if err != nil {
 		return Result{}, err
 	}
+	row, err := connstore.Get(ctx, d.DB, id)
+	if err != nil {
+		return Result{}, err
+	}
+	return finish(ctx, d, row, o)
+}
+
+// finish is Finish of a login whose row the caller loaded.
+func finish(ctx context.Context, d Deps, row connstore.Connection, o Options) (Result, error) {
+	id, connectionID := row.ID.UUID(), row.ID.String()
+	var err error
 	adapter := row.Server.Kind == catalog.KindAdapter
 	hint := o.Hint
 	if o.HintFrom == HintStored {
@@ -148,15 +155,15 @@ func Finish(ctx context.Context, d Deps, connectionID string, o Options) (Result
 	}
 	mark := d.Mark
 	if mark == nil {
-		mark = grants.MarkConnected
+		mark = grants.MarkRowConnected
 	}
 	err = store.InTx(ctx, d.DB, func(tx pgx.Tx) error {
 		if o.Listed != nil {
-			if err := grants.SyncListedTools(ctx, tx, connectionID, o.Listed); err != nil {
+			if err := grants.SyncRowTools(ctx, tx, row, o.Listed); err != nil {
 				return err
 			}
 		}
-		return mark(ctx, tx, connectionID, hint)
+		return mark(ctx, tx, row, hint)
 	})
 	if err != nil {
 		if o.Listed != nil {

@@ -25,12 +25,12 @@ import (
 // Checker checks a key or configured values with the server itself before
 // anything is stored: an MCP server lists its tools with them
 // (mcppool.Checker), a local adapter asks its service (the adapter host). It
-// stores nothing.
+// stores nothing. It is given the login's row the service loaded.
 type Checker interface {
-	CheckKey(ctx context.Context, connectionID, key string) (Checked, error)
-	CheckValues(ctx context.Context, connectionID string, values map[string]string) (Checked, error)
+	CheckKey(ctx context.Context, c connstore.Connection, key string) (Checked, error)
+	CheckValues(ctx context.Context, c connstore.Connection, values map[string]string) (Checked, error)
 	// CheckOpen lists the tools of a server that needs no login.
-	CheckOpen(ctx context.Context, connectionID string) (Checked, error)
+	CheckOpen(ctx context.Context, c connstore.Connection) (Checked, error)
 }
 
 // Checked is what a check accepted.
@@ -135,26 +135,29 @@ func (e *NotConnectableError) Error() string {
 // store.ErrConflict. A new login whose strategy fails is removed again, so a
 // failed connect leaves nothing behind.
 func (s *Service) Connect(ctx context.Context, p access.Principal, req Request) (Outcome, error) {
-	var conn grants.Connection
+	var row connstore.Connection
 	var created bool
 	err := s.bounded().InTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		conn, created, err = grants.Connect(ctx, tx, p, s.Integrations, req.Login)
+		row, created, err = grants.ConnectRow(ctx, tx, p, s.Integrations, req.Login)
 		return err
 	})
 	if err != nil {
 		return Outcome{}, err
 	}
-	out, err := s.connect(ctx, conn, req)
+	out, err := s.connect(ctx, row, req)
 	if err != nil && created {
-		if rerr := grants.RemoveFailedLogin(context.WithoutCancel(ctx), s.bounded(), conn.ID); rerr != nil {
-			s.log().Error("mcp connect: cannot remove a failed new login", "connection", conn.ID, "err", rerr)
+		if rerr := grants.RemoveFailedLogin(context.WithoutCancel(ctx), s.bounded(), row.ID.String()); rerr != nil {
+			s.log().Error("mcp connect: cannot remove a failed new login", "connection", row.ID, "err", rerr)
 		}
 	}
 	return out, err
 }
 
-func (s *Service) connect(ctx context.Context, conn grants.Connection, req Request) (Outcome, error) {
+// connect runs the strategy of the login's server on the row Connect loaded,
+// which every step is given rather than reading it again.
+func (s *Service) connect(ctx context.Context, row connstore.Connection, req Request) (Outcome, error) {
+	conn := grants.ConnectionOf(row)
 	srv, err := grants.LoadServerRoute(ctx, s.bounded(), conn.ServerID)
 	if err != nil {
 		return Outcome{}, err
@@ -169,10 +172,7 @@ func (s *Service) connect(ctx context.Context, conn grants.Connection, req Reque
 	if srv.Kind != catalog.KindRemote && srv.Kind != catalog.KindAdapter {
 		return Outcome{}, &NotConnectableError{Server: srv.Slug}
 	}
-	keyFields, err := s.keyFieldsOf(ctx, conn.ID)
-	if err != nil {
-		return Outcome{}, err
-	}
+	keyFields := keyFieldsOf(row)
 	if srv.Auth != catalog.AuthNone && len(keyFields) == 0 && len(req.Values) > 0 {
 		return Outcome{}, invalid("values", "are only for servers configured with values; "+srv.Slug+" is not")
 	}
@@ -182,7 +182,7 @@ func (s *Service) connect(ctx context.Context, conn grants.Connection, req Reque
 			if err != nil {
 				return Outcome{}, err
 			}
-			return s.connectKeyStep(ctx, conn, srv, step)
+			return s.connectKeyStep(ctx, row, srv, step)
 		}
 	}
 	switch srv.Auth {
@@ -192,12 +192,12 @@ func (s *Service) connect(ctx context.Context, conn grants.Connection, req Reque
 			if req.Key != "" {
 				return Outcome{}, invalid("key", srv.Slug+" takes several keys; send them in values: "+fieldNames(keyFields))
 			}
-			return s.connectChecked(ctx, conn, srv, req.Values)
+			return s.connectChecked(ctx, row, srv, req.Values)
 		}
 		if strings.TrimSpace(req.Key) == "" {
 			return Outcome{}, invalid("key", "is required for "+srv.Slug)
 		}
-		return s.connectChecked(ctx, conn, srv, map[string]string{connectors.MetaTokenField: req.Key})
+		return s.connectChecked(ctx, row, srv, map[string]string{connectors.MetaTokenField: req.Key})
 	case catalog.AuthOAuth:
 		if req.BeginOAuth == nil {
 			return Outcome{}, fmt.Errorf("%s connects with a browser login, which this caller cannot start", srv.Slug)
@@ -215,38 +215,31 @@ func (s *Service) connect(ctx context.Context, conn grants.Connection, req Reque
 			if len(req.Values) > 0 {
 				return Outcome{}, invalid("values", srv.Slug+" needs no login and takes no values")
 			}
-			return s.connectOpen(ctx, conn, srv)
+			return s.connectOpen(ctx, row, srv)
 		}
-		return s.connectChecked(ctx, conn, srv, req.Values)
+		return s.connectChecked(ctx, row, srv, req.Values)
 	}
 }
 
-// keyFieldsOf reads the key fields of a login's server (KeyFields).
-func (s *Service) keyFieldsOf(ctx context.Context, connectionID string) ([]catalog.KeyField, error) {
-	id, err := connstore.ParseID(connectionID)
-	if err != nil {
-		return nil, err
-	}
-	c, err := connstore.Get(ctx, s.DB, id)
-	if err != nil {
-		return nil, err
-	}
+// keyFieldsOf is the key fields of a login's server (KeyFields); only a
+// token server has them.
+func keyFieldsOf(c connstore.Connection) []catalog.KeyField {
 	if c.Server.Auth != catalog.AuthToken {
-		return nil, nil
+		return nil
 	}
-	return KeyFields(c.Server.Config), nil
+	return KeyFields(c.Server.Config)
 }
 
 // connectKeyStep is a key login with the caller's step after it.
-func (s *Service) connectKeyStep(ctx context.Context, conn grants.Connection, srv grants.ServerRoute, step *KeyStep) (Outcome, error) {
-	out, err := s.connectChecked(ctx, conn, srv, map[string]string{connectors.MetaTokenField: step.Key})
+func (s *Service) connectKeyStep(ctx context.Context, row connstore.Connection, srv grants.ServerRoute, step *KeyStep) (Outcome, error) {
+	out, err := s.connectChecked(ctx, row, srv, map[string]string{connectors.MetaTokenField: step.Key})
 	if err != nil || step.After == nil {
 		return out, err
 	}
-	if err := step.After(ctx, conn); err != nil {
+	if err := step.After(ctx, out.Connection); err != nil {
 		// The login is stored by now: wipe its key so that it is removed.
-		if derr := s.Disconnect(context.WithoutCancel(ctx), conn.ID); derr != nil {
-			s.log().Error("mcp connect: cannot wipe the key of a failed connect", "connection", conn.ID, "err", derr)
+		if derr := s.Disconnect(context.WithoutCancel(ctx), row.ID.String()); derr != nil {
+			s.log().Error("mcp connect: cannot wipe the key of a failed connect", "connection", row.ID, "err", derr)
 		}
 		return Outcome{}, err
 	}
@@ -254,12 +247,12 @@ func (s *Service) connectKeyStep(ctx context.Context, conn grants.Connection, sr
 }
 
 // connectChecked runs the key or values strategy and answers the fresh login.
-func (s *Service) connectChecked(ctx context.Context, conn grants.Connection, srv grants.ServerRoute, values map[string]string) (Outcome, error) {
-	r, err := s.ConnectKey(ctx, conn.ID, values)
+func (s *Service) connectChecked(ctx context.Context, row connstore.Connection, srv grants.ServerRoute, values map[string]string) (Outcome, error) {
+	r, err := s.connectKey(ctx, row, values)
 	if err != nil {
 		return Outcome{}, &ServerError{Server: srv.Slug, Err: err}
 	}
-	fresh, err := grants.LoadConnection(ctx, s.bounded(), conn.ID)
+	fresh, err := grants.LoadConnection(ctx, s.bounded(), row.ID.String())
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -280,6 +273,12 @@ func (s *Service) ConnectKey(ctx context.Context, connectionID string, values ma
 	if err != nil {
 		return Result{}, err
 	}
+	return s.connectKey(ctx, c, values)
+}
+
+// connectKey is ConnectKey of a login whose row the caller loaded.
+func (s *Service) connectKey(ctx context.Context, c connstore.Connection, values map[string]string) (Result, error) {
+	var err error
 	fields := KeyFields(c.Server.Config)
 	if c.Server.Auth == catalog.AuthToken && len(fields) > 0 {
 		if values, err = CheckKeyFields(c.Server.Slug, fields, values); err != nil {
@@ -291,15 +290,15 @@ func (s *Service) ConnectKey(ctx context.Context, connectionID string, values ma
 		// Several key fields are checked as values (the adapter gets them
 		// all); one key as a key.
 		if c.Server.Auth == catalog.AuthNone || len(fields) > 0 {
-			checked, err = check.CheckValues(ctx, connectionID, values)
+			checked, err = check.CheckValues(ctx, c, values)
 		} else {
-			checked, err = check.CheckKey(ctx, connectionID, values[connectors.MetaTokenField])
+			checked, err = check.CheckKey(ctx, c, values[connectors.MetaTokenField])
 		}
 		if err != nil {
 			return Result{}, err
 		}
 	}
-	return StoreChecked(ctx, s.deps(), id, checked)
+	return StoreChecked(ctx, s.deps(), c, checked)
 }
 
 // checker is what checks a login of a server of that kind with the server
@@ -323,31 +322,32 @@ type refuseUnchecked struct{}
 
 var errNoHost = errors.New("this caller cannot check a local adapter's key")
 
-func (refuseUnchecked) CheckKey(context.Context, string, string) (Checked, error) {
+func (refuseUnchecked) CheckKey(context.Context, connstore.Connection, string) (Checked, error) {
 	return Checked{}, errNoHost
 }
-func (refuseUnchecked) CheckValues(context.Context, string, map[string]string) (Checked, error) {
+func (refuseUnchecked) CheckValues(context.Context, connstore.Connection, map[string]string) (Checked, error) {
 	return Checked{}, errNoHost
 }
-func (refuseUnchecked) CheckOpen(context.Context, string) (Checked, error) {
+func (refuseUnchecked) CheckOpen(context.Context, connstore.Connection) (Checked, error) {
 	return Checked{}, errNoHost
 }
 
 // StoreChecked stores checked values with the engine and finishes the login
-// with what the check listed (Finish); a failed finish wipes them again.
-func StoreChecked(ctx context.Context, d Deps, id connstore.ID, c Checked) (Result, error) {
-	kv, err := d.Engine.ConnectKey(ctx, id.UUID(), c.Values)
+// (its row as the caller loaded it) with what the check listed (Finish); a
+// failed finish wipes them again.
+func StoreChecked(ctx context.Context, d Deps, row connstore.Connection, c Checked) (Result, error) {
+	kv, err := d.Engine.ConnectKey(ctx, row.ID.UUID(), c.Values)
 	if err != nil {
 		return Result{}, err
 	}
 	if c.Hint != "" {
 		kv.AccountHint = c.Hint
 	}
-	r, err := Finish(ctx, d, id.String(), Options{HintFrom: HintGiven, Hint: kv.AccountHint, Listed: c.Listed})
+	r, err := finish(ctx, d, row, Options{HintFrom: HintGiven, Hint: kv.AccountHint, Listed: c.Listed})
 	if err != nil {
 		return Result{}, err
 	}
-	d.log().Info("mcp login: connected", "connection", id.String(), "tools", r.Tools)
+	d.log().Info("mcp login: connected", "connection", row.ID.String(), "tools", r.Tools)
 	return r, nil
 }
 

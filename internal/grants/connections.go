@@ -160,7 +160,17 @@ func ListConnections(ctx context.Context, db store.DB, p access.Principal, owner
 // Connect creates a pending login of a server at a scope, or returns the
 // pending or disconnected one already there so it can be retried. A connected
 // login at the same scope is a conflict. created reports a new row.
-func Connect(ctx context.Context, db store.DB, p access.Principal, integ *integrations.Registry, in ConnectInput) (c Connection, created bool, err error) {
+func Connect(ctx context.Context, db store.DB, p access.Principal, integ *integrations.Registry, in ConnectInput) (Connection, bool, error) {
+	r, created, err := ConnectRow(ctx, db, p, integ, in)
+	if err != nil {
+		return Connection{}, false, err
+	}
+	return fromRow(r), created, nil
+}
+
+// ConnectRow is Connect answering the login's row, which the connect
+// service passes along instead of reading it again.
+func ConnectRow(ctx context.Context, db store.DB, p access.Principal, integ *integrations.Registry, in ConnectInput) (c connstore.Connection, created bool, err error) {
 	var probs validation.Problems
 	probs.Check(in.ServerID != "" || in.Slug != "", "server_id", "server_id or slug is required")
 	checkScopeInput(&probs, "owner_scope", "owner_id", in.OwnerScope, in.OwnerID)
@@ -206,7 +216,7 @@ func Connect(ctx context.Context, db store.DB, p access.Principal, integ *integr
 	if err != nil {
 		return c, false, err
 	}
-	c, err = LoadConnection(ctx, db, id.String())
+	c, err = connstore.Get(ctx, db, id)
 	return c, created, err
 }
 
@@ -231,15 +241,21 @@ func DeleteConnection(ctx context.Context, db store.DB, p access.Principal, id s
 // MarkConnected records a successful login: status connected, the account
 // hint, and the enabled mcp binding (with this connection) at the owner's scope.
 func MarkConnected(ctx context.Context, db store.DB, connectionID, accountHint string) error {
-	c, err := LoadConnection(ctx, db, connectionID)
+	cid, err := connstore.ParseID(connectionID)
 	if err != nil {
 		return err
 	}
-	cid, err := connstore.ParseID(c.ID)
+	r, err := connstore.Get(ctx, db, cid)
 	if err != nil {
 		return err
 	}
-	if err := connstore.SetConnected(ctx, db, cid, accountHint); err != nil {
+	return MarkRowConnected(ctx, db, r, accountHint)
+}
+
+// MarkRowConnected is MarkConnected of a login whose row the caller loaded.
+func MarkRowConnected(ctx context.Context, db store.DB, r connstore.Connection, accountHint string) error {
+	c := fromRow(r)
+	if err := connstore.SetConnected(ctx, db, r.ID, accountHint); err != nil {
 		return err
 	}
 	conn := c.ID
@@ -269,3 +285,6 @@ func ConnectionsUnder(ctx context.Context, db store.DB, scope Scope, id string) 
 func ConnectionsOfServer(ctx context.Context, db store.DB, idOrSlug string) ([]string, error) {
 	return connstore.IDsOfServer(ctx, db, idOrSlug)
 }
+
+// ConnectionOf is the API's view of a login row the caller loaded.
+func ConnectionOf(r connstore.Connection) Connection { return fromRow(r) }

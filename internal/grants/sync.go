@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
 )
@@ -58,10 +59,21 @@ func DefaultOff(slug, remoteName string) bool {
 // the login's own (it names the connection and goes with it), so a switch an
 // operator set for an earlier login never carries over to a new one.
 func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list []ListedTool) error {
-	c, err := LoadConnection(ctx, db, connectionID)
+	cid, err := connstore.ParseID(connectionID)
 	if err != nil {
 		return err
 	}
+	r, err := connstore.Get(ctx, db, cid)
+	if err != nil {
+		return err
+	}
+	return SyncRowTools(ctx, db, r, list)
+}
+
+// SyncRowTools is SyncListedTools of a login whose row the caller loaded.
+func SyncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list []ListedTool) error {
+	c := fromRow(r)
+	var err error
 	var probs validation.Problems
 	seen := map[string]bool{}
 	remote := make([]string, len(list))

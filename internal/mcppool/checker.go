@@ -7,14 +7,13 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/mcpoauth"
-	"github.com/guilds/guilds/internal/store"
 )
 
 // ErrKeyUnchecked: the server could not be reached to check a key.
@@ -48,8 +47,8 @@ func (c checked) forService() connections.Checked {
 
 // CheckKey checks the key of a pending or disconnected login. A rejected key
 // is ErrKeyRejected, an unreachable server ErrKeyUnchecked.
-func (k Checker) CheckKey(ctx context.Context, connectionID, key string) (connections.Checked, error) {
-	c, err := k.checkKey(ctx, connectionID, key)
+func (k Checker) CheckKey(ctx context.Context, row connstore.Connection, key string) (connections.Checked, error) {
+	c, err := k.checkKey(ctx, row, key)
 	return c.forService(), err
 }
 
@@ -59,26 +58,26 @@ func (k Checker) CheckKey(ctx context.Context, connectionID, key string) (connec
 // none); the server's tools are then listed with the headers or environment
 // the provider makes of them. A refusal is ErrConfigRejected, an unreachable
 // server ErrConfigUnchecked.
-func (k Checker) CheckValues(ctx context.Context, connectionID string, values map[string]string) (connections.Checked, error) {
-	c, err := k.checkValues(ctx, connectionID, values)
+func (k Checker) CheckValues(ctx context.Context, row connstore.Connection, values map[string]string) (connections.Checked, error) {
+	c, err := k.checkValues(ctx, row, values)
 	return c.forService(), err
 }
 
-// load reads the login's row, which must be an MCP server's.
-func (k Checker) load(ctx context.Context, connectionID string) (ServerInfo, error) {
-	info, err := (&Pool{o: Options{DB: k.DB}}).load(ctx, connectionID)
-	if err == nil && info.Kind == catalog.KindAdapter {
-		err = &NotMCPError{Server: info.Slug}
+// load is the pool's view of the login's row, which must be an MCP server's.
+func (k Checker) load(ctx context.Context, row connstore.Connection) (ServerInfo, error) {
+	info := (&Pool{o: Options{DB: k.DB}}).infoOf(ctx, row)
+	if info.Kind == catalog.KindAdapter {
+		return info, &NotMCPError{Server: info.Slug}
 	}
-	return info, err
+	return info, nil
 }
 
-func (k Checker) checkKey(ctx context.Context, connectionID, key string) (checked, error) {
+func (k Checker) checkKey(ctx context.Context, row connstore.Connection, key string) (checked, error) {
 	key, err := connections.TrimKey(key)
 	if err != nil {
 		return checked{}, err
 	}
-	info, err := k.load(ctx, connectionID)
+	info, err := k.load(ctx, row)
 	if err != nil {
 		return checked{}, err
 	}
@@ -109,16 +108,12 @@ var ErrConfigRejected = errors.New("the server refused the configured values")
 // ErrConfigUnchecked: the server could not be reached to check the values.
 var ErrConfigUnchecked = errors.New("the server could not be reached to check the configured values; try again")
 
-func (k Checker) checkValues(ctx context.Context, connectionID string, values map[string]string) (checked, error) {
-	id, err := uuid.Parse(connectionID)
-	if err != nil {
-		return checked{}, store.ErrNotFound
-	}
-	info, err := k.load(ctx, connectionID)
+func (k Checker) checkValues(ctx context.Context, row connstore.Connection, values map[string]string) (checked, error) {
+	info, err := k.load(ctx, row)
 	if err != nil {
 		return checked{}, err
 	}
-	inj, err := k.Engine.CheckConfig(ctx, id, values)
+	inj, err := k.Engine.CheckConfig(ctx, row.ID.UUID(), values)
 	if err != nil {
 		return checked{}, err
 	}

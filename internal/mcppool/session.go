@@ -58,6 +58,12 @@ func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error
 	if err != nil {
 		return ServerInfo{}, err
 	}
+	return p.infoOf(ctx, c), nil
+}
+
+// infoOf is the pool's view of a login's row.
+func (p *Pool) infoOf(ctx context.Context, c connstore.Connection) ServerInfo {
+	connectionID := c.ID.String()
 	info := ServerInfo{ServerID: c.Server.ID.String(), Slug: c.Server.Slug, Kind: c.Server.Kind,
 		Transport: c.Server.Transport, URL: c.Server.URL, Auth: c.Server.Auth, Status: c.Status}
 	cfg := c.Server.Config
@@ -69,7 +75,7 @@ func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error
 	info.AnswerDefaults = sc.Elicitation == catalog.ElicitDefaults
 	info.ListTimeout = time.Duration(sc.ListTimeoutSeconds) * time.Second
 	info.CallTimeout = time.Duration(sc.CallTimeoutSeconds) * time.Second
-	return info, nil
+	return info
 }
 
 // holdsLogin reports whether the engine stores a login (configured values)

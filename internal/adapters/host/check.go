@@ -106,7 +106,7 @@ func (h *Host) List(ctx context.Context, connectionID string) ([]grants.ListedTo
 	if err != nil {
 		return nil, err
 	}
-	listed, err := grants.CatalogTools(ctx, h.o.DB, l.serverID.String())
+	listed, err := grants.CatalogTools(ctx, h.o.DB, l.Server.ID.String())
 	if _, lists := l.adapter.(toolLister); err != nil || !lists {
 		return listed, err
 	}

@@ -78,13 +78,13 @@ func New(o Options) *Host {
 	return &Host{o: o, log: o.Log}
 }
 
-// login is an adapter login's row as the host uses it.
+// login is an adapter login's row with what its server's config names: the
+// adapter that serves it and, for a token row, its several keys.
 type login struct {
+	connstore.Connection
 	id        uuid.UUID
-	serverID  uuid.UUID
 	slug, url string
 	auth      catalog.Auth
-	status    connstore.Status
 	adapter   adapters.Adapter
 	keyFields []catalog.KeyField
 }
@@ -121,8 +121,7 @@ func fromRow(c connstore.Connection) (login, error) {
 	if err != nil {
 		return login{}, err
 	}
-	l := login{id: c.ID.UUID(), serverID: c.Server.ID, slug: c.Server.Slug, url: c.Server.URL, auth: c.Server.Auth,
-		status: c.Status, adapter: a}
+	l := login{Connection: c, id: c.ID.UUID(), slug: c.Server.Slug, url: c.Server.URL, auth: c.Server.Auth, adapter: a}
 	if l.auth == catalog.AuthToken {
 		l.keyFields = sc.KeyFields
 	}
@@ -154,7 +153,7 @@ func (h *Host) call(ctx context.Context, connectionID, tool string, args json.Ra
 	if err != nil {
 		return "", err
 	}
-	if l.status == connstore.StatusDisconnected {
+	if l.Status == connstore.StatusDisconnected {
 		return "", &connectors.ErrReconnectRequired{ConnectionID: l.id, Server: l.slug, Code: connectors.CodeDisconnected}
 	}
 	limit := adapters.CallTimeout(l.adapter, tool, h.o.Timeout, MaxTimeout)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/connections"
+	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
@@ -17,12 +18,12 @@ import (
 // the curated tools the adapter offers with it and the account the service
 // named. A refused key is connections.ErrKeyRejected, an unreachable service
 // connections.ErrKeyUnchecked (connections.Checker).
-func (h *Host) CheckKey(ctx context.Context, connectionID, key string) (connections.Checked, error) {
+func (h *Host) CheckKey(ctx context.Context, row connstore.Connection, key string) (connections.Checked, error) {
 	key, err := connections.TrimKey(key)
 	if err != nil {
 		return connections.Checked{}, err
 	}
-	l, err := h.load(ctx, connectionID)
+	l, err := fromRow(row)
 	if err != nil {
 		return connections.Checked{}, err
 	}
@@ -33,8 +34,8 @@ func (h *Host) CheckKey(ctx context.Context, connectionID, key string) (connecti
 // service: every field is checked against the row's fields first, then the
 // adapter gets them all in Credential.Extra. A refusal naming one of them is
 // a *connections.KeyRejectedError.
-func (h *Host) CheckValues(ctx context.Context, connectionID string, values map[string]string) (connections.Checked, error) {
-	l, err := h.load(ctx, connectionID)
+func (h *Host) CheckValues(ctx context.Context, row connstore.Connection, values map[string]string) (connections.Checked, error) {
+	l, err := fromRow(row)
 	if err != nil {
 		return connections.Checked{}, err
 	}
@@ -46,7 +47,7 @@ func (h *Host) CheckValues(ctx context.Context, connectionID string, values map[
 
 // CheckOpen: an adapter always takes a login (catalog.NeedsNoLogin is for
 // remote servers only).
-func (h *Host) CheckOpen(context.Context, string) (connections.Checked, error) {
+func (h *Host) CheckOpen(context.Context, connstore.Connection) (connections.Checked, error) {
 	return connections.Checked{}, errors.New("a local adapter's login always takes a key or a browser login")
 }
 
@@ -73,7 +74,7 @@ func (h *Host) checkValues(ctx context.Context, l login, values map[string]strin
 		h.log.Warn("adapter connect: key check failed", "server", l.slug, "err", strings.Join(strings.Fields(msg), " "))
 		return connections.Checked{}, connections.ErrKeyUnchecked
 	}
-	listed, err := grants.CatalogTools(ctx, h.o.DB, l.serverID.String())
+	listed, err := grants.CatalogTools(ctx, h.o.DB, l.Server.ID.String())
 	if err != nil {
 		return connections.Checked{}, err
 	}
