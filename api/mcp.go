@@ -13,14 +13,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	acts "github.com/guilds/guilds/activities/connect"
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
-	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
@@ -177,7 +175,11 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 			return s.beginOAuth(ctx, c, conn, p)
 		},
 		KeyStep: func(ctx context.Context, srv grants.ServerRoute) (*connections.KeyStep, error) {
-			return s.pinnedStep(ctx, srv, in)
+			step, err := s.pinnedConnect().Step(ctx, srv, in.Key, in.Coins)
+			if err != nil {
+				return nil, s.coinGeckoFailure(err, in.Key)
+			}
+			return step, nil
 		},
 		BeginGitHub: func(ctx context.Context, conn grants.Connection) (string, error) {
 			return s.beginGitHub(ctx, c, conn, p)
@@ -244,33 +246,6 @@ func checkError(slug string, err error) error {
 			Message: slug + " could not be reached to check the values; try again"}
 	}
 	return err
-}
-
-// pinnedStep takes over the connect of a Pinned prices login: its coins are
-// quoted with the pasted key first (a refused key is key_rejected, an
-// unquoted id a problem of its own), so a refusal stores nothing; then the
-// key is pinged and stored like any adapter key, and the list written. Other
-// servers take no coins.
-func (s *Server) pinnedStep(ctx context.Context, srv grants.ServerRoute, in mcpConnectInput) (*connections.KeyStep, error) {
-	pinned := isPinnedPrices(srv)
-	switch {
-	case in.Coins != nil && !pinned:
-		return nil, &validation.Error{Problems: []validation.Problem{{Field: "coins", Message: "are only for Pinned prices logins; " + srv.Slug + " is not one"}}}
-	case !pinned || srv.Auth != catalog.AuthToken:
-		return nil, nil
-	}
-	key := strings.TrimSpace(in.Key)
-	if key == "" {
-		return nil, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: "is required for " + srv.Slug}}}
-	}
-	check := adapters.Conn{HTTP: s.MCP.KeyHTTP, BaseURL: srv.URL, Cred: connectors.Credential{AccessToken: key}}
-	coins, err := s.checkPinnedCoins(ctx, check, in.Coins)
-	if err != nil {
-		return nil, err
-	}
-	return &connections.KeyStep{Key: key, After: func(ctx context.Context, conn grants.Connection) error {
-		return s.inTx(ctx, func(tx pgx.Tx) error { return pinnedprices.ReplaceCoins(ctx, tx, conn.ID, coins) })
-	}}, nil
 }
 
 func addressRefused(slug string, err error) *Error {
