@@ -14,8 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/guilds/guilds/internal/connections"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/secret"

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/catalog"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 )
 
 // storedHint is the login's display hint. The token response's email_domain

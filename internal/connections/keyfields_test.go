@@ -12,7 +12,7 @@ import (
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/connections"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/validation"
 )

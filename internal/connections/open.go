@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
 )
 

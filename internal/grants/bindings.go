@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/access"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
 )

@@ -8,7 +8,7 @@ import (
 	"sort"
 
 	"github.com/guilds/guilds/internal/catalog"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"

@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/guilds/guilds/internal/access"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/store"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/catalog"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/githubapp"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/mcpoauth"
 )
 

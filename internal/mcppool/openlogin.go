@@ -8,8 +8,8 @@ import (
 	"os/exec"
 
 	"github.com/guilds/guilds/internal/connections"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/mcpoauth"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/guilds/guilds/internal/catalog"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/store"
 )
 

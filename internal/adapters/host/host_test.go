@@ -15,8 +15,8 @@ import (
 	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/testdb"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/host"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/testdb"
 )
 
