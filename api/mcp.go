@@ -88,9 +88,9 @@ type mcpConnectInput struct {
 }
 
 type mcpConnectReply struct {
-	Connection       grants.Connection `json:"connection"`
-	AuthorizationURL string            `json:"authorization_url,omitempty"`
-	Tools            int               `json:"tools"`
+	Connection       connections.Connection `json:"connection"`
+	AuthorizationURL string                 `json:"authorization_url,omitempty"`
+	Tools            int                    `json:"tools"`
 }
 
 type mcpCallbackReply struct {
@@ -168,10 +168,10 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 	}
 	ctx := c.Request.Context()
 	out, err := s.connectService().Connect(ctx, p, connections.Request{
-		Login:  grants.ConnectInput{ServerID: in.ServerID, Slug: in.Slug, OwnerScope: in.OwnerScope, OwnerID: in.OwnerID},
+		Login:  connections.ConnectInput{ServerID: in.ServerID, Slug: in.Slug, OwnerScope: in.OwnerScope, OwnerID: in.OwnerID},
 		Key:    in.Key,
 		Values: in.Values,
-		BeginOAuth: func(ctx context.Context, conn grants.Connection) (string, error) {
+		BeginOAuth: func(ctx context.Context, conn connections.Connection) (string, error) {
 			return s.beginOAuth(ctx, c, conn, p)
 		},
 		KeyStep: func(ctx context.Context, srv grants.ServerRoute) (*connections.KeyStep, error) {
@@ -181,7 +181,7 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 			}
 			return step, nil
 		},
-		BeginGitHub: func(ctx context.Context, conn grants.Connection) (string, error) {
+		BeginGitHub: func(ctx context.Context, conn connections.Connection) (string, error) {
 			return s.beginGitHub(ctx, c, conn, p)
 		},
 	})
@@ -296,7 +296,7 @@ func (s *Server) taskQueue() string {
 // beginOAuth is the connect service's OAuth strategy as the API runs it:
 // the login is bound to the starting browser (a cookie) and user, and the
 // connect workflow prepares it and waits for the callback.
-func (s *Server) beginOAuth(ctx context.Context, c *gin.Context, conn grants.Connection, p access.Principal) (string, error) {
+func (s *Server) beginOAuth(ctx context.Context, c *gin.Context, conn connections.Connection, p access.Principal) (string, error) {
 	if s.Temporal == nil {
 		return "", &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the workflow service is not reachable"}
 	}
@@ -418,7 +418,7 @@ func oauthCode(s string) string {
 }
 
 func listMCPTools(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+	conn, err := connections.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -443,7 +443,7 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+	conn, err := connections.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -455,7 +455,7 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 	if s.MCP.Engine == nil || s.MCP.Pool == nil {
 		return 0, nil, notConfigured()
 	}
-	if conn.Status != grants.StatusConnected {
+	if conn.Status != connections.StatusConnected {
 		return 0, nil, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + string(conn.Status) + "; connect it first"}
 	}
 	listed, err := mcppool.Stored(ctx, db, conn.ID)
@@ -510,7 +510,7 @@ func (s *Server) remoteCallers() remote.Callers {
 // secretsOf is the login's redaction set: its credential values, less the
 // configured values its provider declares non-secret. Without it nothing is
 // called: a result could carry the credential in clear (runs fail closed too).
-func (s *Server) secretsOf(ctx context.Context, conn grants.Connection) ([]string, error) {
+func (s *Server) secretsOf(ctx context.Context, conn connections.Connection) ([]string, error) {
 	connectionID := conn.ID
 	out, err := s.MCP.Engine.Secrets(ctx, uuid.MustParse(connectionID))
 	var rr *connectors.ErrReconnectRequired
@@ -529,7 +529,7 @@ func (s *Server) secretsOf(ctx context.Context, conn grants.Connection) ([]strin
 
 // needsNoLogin reports whether a login's server takes no credential at all
 // (ADR 0616); a read error counts as no, so the caller fails closed.
-func (s *Server) needsNoLogin(ctx context.Context, conn grants.Connection) bool {
+func (s *Server) needsNoLogin(ctx context.Context, conn connections.Connection) bool {
 	srv, err := grants.LoadServerRoute(ctx, s.db(), conn.ServerID)
 	return err == nil && srv.NoLogin
 }

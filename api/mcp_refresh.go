@@ -8,7 +8,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/catalog"
-	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -22,14 +22,14 @@ func (s *Server) toolRefreshRoutes() []route {
 }
 
 func (s *Server) refreshMCPTools(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+	conn, err := connections.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
 	if s.MCP.Pool == nil || s.MCP.Adapters == nil {
 		return 0, nil, notConfigured()
 	}
-	if conn.Status != grants.StatusConnected {
+	if conn.Status != connections.StatusConnected {
 		return 0, nil, &Error{Status: http.StatusConflict, Code: "not_connected",
 			Message: conn.ServerName + " is " + string(conn.Status) + ": connect it before listing its tools"}
 	}
@@ -51,7 +51,7 @@ func (s *Server) refreshMCPTools(ctx context.Context, c *gin.Context, db store.D
 
 // syncTools lists a login's tools again and stores them, with what serves
 // its catalog kind.
-func (s *Server) syncTools(ctx context.Context, conn grants.Connection) error {
+func (s *Server) syncTools(ctx context.Context, conn connections.Connection) error {
 	if conn.Kind() == catalog.KindAdapter {
 		_, err := s.MCP.Adapters.Sync(ctx, conn.ID)
 		return err

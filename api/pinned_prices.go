@@ -95,7 +95,7 @@ func (s *Server) pinnedSearch(ctx context.Context, conn adapters.Conn, query str
 }
 
 func listPinnedCoins(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+	conn, err := connections.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -138,7 +138,7 @@ func (s *Server) pinnedConnect() pinnedprices.Connect {
 // pinnedLoginRef is a visible Pinned prices login with what calling
 // CoinGecko for it takes.
 type pinnedLoginRef struct {
-	conn    grants.Connection
+	conn    connections.Connection
 	baseURL string
 	cred    connectors.Credential
 }
@@ -151,7 +151,7 @@ func (l pinnedLoginRef) adapterConn(s *Server) adapters.Conn {
 // Pinned prices adapter; withKey also resolves its stored key, which only a
 // connected login has, and which a platform login lends to instance admins only.
 func (s *Server) pinnedLogin(ctx context.Context, c *gin.Context, db store.DB, p access.Principal, withKey bool) (pinnedLoginRef, error) {
-	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+	conn, err := connections.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return pinnedLoginRef{}, err
 	}
@@ -169,7 +169,7 @@ func (s *Server) pinnedLogin(ctx context.Context, c *gin.Context, db store.DB, p
 	if s.MCP.Engine == nil {
 		return pinnedLoginRef{}, notConfigured()
 	}
-	if conn.Status != grants.StatusConnected {
+	if conn.Status != connections.StatusConnected {
 		return pinnedLoginRef{}, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + string(conn.Status) + "; connect it first"}
 	}
 	ref.cred, err = s.MCP.Engine.Resolver().Token(ctx, uuid.MustParse(conn.ID))
@@ -181,7 +181,7 @@ func (s *Server) pinnedLogin(ctx context.Context, c *gin.Context, db store.DB, p
 
 // pinnedServerURL is the catalog URL of the login's server, which must be
 // served by the Pinned prices adapter.
-func pinnedServerURL(ctx context.Context, db store.DB, conn grants.Connection) (string, error) {
+func pinnedServerURL(ctx context.Context, db store.DB, conn connections.Connection) (string, error) {
 	srv, err := grants.LoadServerRoute(ctx, db, conn.ServerID)
 	if err != nil {
 		return "", err

@@ -25,7 +25,7 @@ import (
 )
 
 // MarkConnectedFunc writes a connected login's hint and its enabled binding
-// (grants.MarkConnected).
+// (connections.MarkConnected).
 type MarkConnectedFunc = connections.MarkFunc
 
 // Activities are the connect workflow's activities with their dependencies.
@@ -36,7 +36,7 @@ type Activities struct {
 	Pool          *mcppool.Pool
 	Adapters      *host.Host // checks and lists an adapter's new login (Gmail)
 	Discoverer    *mcpoauth.Discoverer
-	MarkConnected MarkConnectedFunc // nil: grants.MarkConnected
+	MarkConnected MarkConnectedFunc // nil: connections.MarkConnected
 	Log           *slog.Logger
 	// ClientName is sent when registering a client (default "guilds").
 	ClientName string

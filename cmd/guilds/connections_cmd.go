@@ -232,7 +232,7 @@ func checkConnectScope(scope, owner string) string {
 // platformReservedCLI is the API's platform_scope_reserved refusal, as the
 // terminal says it.
 func platformReservedCLI() error {
-	return fmt.Errorf("%w; connect it with -scope organisation, guild or agent and -owner ID", grants.ErrPlatformReserved)
+	return fmt.Errorf("%w; connect it with -scope organisation, guild or agent and -owner ID", connections.ErrPlatformReserved)
 }
 
 // probe asks a remote MCP server or a local adapter whether the stored login

@@ -52,7 +52,7 @@ type Adapters interface {
 }
 
 // MarkFunc writes a connected login's hint and its enabled binding
-// (grants.MarkRowConnected), given the login's row.
+// (MarkRowConnected), given the login's row.
 type MarkFunc func(ctx context.Context, db store.DB, c connstore.Connection, accountHint string) error
 
 // Deps are what a finish works with.
@@ -64,7 +64,7 @@ type Deps struct {
 	// Discoverer, when set, lets a login without a stored hint ask the
 	// server's userinfo endpoint (HintStored).
 	Discoverer *mcpoauth.Discoverer
-	Mark       MarkFunc // nil: grants.MarkRowConnected
+	Mark       MarkFunc // nil: MarkRowConnected
 	Log        *slog.Logger
 }
 
@@ -155,7 +155,7 @@ func finish(ctx context.Context, d Deps, row connstore.Connection, o Options) (R
 	}
 	mark := d.Mark
 	if mark == nil {
-		mark = grants.MarkRowConnected
+		mark = MarkRowConnected
 	}
 	err = store.InTx(ctx, d.DB, func(tx pgx.Tx) error {
 		if o.Listed != nil {

@@ -63,7 +63,7 @@ func TestServiceConnectKeyFields(t *testing.T) {
 	admin := access.Principal{UserID: "u", Admin: true}
 	connect := func(key string, values map[string]string) (connections.Outcome, error) {
 		return svc.Connect(ctx, admin, connections.Request{Key: key, Values: values,
-			Login: grants.ConnectInput{Slug: "pair", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID}})
+			Login: connections.ConnectInput{Slug: "pair", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID}})
 	}
 	field := func(err error) string {
 		var v *validation.Error

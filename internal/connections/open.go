@@ -29,7 +29,7 @@ func (s *Service) connectOpen(ctx context.Context, row connstore.Connection, srv
 		return Outcome{}, err
 	}
 	s.log().Info("mcp login: a server that needs no login was turned on", "connection", row.ID, "tools", r.Tools)
-	fresh, err := grants.LoadConnection(ctx, s.bounded(), row.ID.String())
+	fresh, err := LoadConnection(ctx, s.bounded(), row.ID.String())
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -88,7 +88,7 @@ SELECT id::text FROM o`, url).Scan(&orgID); err != nil {
 
 	before := reads.count()
 	out, err := svc.Connect(ctx, access.Principal{UserID: "u", Admin: true}, connections.Request{Key: "tok-good-0123",
-		Login: grants.ConnectInput{Slug: "peer", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID}})
+		Login: connections.ConnectInput{Slug: "peer", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID}})
 	if err != nil || out.Tools != 2 {
 		t.Fatalf("Connect = %+v, %v", out, err)
 	}

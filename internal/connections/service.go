@@ -50,7 +50,7 @@ type Checked struct {
 type Service struct {
 	DB     *pgxpool.Pool
 	Engine *connectors.Engine
-	// Integrations say what the box has set up (grants.Connect refuses a
+	// Integrations say what the box has set up (Connect refuses a
 	// server that lacks it).
 	Integrations *integrations.Registry
 	// Checker checks keys and values with a remote MCP server (mcppool.Checker).
@@ -63,7 +63,7 @@ type Service struct {
 	// adapter's login cannot be connected with a key.
 	Adapters   Adapters
 	Discoverer *mcpoauth.Discoverer
-	Mark       MarkFunc // nil: grants.MarkConnected
+	Mark       MarkFunc // nil: MarkConnected
 	Log        *slog.Logger
 }
 
@@ -81,12 +81,12 @@ func (s *Service) bounded() store.Bounded { return store.Bounded{Pool: s.DB} }
 // the login follows from the server's auth: a key (token), configured values
 // (none) or a browser login (oauth).
 type Request struct {
-	Login  grants.ConnectInput
+	Login  ConnectInput
 	Key    string
 	Values map[string]string
 	// BeginOAuth starts an OAuth server's browser login and answers its
 	// authorization URL (the API starts the connect workflow).
-	BeginOAuth func(ctx context.Context, c grants.Connection) (string, error)
+	BeginOAuth func(ctx context.Context, c Connection) (string, error)
 	// KeyStep, when set, is asked first about every connect; an answer takes
 	// the connect over as a key login with extra steps (Pinned prices: a key
 	// plus its coins). nil, nil leaves the connect to the server's auth.
@@ -94,19 +94,19 @@ type Request struct {
 	// BeginGitHub is the GitHub App's strategy: it starts the install (or
 	// user authorization) of a github login and answers the URL to send the
 	// operator to (the API starts the githubinstall workflow).
-	BeginGitHub func(ctx context.Context, c grants.Connection) (string, error)
+	BeginGitHub func(ctx context.Context, c Connection) (string, error)
 }
 
 // KeyStep is a key login with its own checks done and a step to run once the
 // key is stored; a failed step wipes the key again.
 type KeyStep struct {
 	Key   string
-	After func(ctx context.Context, c grants.Connection) error
+	After func(ctx context.Context, c Connection) error
 }
 
 // Outcome is what a connect answers.
 type Outcome struct {
-	Connection       grants.Connection
+	Connection       Connection
 	AuthorizationURL string // an OAuth login waits for its callback
 	Tools            int
 }
@@ -139,7 +139,7 @@ func (s *Service) Connect(ctx context.Context, p access.Principal, req Request) 
 	var created bool
 	err := s.bounded().InTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		row, created, err = grants.ConnectRow(ctx, tx, p, s.Integrations, req.Login)
+		row, created, err = ConnectRow(ctx, tx, p, s.Integrations, req.Login)
 		return err
 	})
 	if err != nil {
@@ -157,7 +157,7 @@ func (s *Service) Connect(ctx context.Context, p access.Principal, req Request) 
 // connect runs the strategy of the login's server on the row Connect loaded,
 // which every step is given rather than reading it again.
 func (s *Service) connect(ctx context.Context, row connstore.Connection, req Request) (Outcome, error) {
-	conn := grants.ConnectionOf(row)
+	conn := ConnectionOf(row)
 	srv, err := grants.LoadServerRoute(ctx, s.bounded(), conn.ServerID)
 	if err != nil {
 		return Outcome{}, err
@@ -252,7 +252,7 @@ func (s *Service) connectChecked(ctx context.Context, row connstore.Connection, 
 	if err != nil {
 		return Outcome{}, &ServerError{Server: srv.Slug, Err: err}
 	}
-	fresh, err := grants.LoadConnection(ctx, s.bounded(), row.ID.String())
+	fresh, err := LoadConnection(ctx, s.bounded(), row.ID.String())
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -451,7 +451,7 @@ func (s *Service) Probe(ctx context.Context, connectionID string) (string, error
 
 // Disconnect wipes a login's credential (the engine tells every replica) and
 // drops its cached session; the login and its bindings stay. A platform
-// login's credential is the box's and is refused (grants.ErrPlatformReserved).
+// login's credential is the box's and is refused (ErrPlatformReserved).
 func (s *Service) Disconnect(ctx context.Context, connectionID string) error {
 	id, err := connstore.ParseID(connectionID)
 	if err != nil {
@@ -462,7 +462,7 @@ func (s *Service) Disconnect(ctx context.Context, connectionID string) error {
 		return err
 	}
 	if c.OwnerScope == string(grants.ScopePlatform) {
-		return fmt.Errorf("%w; a platform login's credential is the box's and is not wiped from here", grants.ErrPlatformReserved)
+		return fmt.Errorf("%w; a platform login's credential is the box's and is not wiped from here", ErrPlatformReserved)
 	}
 	if err := s.Engine.Disconnect(ctx, id.UUID()); err != nil {
 		return err
@@ -474,9 +474,9 @@ func (s *Service) Disconnect(ctx context.Context, connectionID string) error {
 }
 
 // Delete removes a login the principal can see, with its bindings, listed
-// tools and credential; a platform login is refused (grants.DeleteConnection).
+// tools and credential; a platform login is refused (DeleteConnection).
 func (s *Service) Delete(ctx context.Context, db store.DB, p access.Principal, connectionID string) error {
-	return grants.DeleteConnection(ctx, db, p, connectionID)
+	return DeleteConnection(ctx, db, p, connectionID)
 }
 
 func invalid(field, msg string) error {

@@ -57,7 +57,7 @@ func TestServiceConnectKey(t *testing.T) {
 	t.Cleanup(pool.Close)
 	svc.Sessions = pool
 	admin := access.Principal{UserID: "u", Admin: true}
-	req := connections.Request{Login: grants.ConnectInput{Slug: "peer", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID}}
+	req := connections.Request{Login: connections.ConnectInput{Slug: "peer", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID}}
 
 	req.Key = "tok-bad-45678"
 	_, err := svc.Connect(ctx, admin, req)
@@ -95,9 +95,9 @@ func TestServiceKeyStepFailureRemovesLogin(t *testing.T) {
 	svc, db, orgID := newService(t)
 	boom := errors.New("after failed")
 	_, err := svc.Connect(ctx, access.Principal{Admin: true}, connections.Request{
-		Login: grants.ConnectInput{Slug: "peer", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID},
+		Login: connections.ConnectInput{Slug: "peer", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID},
 		KeyStep: func(context.Context, grants.ServerRoute) (*connections.KeyStep, error) {
-			return &connections.KeyStep{Key: "tok-good-0123", After: func(context.Context, grants.Connection) error { return boom }}, nil
+			return &connections.KeyStep{Key: "tok-good-0123", After: func(context.Context, connections.Connection) error { return boom }}, nil
 		},
 	})
 	if !errors.Is(err, boom) {

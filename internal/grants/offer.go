@@ -74,7 +74,7 @@ type ServerLogin struct {
 	Kind                 catalog.Kind
 	// ConnectionStatus is empty when the chain names no login.
 	ConnectionID     string
-	ConnectionStatus Status
+	ConnectionStatus connstore.Status
 	Tools            []StoredTool
 }
 
@@ -174,12 +174,12 @@ func BuildOffer(in OfferInputs) (Offer, error) {
 			continue
 		}
 		switch s.ConnectionStatus {
-		case StatusDisconnected:
+		case connstore.StatusDisconnected:
 			return Offer{}, &ErrConnectionDisconnected{ServerSlug: s.Slug, ServerName: s.Name, ConnectionID: s.ConnectionID}
 		case "":
 			out.Warnings = append(out.Warnings, fmt.Sprintf("%s is on but no login is connected for this agent", s.Name))
 			continue
-		case StatusPending:
+		case connstore.StatusPending:
 			continue
 		}
 		class := tools.ClassMCP

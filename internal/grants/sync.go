@@ -72,7 +72,7 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 
 // SyncRowTools is SyncListedTools of a login whose row the caller loaded.
 func SyncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list []ListedTool) error {
-	c := fromRow(r)
+	slug, serverID := r.Server.Slug, r.Server.ID.String()
 	var err error
 	var probs validation.Problems
 	seen := map[string]bool{}
@@ -84,7 +84,7 @@ func SyncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list
 	for i, t := range list {
 		probs.Check(t.Name != "" && !seen[t.Name], fmt.Sprintf("tools[%d].name", i), "must be a unique non-empty name")
 		seen[t.Name] = true
-		remote[i], names[i], descs[i] = t.Name, ModelName(c.ServerSlug, t.Name), t.Description
+		remote[i], names[i], descs[i] = t.Name, ModelName(slug, t.Name), t.Description
 		schemas[i] = `{"type":"object"}`
 		if len(t.Schema) > 0 {
 			if !json.Valid(t.Schema) {
@@ -93,7 +93,7 @@ func SyncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list
 			}
 			schemas[i] = string(t.Schema)
 		}
-		if DefaultOff(c.ServerSlug, t.Name) {
+		if DefaultOff(slug, t.Name) {
 			off = append(off, names[i])
 		}
 	}
@@ -101,28 +101,28 @@ func SyncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list
 		return err
 	}
 	if _, err := db.Exec(ctx, `DELETE FROM mcp_tools WHERE connection_id = $1 AND NOT (remote_name = ANY($2::text[]))`,
-		c.ID, remote); err != nil {
+		r.ID, remote); err != nil {
 		return store.Map(err)
 	}
 	if _, err := db.Exec(ctx, `INSERT INTO mcp_tools (connection_id, remote_name, name, description, input_schema, listed_at)
 		SELECT $1, r, n, d, s::jsonb, now() FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS t(r, n, d, s)
 		ON CONFLICT (connection_id, remote_name) DO UPDATE SET name = EXCLUDED.name, description = EXCLUDED.description,
-			input_schema = EXCLUDED.input_schema, listed_at = now()`, c.ID, remote, names, descs, schemas); err != nil {
+			input_schema = EXCLUDED.input_schema, listed_at = now()`, r.ID, remote, names, descs, schemas); err != nil {
 		return store.Map(err)
 	}
-	if err := publishListing(ctx, db, c.ServerSlug, c.ServerID, list); err != nil {
+	if err := publishListing(ctx, db, slug, serverID, list); err != nil {
 		return err
 	}
 	if len(off) == 0 {
 		return nil
 	}
-	org, guild, agent := scopeColumns(c.owner)
+	org, guild, agent := scopeColumns(PlaceOf(r))
 	_, err = db.Exec(ctx, `WITH fresh AS (
 			INSERT INTO binding_defaults_applied (connection_id, catalog_kind, catalog_id)
 			SELECT $1, 'mcp_tool', n FROM unnest($2::text[]) AS n ON CONFLICT DO NOTHING RETURNING catalog_id)
 		INSERT INTO bindings (scope, organisation_id, guild_id, agent_id, catalog_kind, catalog_id, server_id, enabled, connection_id)
 		SELECT $3, $4::uuid, $5::uuid, $6::uuid, 'mcp_tool', catalog_id, $7, false, $1 FROM fresh
-		ON CONFLICT DO NOTHING`, c.ID, off, string(c.OwnerScope), org, guild, agent, c.ServerID)
+		ON CONFLICT DO NOTHING`, r.ID, off, r.OwnerScope, org, guild, agent, serverID)
 	return store.Map(err)
 }
 

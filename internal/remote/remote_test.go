@@ -16,10 +16,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
-	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/remote"
 	"github.com/guilds/guilds/internal/secret"
@@ -96,7 +96,7 @@ func newPeer(t *testing.T) *peer {
 	p.conn = connectionstest.Insert(t, db, srv, "organisation", org)
 	_, err = eng.ConnectKey(ctx, uuid.MustParse(p.conn), map[string]string{"token": loginKey})
 	must(err)
-	must(grants.MarkConnected(ctx, db, p.conn, ""))
+	must(connections.MarkConnected(ctx, db, p.conn, ""))
 	return p
 }
 

@@ -94,7 +94,7 @@ func TestRunCallsAnAdapterTool(t *testing.T) {
 	}
 	t.Cleanup(eng.Close)
 	adapters := host.New(host.Options{DB: e.db, Credentials: eng.Resolver()})
-	c, _, err := grants.Connect(ctx, e.db, platformAdmin, nil, grants.ConnectInput{Slug: "quotes", OwnerScope: grants.ScopeGuild, OwnerID: e.guild})
+	c, _, err := connections.Connect(ctx, e.db, platformAdmin, nil, connections.ConnectInput{Slug: "quotes", OwnerScope: grants.ScopeGuild, OwnerID: e.guild})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func (c Connect) Step(ctx context.Context, srv grants.ServerRoute, key string, c
 	if err != nil {
 		return nil, err
 	}
-	return &connections.KeyStep{Key: key, After: func(ctx context.Context, conn grants.Connection) error {
+	return &connections.KeyStep{Key: key, After: func(ctx context.Context, conn connections.Connection) error {
 		return store.InTx(ctx, c.DB, func(tx pgx.Tx) error { return ReplaceCoins(ctx, tx, conn.ID, checked) })
 	}}, nil
 }
