@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
@@ -54,9 +55,11 @@ func (r *rowReads) count() int {
 // (docs/adr/0623).
 const maxKeyConnectReads = 4
 
-// One key connect of a remote server reads the login's row a bounded number
-// of times, whatever the engine, the checker and the finish need of it.
-func TestKeyConnectReadsItsRowFewTimes(t *testing.T) {
+// tracedService is the connect service (with the MCP checker and the
+// adapter host) over a fresh database whose every statement reads passes
+// the tracer, with one token MCP server (peer) and one organisation.
+func tracedService(t *testing.T) (*connections.Service, *rowReads, string) {
+	t.Helper()
 	ctx := context.Background()
 	var down atomic.Bool
 	url := peer(t, "tok-good-0123", &down)
@@ -78,22 +81,26 @@ SELECT id::text FROM o`, url).Scan(&orgID); err != nil {
 	}
 	entry, _ := secret.GenerateKey("k1")
 	keys, _ := secret.ParseKeyring(entry)
-	eng, err := connectors.New(ctx, connectors.Options{DB: db, Keyring: keys, Connectors: []connectors.Ref{{Provider: "peer"}}})
+	eng, err := connectors.New(ctx, connectors.Options{DB: db, Keyring: keys, Connectors: []connectors.Ref{{Provider: "peer"}, {Provider: "pair"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(eng.Close)
-	svc := &connections.Service{DB: db, Engine: eng, Integrations: integrations.New(func(string) string { return "" }),
-		Checker: mcppool.Checker{DB: db, Engine: eng}}
+	return &connections.Service{DB: db, Engine: eng, Integrations: integrations.New(func(string) string { return "" }),
+		Checker: mcppool.Checker{DB: db, Engine: eng}, Adapters: host.New(host.Options{DB: db, Credentials: eng.Resolver()})}, reads, orgID
+}
 
+// connectCounting runs one connect and answers how many times it read the
+// login's row, failing above the bound.
+func connectCounting(t *testing.T, svc *connections.Service, reads *rowReads, req connections.Request, tools int) {
+	t.Helper()
 	before := reads.count()
-	out, err := svc.Connect(ctx, access.Principal{UserID: "u", Admin: true}, connections.Request{Key: "tok-good-0123",
-		Login: connections.ConnectInput{Slug: "peer", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID}})
-	if err != nil || out.Tools != 2 {
+	out, err := svc.Connect(context.Background(), access.Principal{UserID: "u", Admin: true}, req)
+	if err != nil || out.Tools != tools {
 		t.Fatalf("Connect = %+v, %v", out, err)
 	}
 	n := reads.count() - before
-	t.Logf("one key connect read its login's row %d times", n)
+	t.Logf("one key connect of %s read its login's row %d times", req.Login.Slug, n)
 	if n > maxKeyConnectReads {
 		reads.mu.Lock()
 		defer reads.mu.Unlock()
@@ -102,4 +109,25 @@ SELECT id::text FROM o`, url).Scan(&orgID); err != nil {
 		}
 		t.Fatalf("one key connect read its login's row %d times, want at most %d", n, maxKeyConnectReads)
 	}
+}
+
+// One key connect reads the login's row a bounded number of times, whatever
+// the engine, the checker and the finish need of it: a remote server's key
+// and a local adapter's several keys alike.
+func TestKeyConnectReadsItsRowFewTimes(t *testing.T) {
+	ctx := context.Background()
+	svc, reads, orgID := tracedService(t)
+	connectCounting(t, svc, reads, connections.Request{Key: "tok-good-0123",
+		Login: connections.ConnectInput{Slug: "peer", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID}}, 2)
+
+	if _, err := svc.DB.Exec(ctx, `INSERT INTO mcp_servers (slug, name, kind, transport, url, auth, config)
+		VALUES ('pair', 'pair', 'adapter', 'http', 'http://127.0.0.1:9', 'token', '{"adapter":"pair-test","key_fields":[{"name":"left"},{"name":"right"}]}')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.DB.Exec(ctx, `INSERT INTO mcp_catalog_tools (server_id, name, description, input_schema, position)
+		SELECT id, 'look', 'Look', '{"type":"object"}', 0 FROM mcp_servers WHERE slug = 'pair'`); err != nil {
+		t.Fatal(err)
+	}
+	connectCounting(t, svc, reads, connections.Request{Values: map[string]string{"left": "left-good-0123", "right": "right-good-0123"},
+		Login: connections.ConnectInput{Slug: "pair", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID}}, 1)
 }
