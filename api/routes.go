@@ -77,6 +77,7 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.codecRoutes()...)
 	all = append(all, s.tokenRoutes()...)
 	all = append(all, s.secretRoutes()...)
+	all = append(all, s.approvalRoutes()...)
 	all = append(all, s.scheduleRoutes()...)
 	all = append(all, s.groupChatRoutes()...)
 	all = append(all, s.scriptRoutes()...)

@@ -200,6 +200,7 @@ func (s *Server) answerSecretRequest(ctx context.Context, c *gin.Context, db sto
 	if err != nil {
 		return 0, nil, secretError(err)
 	}
+	s.wakeRun(c, out.RunID, out.ID) // the run waits for this answer, suspended
 	return http.StatusOK, out, nil
 }
 

@@ -127,8 +127,8 @@ func TestPublishedMCPServers(t *testing.T) {
 		"files_read_text_file":        "High tide on Tuesday at 06:12.",
 		"drafts_write_file":           "Successfully wrote to " + filepath.Join(drafts, "berth.txt"),
 		"memory_create_entities":      "keeps the tide table",
-		"memory_open_nodes":           `"name": "Harbour master"`,
-		"thinking_sequentialthinking": `"thoughtNumber": 1`,
+		"memory_open_nodes":           `"name":"Harbour master"`, // the text copy of structuredContent, made compact (ADR 0621)
+		"thinking_sequentialthinking": `"thoughtNumber":1`,
 		"everything_get-tiny-image":   "[image: image/png, 3.9 KiB; kept as run image ",
 		"everythinghttp_echo":         "Echo: over Streamable HTTP",
 		"browser_browser_navigate":    "Page Title: Harbour",

@@ -18,6 +18,7 @@ import (
 	"github.com/guilds/guilds/internal/native/issues"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/internal/workspacefiles"
 )
 
 // Activity names, stable across Go renames.
@@ -109,6 +110,12 @@ type Deps struct {
 	// Repositories prepares a coding generation's GitHub repositories at
 	// its start (github.go); nil prepares none.
 	Repositories Repositories
+	// Approvals says which calls wait for a person (approval.go); nil: none.
+	Approvals ApprovalGate
+	// Files are the agents' workspaces as the adapters that move files
+	// between a workspace and a service see them (workspacefiles); nil
+	// fails those calls with sandbox.ErrNoWorkspace.
+	Files workspacefiles.Workspace
 }
 
 // Activities are the run workflow's activities.

@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/guilds/guilds/internal/approvals"
 	"github.com/guilds/guilds/internal/native/scripts"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
@@ -68,9 +69,39 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		return ToolOutput{}, err
 	}
 	ctx = tools.WithLogRedactor(ctx, red) // failure detail the registry logs is redacted too
+	if offered, ok := snap.Tool(in.Name); ok {
+		ask, denied, err := a.approvalCheck(ctx, r, in, offered, json.RawMessage(strings.TrimSpace(call.Arguments)))
+		if err != nil {
+			return ToolOutput{}, err
+		}
+		if ask != nil {
+			return ToolOutput{Seq: in.Seq, Approval: ask}, nil
+		}
+		if denied != "" {
+			return a.ToolRecord(ctx, RecordInput{ToolInput: in, Outcome: runs.OutcomeDenied, Message: denied})
+		}
+	}
 	started := time.Now()
 	tctx, span := telemetry.StartToolCall(ctx, in.RunID, in.Name, in.CallID)
+	tctx, suspended := tools.WithSuspend(tctx)
 	stamped, outcome, meta := a.invoke(tctx, r, snap, call, red)
+	if sus := suspended(); sus != nil {
+		// The handler waits for a person: nothing is stored, the workflow
+		// calls it again once the key is signalled or the time has come.
+		span.End(metaString(meta, "kind"), metaString(meta, "class"), "suspended")
+		if err := runs.MarkWaiting(ctx, a.d.DB, in.RunID); err != nil {
+			return ToolOutput{}, err
+		}
+		return ToolOutput{Seq: in.Seq, Suspend: sus}, nil
+	}
+	if r.Status == runs.StatusWaiting {
+		if err := a.resumeIfNoneWaits(ctx, in.RunID); err != nil {
+			return ToolOutput{}, err
+		}
+	}
+	if in.ApprovalID != "" {
+		meta["approval_id"] = in.ApprovalID // the audit's link from the call to who approved it
+	}
 	span.Content(red.Redact(in.Arguments), stamped) // recorded only with GUILDS_OTEL_CAPTURE_CONTENT=1
 	span.End(metaString(meta, "kind"), metaString(meta, "class"), outcome)
 	finished := time.Now()
@@ -167,7 +198,7 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 		}
 		// An adapter that moves files (Qonto's upload_invoice) reaches the
 		// run's agent workspace under the workspace file rules.
-		stamped, outcome = a.callRemote(workspacefiles.WithAgent(ctx, r.AgentID), r, in.Seq, offered, args, in.Remaining, red)
+		stamped, outcome = a.callRemote(workspacefiles.With(ctx, a.d.Files, r.AgentID), r, in.Seq, offered, args, in.Remaining, red)
 		return stamped, outcome, meta
 	}
 	return stamp(tools.RefuseUnknown(in.Name), nil), runs.OutcomeRefused, meta
@@ -306,6 +337,9 @@ func (a *Activities) Finish(ctx context.Context, in FinishInput) error {
 		}
 	}
 	if err := runs.Finish(ctx, a.d.DB, in.RunID, in.Status, in.Error); err != nil {
+		return err
+	}
+	if err := approvals.CloseRun(ctx, a.d.DB, in.RunID); err != nil { // a run cancelled while it waited
 		return err
 	}
 	a.endRepositories(ctx, in.RunID)

@@ -1,6 +1,9 @@
 package run
 
-import "github.com/guilds/guilds/internal/runs"
+import (
+	"github.com/guilds/guilds/internal/runs"
+	"github.com/guilds/guilds/internal/tools"
+)
 
 // ToolRef is what the workflow knows of an offered tool: enough to choose
 // the activity options of a call.
@@ -47,6 +50,8 @@ type ToolInput struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 	Remaining int    `json:"remaining"` // tool calls left after this one
+	// ApprovalID names the approval a person gave this call (ADR 0514).
+	ApprovalID string `json:"approval_id,omitempty"`
 }
 
 // ToolOutput is the stamped result.
@@ -54,12 +59,18 @@ type ToolOutput struct {
 	Seq     int    `json:"seq"`
 	Result  string `json:"result"`
 	Outcome string `json:"outcome"`
+	// Approval is set, and nothing else, when the call did not run because
+	// it must wait for a person: nothing was stored for it yet.
+	Approval *ApprovalAsk `json:"approval,omitempty"`
+	// Suspend is set, and nothing else, when the tool waits for a person
+	// and asked to be called again later (tools.Suspend).
+	Suspend *tools.Suspension `json:"suspend,omitempty"`
 }
 
 // RecordInput stores a result the workflow decided without running the tool.
 type RecordInput struct {
 	ToolInput
-	Outcome string `json:"outcome"` // runs.OutcomeRefused | runs.OutcomeInterrupted
+	Outcome string `json:"outcome"` // runs.OutcomeRefused | runs.OutcomeInterrupted | runs.OutcomeDenied
 	Message string `json:"message"`
 }
 

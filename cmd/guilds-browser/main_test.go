@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/browserproto"
+	"github.com/guilds/guilds/sandbox/helper"
 )
 
 func TestRunAnswersABase64ResponseAndRefusesBadInvocations(t *testing.T) {
-	req, err := browserproto.Encode(browserproto.Request{Tool: "browser_fly"})
+	req, err := helper.Encode(browserproto.Request{Tool: "browser_fly"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +19,7 @@ func TestRunAnswersABase64ResponseAndRefusesBadInvocations(t *testing.T) {
 	if code := run(context.Background(), []string{req}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	resp, err := browserproto.DecodeResponse(out.Bytes())
+	resp, err := helper.Decode[browserproto.Response](out.Bytes())
 	if err != nil || !strings.Contains(resp.Text, `ERROR: tool: "browser_fly" is not a browser tool`) {
 		t.Fatalf("response %+v, %v", resp, err)
 	}

@@ -11,12 +11,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/guilds/guilds/internal/codeops"
 	"github.com/guilds/guilds/internal/codeproto"
+	"github.com/guilds/guilds/sandbox/helper"
 )
 
 // handler serves one tool. A tool-level failure is an "ERROR: ..." text in
@@ -32,21 +30,15 @@ var handlers = map[string]handler{}
 // this build has no code graph.
 var symbolSearch func(ctx context.Context, env *codeops.Env, args json.RawMessage) codeproto.Response
 
-func main() {
-	// A helper stopped from outside (the exec's own timeout) passes it on:
-	// a running shell command's process group is stopped too, since it
-	// runs in a group of its own.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+// main: a helper stopped from outside (the exec's own timeout) passes it
+// on, so a running shell command's process group, which is a group of its
+// own, is stopped too.
+func main() { helper.Main(run) }
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		_, _ = fmt.Fprintln(stderr, "usage: guilds-code <base64 request> | @/run/guilds/requests/<file>")
-		return 2
+		return helper.Usage(stderr, "guilds-code")
 	}
 	if args[0] == codeops.JobArg {
 		return codeops.SuperviseJob(args[1:], stderr)
@@ -55,22 +47,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintln(stderr, "guilds-code: expected one argument, the request")
 		return 2
 	}
-	req, err := readRequest(args[0])
-	if err != nil {
-		_, _ = fmt.Fprintf(stderr, "guilds-code: %v\n", err)
-		return 2
-	}
-	resp := serve(ctx, req)
-	out, err := codeproto.EncodeResponse(resp)
-	if err != nil {
-		_, _ = fmt.Fprintf(stderr, "guilds-code: encode response: %v\n", err)
-		return 1
-	}
-	if _, err := fmt.Fprintln(stdout, out); err != nil {
-		return 1
-	}
-	return 0
+	return helper.Serve("guilds-code", args[0], codeops.ReadRequest(maxRequestFile), stdout, stderr,
+		func(req codeproto.Request) codeproto.Response { return serve(ctx, req) })
 }
+
+// maxRequestFile bounds a request file (a file_write's content is the
+// largest part).
+const maxRequestFile = 32 << 20
 
 // serve runs one request through its handler and caps the result.
 func serve(ctx context.Context, req codeproto.Request) (resp codeproto.Response) {

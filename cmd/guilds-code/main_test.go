@@ -12,6 +12,7 @@ import (
 
 	"github.com/guilds/guilds/internal/codeops"
 	"github.com/guilds/guilds/internal/codeproto"
+	"github.com/guilds/guilds/sandbox/helper"
 )
 
 // TestMain lets the test binary stand in for guilds-code when a background
@@ -51,7 +52,7 @@ func invoke(t *testing.T, arg string) (codeproto.Response, int, string) {
 	if code != 0 {
 		return codeproto.Response{}, code, stderr.String()
 	}
-	resp, err := codeproto.DecodeResponse(stdout.Bytes())
+	resp, err := helper.Decode[codeproto.Response](stdout.Bytes())
 	if err != nil {
 		t.Fatalf("answer: %v (%q)", err, stdout.String())
 	}
@@ -60,7 +61,7 @@ func invoke(t *testing.T, arg string) (codeproto.Response, int, string) {
 
 func encoded(t *testing.T, r codeproto.Request) string {
 	t.Helper()
-	s, err := codeproto.EncodeRequest(r)
+	s, err := helper.Encode(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestRequestFileOver64KiB(t *testing.T) {
 	for i, arg := range []string{"@/run/guilds/requests/req1.json", "@" + filepath.Join(root, "run/guilds/requests/req2.json")} {
 		name := []string{"req1.json", "req2.json"}[i]
 		raw, _ := json.Marshal(request("file_write", string(args)))
-		if len(encoded(t, request("file_write", string(args)))) <= codeproto.MaxArgBytes {
+		if len(encoded(t, request("file_write", string(args)))) <= helper.MaxArgBytes {
 			t.Fatal("the request is not over the command-line limit")
 		}
 		file := filepath.Join(root, "run/guilds/requests", name)

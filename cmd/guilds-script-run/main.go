@@ -15,40 +15,24 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/guilds/guilds/internal/codeops"
 	"github.com/guilds/guilds/internal/codeproto"
+	"github.com/guilds/guilds/sandbox/helper"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { helper.Main(run) }
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
-		_, _ = fmt.Fprintln(stderr, "usage: guilds-script-run <base64 request> | @/run/guilds/requests/<file>")
-		return 2
+		return helper.Usage(stderr, "guilds-script-run")
 	}
-	req, err := readRequest(args[0])
-	if err != nil {
-		_, _ = fmt.Fprintf(stderr, "guilds-script-run: %v\n", err)
-		return 2
-	}
-	out, err := codeproto.EncodeResponse(serve(ctx, req))
-	if err != nil {
-		_, _ = fmt.Fprintf(stderr, "guilds-script-run: encode response: %v\n", err)
-		return 1
-	}
-	if _, err := fmt.Fprintln(stdout, out); err != nil {
-		return 1
-	}
-	return 0
+	return helper.Serve("guilds-script-run", args[0], codeops.ReadRequest(maxRequestFile), stdout, stderr,
+		func(req codeproto.Request) codeproto.Response { return serve(ctx, req) })
 }
+
+// maxRequestFile bounds a request file: the arguments and the agent's
+// secrets are all it holds.
+const maxRequestFile = 4 << 20

@@ -12,6 +12,7 @@ import (
 
 	"github.com/guilds/guilds/internal/codeops"
 	"github.com/guilds/guilds/internal/codeproto"
+	"github.com/guilds/guilds/sandbox/helper"
 )
 
 // The helper on the host, over a directory standing for /home/agent (the
@@ -44,7 +45,7 @@ func script(t *testing.T, h, name, src string) {
 
 func call(t *testing.T, args string) codeproto.Response {
 	t.Helper()
-	arg, err := codeproto.EncodeRequest(codeproto.Request{Tool: "script_run", Args: json.RawMessage(args), RunID: "r1", CallID: "c1", AgentID: "a1"})
+	arg, err := helper.Encode(codeproto.Request{Tool: "script_run", Args: json.RawMessage(args), RunID: "r1", CallID: "c1", AgentID: "a1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func call(t *testing.T, args string) codeproto.Response {
 	if code := run(context.Background(), []string{arg}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	resp, err := codeproto.DecodeResponse(stdout.Bytes())
+	resp, err := helper.Decode[codeproto.Response](stdout.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,6 @@ import (
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/telemetry"
 	"github.com/guilds/guilds/internal/tools"
-	"github.com/guilds/guilds/internal/workspacefiles"
 	"github.com/guilds/guilds/sandbox"
 	"github.com/guilds/guilds/worker"
 	"github.com/guilds/guilds/workflows/connect"
@@ -221,7 +220,6 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 	p.tools = native.Registry(db, log, append(append(append(codeOpts, p.scheduleOptions()...), p.secretOptions()...),
 		native.WithGroupChat(p.groupChat(), lazySecrets{p}), native.WithGroupLimits(p.groupLimits()))...)
 	p.grants = grants.NewService(p.tools, p.integrations, log)
-	workspacefiles.Use(slotFiles{p.workspace})
 	return p, nil
 }
 
@@ -349,7 +347,8 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 // registrations lists what the worker runs: the run workflow and, with
 // connectors started, the OAuth connect workflow.
 func (p *platform) registrations() []worker.Registration {
-	deps := runact.Deps{DB: p.db, Tools: p.tools, Offerer: runact.GrantsOfferer{S: p.grants}, Models: p.models, Log: p.log}
+	deps := runact.Deps{DB: p.db, Tools: p.tools, Offerer: runact.GrantsOfferer{S: p.grants}, Models: p.models, Log: p.log,
+		Approvals: runact.PolicyGate{DB: p.db}}
 	var regs []worker.Registration
 	if p.connectors != nil {
 		deps.MCP, deps.Adapters = p.connectors.Pool, p.connectors.Adapters
@@ -362,6 +361,7 @@ func (p *platform) registrations() []worker.Registration {
 		deps.Repositories = g
 	}
 	deps.Vault = agentsecrets.Vault{DB: p.db, Keyring: p.keyring}
+	deps.Files = slotFiles{p.workspace}
 	return append(regs, runwf.Registration(runact.New(deps)), p.scheduleRegistration(), p.groupRegistration())
 }
 

@@ -26,7 +26,7 @@ import (
 // workspaceSlot is the agents' workspace as the code tools see it. Every
 // process declares the tools (offers and the Tools view list them); only the
 // worker fills the slot with its workspaces.Manager, so a call anywhere else
-// fails with code.ErrNoWorkspace.
+// fails with sandbox.ErrNoWorkspace.
 type workspaceSlot struct {
 	mu     sync.RWMutex
 	m      *workspaces.Manager
@@ -75,7 +75,7 @@ func (s *workspaceSlot) BrowserUser() string {
 }
 
 var (
-	_ code.Workspace     = (*workspaceSlot)(nil)
+	_ sandbox.Workspace  = (*workspaceSlot)(nil)
 	_ code.HelperLocator = (*workspaceSlot)(nil)
 )
 
@@ -83,7 +83,7 @@ func (s *workspaceSlot) manager() (*workspaces.Manager, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.m == nil {
-		return nil, code.ErrNoWorkspace
+		return nil, sandbox.ErrNoWorkspace
 	}
 	return s.m, nil
 }

@@ -10,8 +10,10 @@ import (
 
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/native"
+	"github.com/guilds/guilds/internal/native/browser"
 	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/sandbox"
 )
 
 // The worker fills the code tools' workspace slot and empties it at stop;
@@ -28,7 +30,7 @@ func TestWorkerWorkspacesServeTheCodeTools(t *testing.T) {
 		return reg.Invoke(context.Background(), tools.Call{Name: code.ToolShell, Args: []byte(`{"command":"echo hi; env"}`),
 			RunID: "run-1", AgentID: "agent-1", Seq: 3, CallID: "c1"})
 	}
-	if got := call(); got != tools.ErrorResult(code.ErrNoWorkspace.Error()) {
+	if got := call(); got != tools.ErrorResult(sandbox.ErrNoWorkspace.Error()) {
 		t.Fatalf("before the worker started its workspaces: %q", got)
 	}
 
@@ -42,7 +44,7 @@ func TestWorkerWorkspacesServeTheCodeTools(t *testing.T) {
 		t.Fatalf("through the worker's workspaces: %q", got)
 	}
 	stop()
-	if got := call(); got != tools.ErrorResult(code.ErrNoWorkspace.Error()) {
+	if got := call(); got != tools.ErrorResult(sandbox.ErrNoWorkspace.Error()) {
 		t.Fatalf("after the worker stopped: %q", got)
 	}
 }
@@ -55,3 +57,22 @@ func TestWorkerRefusesTheLocalDriverUnlessAllowed(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Outside the worker every sandbox tool answers the one "no workspace"
+// error, whichever package it lives in: the browser and script tools
+// recognise the error the worker's empty slot returns.
+func TestEveryToolRecognisesTheEmptySlot(t *testing.T) {
+	p := &platform{env: environment{}, log: slog.New(slog.DiscardHandler)}
+	reg := native.Registry(nil, p.log, p.codeOptions()...)
+	for _, c := range []tools.Call{
+		{Name: code.ToolShell, Args: []byte(`{"command":"true"}`)},
+		{Name: browser.ToolSnapshot, Args: []byte(`{}`)},
+	} {
+		c.RunID, c.AgentID, c.CallID = "run-1", "agent-1", "c1"
+		if got := reg.Invoke(context.Background(), c); got != tools.ErrorResult(noWorkspace.Error()) {
+			t.Errorf("%s outside the worker: %q", c.Name, got)
+		}
+	}
+}
+
+var noWorkspace = sandbox.ErrNoWorkspace

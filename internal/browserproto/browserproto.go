@@ -1,27 +1,17 @@
 // Package browserproto is the wire format between the orchestrator's
 // browser tools and guilds-browser, the helper that runs them inside an
-// agent's sandbox against the Chromium kept running there. It follows
-// codeproto: the request is base64 JSON on the helper's command line, or
-// "@<path>" naming a request file under RequestDir when the encoding passes
-// MaxArgBytes; the helper prints one Response as base64 JSON and exits 0.
+// agent's sandbox against the Chromium kept running there. Requests and
+// responses travel through the helper lane, sandbox/helper.
 package browserproto
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // HelperPath is where the sandbox image installs the helper.
 const HelperPath = "/usr/local/bin/guilds-browser"
-
-// RequestDir holds requests too large for the command line (codeproto's).
-const RequestDir = "/run/guilds/requests"
-
-// MaxArgBytes is the longest base64 request passed on the command line.
-const MaxArgBytes = 64 << 10
 
 // CDPAddr is where Chromium's remote debugging listens inside the sandbox.
 const CDPAddr = "127.0.0.1:9222"
@@ -88,45 +78,10 @@ func Errorf(format string, a ...any) Response {
 	return Response{Text: "ERROR: " + fmt.Sprintf(format, a...)}
 }
 
-// Encode returns the base64 JSON form of v (a Request or a Response).
-func Encode(v any) (string, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	return base64.StdEncoding.EncodeToString(raw), nil
-}
-
-// DecodeRequest reads a request from its JSON (a request file) or its
-// base64 form (the command line).
-func DecodeRequest(s []byte) (Request, error) {
-	var r Request
-	raw := s
-	if t := strings.TrimSpace(string(s)); !strings.HasPrefix(t, "{") {
-		b, err := base64.StdEncoding.DecodeString(t)
-		if err != nil {
-			return r, fmt.Errorf("browserproto: request is neither JSON nor base64: %w", err)
-		}
-		raw = b
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return r, fmt.Errorf("browserproto: request: %w", err)
-	}
+// Validate is what the helper checks of a request it decodes.
+func (r Request) Validate() error {
 	if r.Tool == "" {
-		return r, errors.New("browserproto: request names no tool")
+		return errors.New("request names no tool")
 	}
-	return r, nil
-}
-
-// DecodeResponse reads the helper's standard output.
-func DecodeResponse(out []byte) (Response, error) {
-	var r Response
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(out)))
-	if err != nil {
-		return r, fmt.Errorf("browserproto: helper output is not base64: %w", err)
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return r, fmt.Errorf("browserproto: helper output: %w", err)
-	}
-	return r, nil
+	return nil
 }

@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/guilds/guilds/internal/codeproto"
+	"github.com/guilds/guilds/sandbox/helper"
 )
 
 // Paths as the agent sees them.
@@ -44,7 +45,7 @@ const (
 
 // SandboxRootEnv is set by the local development driver to the directory
 // that stands for the sandbox's root filesystem.
-const SandboxRootEnv = "GUILDS_SANDBOX_ROOT"
+const SandboxRootEnv = helper.SandboxRootEnv
 
 // Env is one helper invocation's view of the workspace.
 type Env struct {
@@ -72,6 +73,13 @@ func NewEnv(req codeproto.Request) (*Env, error) {
 func RunDirFS() string {
 	_, runDir := locations()
 	return runDir
+}
+
+// ReadRequest decodes the argument of guilds-code or guilds-script-run
+// through the helper lane, its request files read from the run directory
+// as this helper sees it; maxFile bounds a request file.
+func ReadRequest(maxFile int64) helper.ReadOptions {
+	return helper.ReadOptions{MaxFile: maxFile, Dir: filepath.Join(RunDirFS(), "requests")}
 }
 
 // locations finds the home and the run directory on the filesystem the

@@ -1,31 +1,16 @@
-// Package codeproto is the wire format between the orchestrator's code tools
-// and guilds-code, the helper that runs them inside an agent's sandbox.
-//
-// The orchestrator encodes a Request as base64 JSON and passes it as the
-// helper's only argument; when that encoding is longer than MaxArgBytes it
-// writes the JSON through the sandbox file API to a file under RequestDir
-// instead and passes "@<path>", which the helper reads and deletes. The
-// helper prints one Response as base64 JSON on standard output and exits 0;
-// a non-zero exit or an output that does not decode is a failure of the
-// helper, never a tool result.
+// Package codeproto holds the request and the response of guilds-code, the
+// helper that runs the code tools inside an agent's sandbox (and of
+// guilds-script-run, which shares them). They travel through the helper
+// lane, sandbox/helper.
 package codeproto
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 )
 
 // HelperPath is where the sandbox image installs the helper.
 const HelperPath = "/usr/local/bin/guilds-code"
-
-// RequestDir holds requests too large for the command line.
-const RequestDir = "/run/guilds/requests"
-
-// MaxArgBytes is the longest base64 request passed on the command line.
-const MaxArgBytes = 64 << 10
 
 // DefaultResultMaxBytes caps a result's text when the request gives none
 // (CODE_RESULT_MAX_BYTES).
@@ -80,54 +65,10 @@ type Response struct {
 	Meta map[string]any `json:"meta,omitempty"`
 }
 
-// EncodeRequest returns the base64 form of r.
-func EncodeRequest(r Request) (string, error) {
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return "", err
-	}
-	return base64.StdEncoding.EncodeToString(raw), nil
-}
-
-// DecodeRequest reads a request from its JSON (a request file) or its
-// base64 form (the command line).
-func DecodeRequest(s []byte) (Request, error) {
-	var r Request
-	raw := s
-	if t := strings.TrimSpace(string(s)); !strings.HasPrefix(t, "{") {
-		b, err := base64.StdEncoding.DecodeString(t)
-		if err != nil {
-			return r, fmt.Errorf("codeproto: request is neither JSON nor base64: %w", err)
-		}
-		raw = b
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return r, fmt.Errorf("codeproto: request: %w", err)
-	}
+// Validate is what the helper checks of a request it decodes.
+func (r Request) Validate() error {
 	if r.Tool == "" {
-		return r, errors.New("codeproto: request names no tool")
+		return errors.New("request names no tool")
 	}
-	return r, nil
-}
-
-// EncodeResponse returns the base64 form of r, as the helper prints it.
-func EncodeResponse(r Response) (string, error) {
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return "", err
-	}
-	return base64.StdEncoding.EncodeToString(raw), nil
-}
-
-// DecodeResponse reads the helper's standard output.
-func DecodeResponse(out []byte) (Response, error) {
-	var r Response
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(out)))
-	if err != nil {
-		return r, fmt.Errorf("codeproto: helper output is not base64: %w", err)
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return r, fmt.Errorf("codeproto: helper output: %w", err)
-	}
-	return r, nil
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/url"
 	"path"
@@ -27,13 +26,6 @@ const ReposDir = "/home/agent/repos"
 // RefreshWithin: a token this close to its expiry is replaced before a shell call.
 const RefreshWithin = 10 * time.Minute
 
-// Workspace is the agent's sandbox as a generation uses it
-// (internal/workspaces.Manager): the file API and commands.
-type Workspace interface {
-	Exec(ctx context.Context, agentID string, req sandbox.ExecRequest) (sandbox.ExecResult, error)
-	CopyTo(ctx context.Context, agentID, path string, content []byte, mode fs.FileMode) error
-}
-
 // Generations gives a coding agent's generation its GitHub repositories:
 // installation tokens limited to them, written to the sandbox for the
 // credential helper, and their clones under ReposDir. It remembers the
@@ -41,7 +33,7 @@ type Workspace interface {
 type Generations struct {
 	DB        store.DB
 	App       func() (*Client, error)
-	Workspace Workspace
+	Workspace sandbox.Workspace
 	// Helper is the credential helper's path in the sandbox ("":
 	// gittokens.HelperPath; the local driver runs the host's build).
 	Helper string
@@ -111,7 +103,7 @@ func (g *Generations) Prepare(ctx context.Context, a Agent) (Prepared, error) {
 		if len(repos) == 0 {
 			return Prepared{}, nil
 		}
-		return Prepared{}, ErrNoWorkspace
+		return Prepared{}, fmt.Errorf("githubapp: the repositories are cloned into the agent's sandbox: %w", sandbox.ErrNoWorkspace)
 	}
 	if err := g.write(ctx, a.ID, file); err != nil {
 		return Prepared{}, err
@@ -451,6 +443,3 @@ func (g *Generations) log() *slog.Logger {
 	}
 	return g.Log
 }
-
-// ErrNoWorkspace: a generation with repositories needs the agent's sandbox.
-var ErrNoWorkspace = errors.New("githubapp: no agent workspace to clone the repositories into")

@@ -16,6 +16,9 @@ type ListedTool struct {
 	Name        string // remote name
 	Description string
 	Schema      json.RawMessage
+	// OutputSchema is the tool's declared output schema; empty when it
+	// declares none.
+	OutputSchema json.RawMessage
 }
 
 // ModelName is the model-facing name of a listed tool: {slug}_{name}, with
@@ -80,6 +83,7 @@ func SyncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list
 	names := make([]string, len(list))
 	descs := make([]string, len(list))
 	schemas := make([]string, len(list))
+	outputs := make([]string, len(list)) // "": none, stored as NULL
 	var off []string
 	for i, t := range list {
 		probs.Check(t.Name != "" && !seen[t.Name], fmt.Sprintf("tools[%d].name", i), "must be a unique non-empty name")
@@ -93,6 +97,13 @@ func SyncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list
 			}
 			schemas[i] = string(t.Schema)
 		}
+		if len(t.OutputSchema) > 0 && string(t.OutputSchema) != "null" {
+			if !json.Valid(t.OutputSchema) {
+				probs.Add(fmt.Sprintf("tools[%d].output_schema", i), "is not JSON")
+				continue
+			}
+			outputs[i] = string(t.OutputSchema)
+		}
 		if DefaultOff(slug, t.Name) {
 			off = append(off, names[i])
 		}
@@ -104,10 +115,11 @@ func SyncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list
 		r.ID, remote); err != nil {
 		return store.Map(err)
 	}
-	if _, err := db.Exec(ctx, `INSERT INTO mcp_tools (connection_id, remote_name, name, description, input_schema, listed_at)
-		SELECT $1, r, n, d, s::jsonb, now() FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS t(r, n, d, s)
+	if _, err := db.Exec(ctx, `INSERT INTO mcp_tools (connection_id, remote_name, name, description, input_schema, output_schema, listed_at)
+		SELECT $1, r, n, d, s::jsonb, NULLIF(o, '')::jsonb, now() FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(r, n, d, s, o)
 		ON CONFLICT (connection_id, remote_name) DO UPDATE SET name = EXCLUDED.name, description = EXCLUDED.description,
-			input_schema = EXCLUDED.input_schema, listed_at = now()`, r.ID, remote, names, descs, schemas); err != nil {
+			input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema, listed_at = now()`,
+		r.ID, remote, names, descs, schemas, outputs); err != nil {
 		return store.Map(err)
 	}
 	if err := publishListing(ctx, db, slug, serverID, list); err != nil {

@@ -52,19 +52,7 @@ func benchmarkCall(b *testing.B, newRemote func(testing.TB, string) *remote) {
 		}
 	})
 	b.Run("bare", func(b *testing.B) {
-		c, err := client.NewStreamableHttpClient(rs.URL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer a"}))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() { _ = c.Close() }()
-		if err := c.Start(ctx); err != nil {
-			b.Fatal(err)
-		}
-		init := mcp.InitializeRequest{}
-		init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-		if _, err := c.Initialize(ctx, init); err != nil {
-			b.Fatal(err)
-		}
+		c := bareClient(b, rs.URL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer a"}))
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "echo"
 		req.Params.Arguments = args
@@ -111,4 +99,24 @@ func BenchmarkRunStartListing(b *testing.B) {
 			}
 		}
 	})
+}
+
+// bareClient is an initialised mcp-go client of url, closed when b ends.
+func bareClient(b testing.TB, url string, opts ...transport.StreamableHTTPCOption) *client.Client {
+	b.Helper()
+	ctx := context.Background()
+	c, err := client.NewStreamableHttpClient(url, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	if _, err := c.Initialize(ctx, init); err != nil {
+		b.Fatal(err)
+	}
+	return c
 }

@@ -2,7 +2,6 @@ package mcppool
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -19,18 +18,14 @@ const maxResourceText = 32 << 10
 // aside (its bytes decoded, or dropped with a reason when larger than
 // tools.MaxImageBytes or not base64), audio and binary resources are
 // described, a resource link is listed by name and URI, and an embedded
-// text resource is given as text (capped). structuredContent is sent, as
-// compact JSON, only when the result has no content to carry it.
+// text resource is given as text (capped). structuredContent reaches the
+// model once, as compact JSON (structuredOnce).
 func Parts(r *mcp.CallToolResult) []tools.Part {
 	var out []tools.Part
 	for _, c := range r.Content {
 		out = append(out, part(c))
 	}
-	if len(r.Content) == 0 && r.StructuredContent != nil {
-		j, _ := json.Marshal(r.StructuredContent)
-		out = append(out, tools.Part{Text: string(j)})
-	}
-	return out
+	return structuredOnce(out, r)
 }
 
 func part(c mcp.Content) tools.Part {

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -45,16 +43,7 @@ func mediaServer(t *testing.T) string {
 	s.AddTool(mcp.NewTool("structured"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{StructuredContent: map[string]any{"count": 2, "items": []string{"a", "b"}}}, nil
 	})
-	h := server.NewStreamableHTTPServer(s)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+mediaToken {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return servePeer(t, s, mediaToken)
 }
 
 // No non-text part reaches the text as base64 or JSON: an image is kept

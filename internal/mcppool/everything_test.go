@@ -70,7 +70,7 @@ func everything(t *testing.T) (node, js string) {
 
 // everythingConnection adds a no-auth catalog row of the server and a
 // connected login of it.
-func everythingConnection(t *testing.T, db *pgxpool.Pool, slug, transport, url string, config any) string {
+func everythingConnection(t testing.TB, db *pgxpool.Pool, slug, transport, url string, config any) string {
 	t.Helper()
 	cfg, _ := json.Marshal(config)
 	var sid string
@@ -110,6 +110,11 @@ func exerciseEverything(t *testing.T, p *mcppool.Pool, db *pgxpool.Pool, id stri
 		{"trigger-long-running-operation", `{"duration":1,"steps":3}`, "Long running operation completed"},
 		// Non-text parts are described, never dumped as JSON or base64 (ADR 0617).
 		{"get-resource-links", `{"count":2}`, "[resource link: Text Resource 2 <demo://resource/dynamic/text/2>"},
+		// Small text links are read on the same session (ADR 0621), a
+		// base64 one of a text type decoded.
+		{"get-resource-links", `{"count":2}`, "plaintext resource]\nResource 2: This is a plaintext resource created at "},
+		{"get-resource-links", `{"count":2}`, "Blob Resource 1 <demo://resource/dynamic/blob/1>, text/plain: Resource 1: plaintext resource]\nResource 1: This is a base64 blob created at "},
+		{"get-structured-content", `{"location":"Chicago"}`, `{"conditions":"Light rain / drizzle","humidity":82,"temperature":36}`},
 		{"get-tiny-image", `{}`, "[image: image/png, "},
 	} {
 		var pr progressed

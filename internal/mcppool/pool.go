@@ -78,6 +78,7 @@ type Pool struct {
 	stop     chan struct{} // closed by Close: ends the sweep
 	hints    sync.Map      // connection id → time.Duration: the ttlMs of its last listing here (ttl.go)
 	eras     eras          // server → the protocol era its last session settled on (era.go)
+	outputs  outputSchemas // listed output schemas, compiled (structured.go)
 }
 
 // New builds a pool; sessions open lazily on first use.
@@ -141,6 +142,9 @@ type Tool struct {
 	Name        string // what the model sees: {slug}_{name}
 	Description string
 	Schema      json.RawMessage // the input JSON Schema
+	// OutputSchema is the JSON Schema the tool's structuredContent follows,
+	// as listed; empty when the tool declares none.
+	OutputSchema json.RawMessage
 }
 
 // ModelName is the model-facing name of a remote tool, {slug}_{name} with
@@ -183,6 +187,7 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 	req.Params.Arguments = arguments
 	ctx, span := telemetry.StartMCPRequest(ctx, "tools/call", remoteName)
 	var out *mcp.CallToolResult
+	var invalid string // why structuredContent was refused (structured.go)
 	err = p.do(ctx, connectionID, "tools/call", or(info.CallTimeout, p.o.CallTimeout), func(ctx context.Context, s *session) error {
 		traced(span, s)
 		req.Params.Meta = withTrace(ctx, nil)
@@ -195,14 +200,24 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 		}
 		token, done := s.progress.watch(ctx)
 		defer done()
-		req.Params.Meta = withProgressToken(req.Params.Meta, token)
+		meta := req.Params.Meta
+		req.Params.Meta = withProgressToken(meta, token)
 		r, err := s.c.CallTool(ctx, req)
 		out = r
+		if err == nil {
+			if invalid = p.checkStructured(ctx, connectionID, remoteName, r); invalid == "" && !r.IsError {
+				readLinks(ctx, s.c, meta, r)
+			}
+		}
 		return err
 	})
 	if err != nil {
 		span.End(errorType(err))
 		return nil, err
+	}
+	if invalid != "" {
+		span.End(telemetry.ErrorToolError)
+		return []tools.Part{{Text: "ERROR: " + invalid}}, nil
 	}
 	parts := Parts(out)
 	if out.IsError {
@@ -435,9 +450,11 @@ func listPages(ctx context.Context, c *client.Client, slug string) ([]Tool, list
 	}
 	kept := raw.schemas()
 	for i := range out {
-		if s, ok := kept[out[i].RemoteName]; ok {
-			out[i].Schema = s
+		s := kept[out[i].RemoteName]
+		if s.Input != nil {
+			out[i].Schema = s.Input
 		}
+		out[i].OutputSchema = s.Output
 	}
 	return out, hint, nil
 }

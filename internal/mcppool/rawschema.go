@@ -40,28 +40,40 @@ func keepRaw(ctx context.Context, req transport.JSONRPCRequest, res *transport.J
 	}
 }
 
-// schemas is each listed tool's raw input schema, by name.
-func (p *rawPages) schemas() map[string]json.RawMessage {
+// rawSchemas are one listed tool's schemas as the server sent them.
+type rawSchemas struct {
+	Input, Output json.RawMessage
+}
+
+// schemas is each listed tool's raw input and output schemas, by name.
+func (p *rawPages) schemas() map[string]rawSchemas {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := map[string]json.RawMessage{}
+	out := map[string]rawSchemas{}
 	for _, r := range p.results {
 		var page struct {
 			Tools []struct {
-				Name        string          `json:"name"`
-				InputSchema json.RawMessage `json:"inputSchema"`
+				Name         string          `json:"name"`
+				InputSchema  json.RawMessage `json:"inputSchema"`
+				OutputSchema json.RawMessage `json:"outputSchema"`
 			} `json:"tools"`
 		}
 		if json.Unmarshal(r, &page) != nil {
 			continue
 		}
 		for _, t := range page.Tools {
-			if len(t.InputSchema) > 0 && string(t.InputSchema) != "null" {
-				out[t.Name] = t.InputSchema
-			}
+			out[t.Name] = rawSchemas{Input: declared(t.InputSchema), Output: declared(t.OutputSchema)}
 		}
 	}
 	return out
+}
+
+// declared is a schema the server sent, nil for none or JSON null.
+func declared(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
 }
 
 // The transports with the raw listing kept; every other method (and the

@@ -25,6 +25,7 @@ import (
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/sandbox"
 )
 
 // Option configures the registry.
@@ -75,8 +76,8 @@ func WithSchedules(m schedtools.Manager) Option {
 
 // WithWorkspace gives the code tools the agents' workspaces. Without it (the
 // API server) they are declared, so offers and the Tools view list them, and
-// a call fails with code.ErrNoWorkspace.
-func WithWorkspace(ws code.Workspace) Option {
+// a call fails with sandbox.ErrNoWorkspace.
+func WithWorkspace(ws sandbox.Workspace) Option {
 	return func(o *options) { o.code.Workspace, o.browser.Workspace, o.scripts.Workspace = ws, ws, ws }
 }
 

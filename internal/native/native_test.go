@@ -10,6 +10,7 @@ import (
 	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/testdb"
 	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/sandbox"
 )
 
 // A production install (seeded catalog, the registry boot builds) offers the
@@ -77,7 +78,7 @@ func TestCodeToolWithoutAWorkspaceSaysSo(t *testing.T) {
 	reg := native.Registry(nil, slog.New(slog.DiscardHandler))
 	got := reg.Invoke(context.Background(), tools.Call{Name: code.ToolShell, Args: []byte(`{"command":"echo hi"}`),
 		RunID: "r", AgentID: "a", Seq: 3})
-	if got != tools.ErrorResult(code.ErrNoWorkspace.Error()) {
+	if got != tools.ErrorResult(sandbox.ErrNoWorkspace.Error()) {
 		t.Fatalf("got %q", got)
 	}
 }

@@ -27,6 +27,7 @@ const (
 const (
 	StatusQueued    = "queued"
 	StatusRunning   = "running"
+	StatusWaiting   = "waiting" // a call waits for a person (docs/adr/0514)
 	StatusCompleted = "completed"
 	StatusFailed    = "failed"
 	StatusCancelled = "cancelled"
@@ -160,7 +161,21 @@ func MarkRunning(ctx context.Context, db store.DB, id string) error {
 // Finish records a final status once; a run already final keeps its first ending.
 func Finish(ctx context.Context, db store.DB, id, status, errMsg string) error {
 	_, err := db.Exec(ctx, `UPDATE runs SET status = $2, error = $3, finished_at = now(), updated_at = now()
-		WHERE id = $1 AND status IN ('queued', 'running')`, id, status, errMsg)
+		WHERE id = $1 AND status IN ('queued', 'running', 'waiting')`, id, status, errMsg)
+	return store.Map(err)
+}
+
+// MarkWaiting says a call of the run waits for a person.
+func MarkWaiting(ctx context.Context, db store.DB, id string) error {
+	_, err := db.Exec(ctx, `UPDATE runs SET status = 'waiting', updated_at = now()
+		WHERE id = $1 AND status IN ('running', 'waiting')`, id)
+	return store.Map(err)
+}
+
+// MarkResumed moves a waiting run back to running.
+func MarkResumed(ctx context.Context, db store.DB, id string) error {
+	_, err := db.Exec(ctx, `UPDATE runs SET status = 'running', updated_at = now()
+		WHERE id = $1 AND status = 'waiting'`, id)
 	return store.Map(err)
 }
 

@@ -14,6 +14,7 @@ const (
 	OutcomeError       = "error"       // the tool ran and failed, or its arguments were refused
 	OutcomeRefused     = "refused"     // not offered, or over budget: nothing ran
 	OutcomeInterrupted = "interrupted" // the activity was lost and not retried
+	OutcomeDenied      = "denied"      // a person refused it, or its approval expired: nothing ran
 )
 
 // ToolCall is the record of one call. Arguments and Result are stamped.

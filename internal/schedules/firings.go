@@ -45,7 +45,7 @@ func RecordRun(ctx context.Context, db store.DB, id, runID string, at time.Time,
 // running, so a wake-up would stack a second run on it.
 func LastRunLive(ctx context.Context, db store.DB, id string) (bool, error) {
 	var live bool
-	err := db.QueryRow(ctx, `SELECT coalesce(r.status IN ('queued', 'running'), false)
+	err := db.QueryRow(ctx, `SELECT coalesce(r.status IN ('queued', 'running', 'waiting'), false)
 		FROM schedules s LEFT JOIN runs r ON r.id = s.last_run_id WHERE s.id = $1`, id).Scan(&live)
 	if errors.Is(store.Map(err), store.ErrNotFound) {
 		return false, ErrNotFound

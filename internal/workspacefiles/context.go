@@ -2,39 +2,35 @@ package workspacefiles
 
 import (
 	"context"
-	"sync/atomic"
+
+	"github.com/guilds/guilds/sandbox"
 )
 
 // The workspace reaches a service's tool through the call's context: the
-// worker names its workspaces once (Use), and the tool activity names the
-// run's agent on each remote call (WithAgent). An adapter reads both with
-// From, so no adapter signature carries them.
+// tool activity, which the worker builds with its agent workspaces, names
+// them and the run's agent on each remote call (With). An adapter reads
+// both with From, so no adapter signature carries them, and no process
+// holds them in a global.
 
-var process atomic.Pointer[Workspace]
+type callKey struct{}
 
-// Use names the process's agent workspaces (the worker's manager); the API
-// server has none. nil forgets them.
-func Use(ws Workspace) {
-	if ws == nil {
-		process.Store(nil)
-		return
-	}
-	process.Store(&ws)
+type call struct {
+	ws      Workspace
+	agentID string
 }
 
-type agentKey struct{}
-
-// WithAgent marks ctx as a call made for agentID's run.
-func WithAgent(ctx context.Context, agentID string) context.Context {
-	return context.WithValue(ctx, agentKey{}, agentID)
+// With marks ctx as a call made for agentID's run, whose files are in ws
+// (nil: the process has no agent workspaces).
+func With(ctx context.Context, ws Workspace, agentID string) context.Context {
+	return context.WithValue(ctx, callKey{}, call{ws: ws, agentID: agentID})
 }
 
-// From returns the workspace and the agent of a call, or ErrNoWorkspace.
+// From returns the workspace and the agent of a call, or
+// sandbox.ErrNoWorkspace.
 func From(ctx context.Context) (Workspace, string, error) {
-	agent, _ := ctx.Value(agentKey{}).(string)
-	ws := process.Load()
-	if ws == nil || agent == "" {
-		return nil, "", ErrNoWorkspace
+	c, _ := ctx.Value(callKey{}).(call)
+	if c.ws == nil || c.agentID == "" {
+		return nil, "", sandbox.ErrNoWorkspace
 	}
-	return *ws, agent, nil
+	return c.ws, c.agentID, nil
 }

@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"path"
 	"strings"
@@ -47,8 +46,7 @@ const resolveTimeout = 30 * time.Second
 // Workspace is the part of the agent's sandbox these rules use
 // (internal/workspaces.Manager).
 type Workspace interface {
-	Exec(ctx context.Context, agentID string, req sandbox.ExecRequest) (sandbox.ExecResult, error)
-	CopyTo(ctx context.Context, agentID, path string, content []byte, mode fs.FileMode) error
+	sandbox.Workspace
 	CopyFrom(ctx context.Context, agentID, path string) (sandbox.File, error)
 }
 
@@ -63,9 +61,6 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
 func refuse(field, format string, args ...any) error {
 	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
-
-// ErrNoWorkspace: the process has no agent workspace, or the call no agent.
-var ErrNoWorkspace = errors.New("this call has no agent workspace: files move between a workspace and a service only during an agent's run on the worker")
 
 // Clean checks a path argument and returns its absolute, clean form under
 // Home. It does not look at the workspace: Resolve does.
@@ -95,7 +90,7 @@ func Clean(field, p string) (string, error) {
 // be written. The resolved path must be under Home.
 func Resolve(ctx context.Context, ws Workspace, agentID, field, p string, mustExist bool) (string, error) {
 	if ws == nil || agentID == "" {
-		return "", ErrNoWorkspace
+		return "", sandbox.ErrNoWorkspace
 	}
 	clean, err := Clean(field, p)
 	if err != nil {

@@ -115,8 +115,28 @@ func TestRulesOnTheSandboxImage(t *testing.T) {
 	}
 }
 
+// A call's workspace is the one its context names, never another call's:
+// nothing is kept for the process.
 func TestFromNeedsAWorkspaceAndAnAgent(t *testing.T) {
-	if _, _, err := workspacefiles.From(context.Background()); !errors.Is(err, workspacefiles.ErrNoWorkspace) {
-		t.Fatalf("%v", err)
+	var a, b sandboxWorkspace
+	ctxA := workspacefiles.With(context.Background(), &a, "agent-a")
+	ctxB := workspacefiles.With(context.Background(), &b, "agent-b")
+	for name, ctx := range map[string]context.Context{
+		"no call":      context.Background(),
+		"no workspace": workspacefiles.With(context.Background(), nil, "agent-a"),
+		"no agent":     workspacefiles.With(context.Background(), &a, ""),
+	} {
+		if _, _, err := workspacefiles.From(ctx); !errors.Is(err, sandbox.ErrNoWorkspace) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if ws, agent, err := workspacefiles.From(ctxA); err != nil || ws != &a || agent != "agent-a" {
+		t.Fatalf("call a: %v %s %v", ws, agent, err)
+	}
+	if ws, agent, err := workspacefiles.From(ctxB); err != nil || ws != &b || agent != "agent-b" {
+		t.Fatalf("call b: %v %s %v", ws, agent, err)
 	}
 }
+
+// sandboxWorkspace stands for a workspace the test never reaches.
+type sandboxWorkspace struct{ workspacefiles.Workspace }

@@ -530,6 +530,7 @@ type envOptions struct {
 	quick    bool // echo, add and noop are quick: the fast path
 	// interceptors are the worker's (the fast-path benchmark times calls with one)
 	interceptors []interceptor.WorkerInterceptor
+	approvals    runact.ApprovalGate // which calls wait for a person; nil: none
 }
 
 func newEnv(t testing.TB, o envOptions, script ...turn) *env {
@@ -582,7 +583,7 @@ func activitiesFor(db *pgxpool.Pool, gate, modelURL, mcpURL string, log *slog.Lo
 // when quick is set.
 // A non-empty adapterURL also offers quotes_quote, an adapter-class tool
 // whose calls go to that local quote service.
-func activitiesWith(db *pgxpool.Pool, gate, modelURL, mcpURL, adapterURL string, log *slog.Logger, quick bool) (*runact.Activities, func()) {
+func activitiesWith(db *pgxpool.Pool, gate, modelURL, mcpURL, adapterURL string, log *slog.Logger, quick bool, more ...func(*runact.Deps)) (*runact.Activities, func()) {
 	reg := testRegistryWith(db, gate, log, quick)
 	caller := &mcpCaller{url: mcpURL + "/mcp", adapterURL: adapterURL}
 	res := &models.Resolver{Integrations: integrations.New(func(k string) string {
@@ -591,13 +592,18 @@ func activitiesWith(db *pgxpool.Pool, gate, modelURL, mcpURL, adapterURL string,
 		}
 		return ""
 	}), BaseURLs: map[string]string{models.OpenRouter: modelURL}}
-	a := runact.New(runact.Deps{DB: db, Tools: reg, Offerer: testOfferer{native: runact.NativeOfferer{Tools: reg}, mcp: true, adapter: adapterURL != ""},
-		MCP: caller, Secrets: fixedSecrets{mcpSecret, boxKey}, Models: res, Log: log, Heartbeat: 200 * time.Millisecond})
-	return a, caller.Close
+	d := runact.Deps{DB: db, Tools: reg, Offerer: testOfferer{native: runact.NativeOfferer{Tools: reg}, mcp: true, adapter: adapterURL != ""},
+		MCP: caller, Secrets: fixedSecrets{mcpSecret, boxKey}, Models: res, Log: log, Heartbeat: 200 * time.Millisecond}
+	for _, f := range more {
+		f(&d)
+	}
+	return runact.New(d), caller.Close
 }
 
 func (e *env) startWorkerWith(db *pgxpool.Pool, o envOptions) {
-	a, closeMCP := activitiesWith(db, e.gate, e.model.URL, e.mcpURL, "", slog.New(slog.DiscardHandler), o.quick)
+	a, closeMCP := activitiesWith(db, e.gate, e.model.URL, e.mcpURL, "", slog.New(slog.DiscardHandler), o.quick, func(d *runact.Deps) {
+		d.Approvals = o.approvals
+	})
 	w := sdkworker.New(e.c, e.queue, sdkworker.Options{Interceptors: o.interceptors})
 	run.Register(w, a)
 	if err := w.Start(); err != nil {

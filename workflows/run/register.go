@@ -17,6 +17,8 @@ func Register(w sdkworker.Registry, a *runact.Activities) {
 	w.RegisterActivityWithOptions(a.ToolLocal, activity.RegisterOptions{Name: runact.ToolLocalName})
 	w.RegisterActivityWithOptions(a.ToolRecord, activity.RegisterOptions{Name: runact.ToolRecordName})
 	w.RegisterActivityWithOptions(a.Finish, activity.RegisterOptions{Name: runact.FinishName})
+	w.RegisterActivityWithOptions(a.ApprovalAsk, activity.RegisterOptions{Name: runact.ApprovalAskName})
+	w.RegisterActivityWithOptions(a.ApprovalSettle, activity.RegisterOptions{Name: runact.ApprovalSettleName})
 }
 
 // Registration is Register as a worker.Registration.

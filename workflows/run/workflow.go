@@ -93,6 +93,7 @@ func Workflow(ctx workflow.Context, p Params) (Result, error) {
 		refs[t.Name] = t
 	}
 
+	waits := newApprovalWaits(ctx)
 	turnsHere := 0
 	for {
 		final := st.Remaining <= 0
@@ -128,19 +129,9 @@ func Workflow(ctx workflow.Context, p Params) (Result, error) {
 			st.Remaining--
 			in.Remaining = st.Remaining
 			inputs[i] = in
-			ref, ok := refs[c.Name]
-			class := tools.Class(ref.Class)
-			if !ok {
-				class = tools.ClassDefault // the activity refuses the name
-			}
-			if ok && ref.Quick && ref.Idempotent && fastPath(ctx) {
-				lctx := workflow.WithLocalActivityOptions(ctx, quickToolOptions(c.Name))
-				futures[i] = workflow.ExecuteLocalActivity(lctx, runact.ToolLocalName, in)
-				continue
-			}
-			tctx := workflow.WithActivityOptions(ctx, toolOptions(class, ref.Idempotent, c.Name, c.Arguments))
-			futures[i] = workflow.ExecuteActivity(tctx, runact.ToolName, in)
+			futures[i] = executeTool(ctx, refs, in)
 		}
+		var asked []askedCall
 		for i, f := range futures {
 			var res runact.ToolOutput
 			if err := f.Get(ctx, &res); err != nil {
@@ -151,6 +142,17 @@ func Workflow(ctx workflow.Context, p Params) (Result, error) {
 				if err := record(ctx, inputs[i], runs.OutcomeInterrupted, interrupted).Get(ctx, nil); err != nil {
 					return fail(err)
 				}
+				continue
+			}
+			if res.Approval != nil || res.Suspend != nil {
+				asked = append(asked, askedCall{in: inputs[i], ask: res.Approval, suspend: res.Suspend})
+			}
+		}
+		if len(asked) > 0 {
+			// Calls that must wait for a person wait together, in the
+			// workflow: no activity and no worker is held meanwhile.
+			if err := waits.all(ctx, refs, asked); err != nil {
+				return fail(err)
 			}
 		}
 		st.Seq += len(out.Calls)
@@ -178,6 +180,22 @@ const fastPathChange = "quick-tools-local"
 // that makes none has the history it always had.
 func fastPath(ctx workflow.Context) bool {
 	return workflow.GetVersion(ctx, fastPathChange, workflow.DefaultVersion, 1) == 1
+}
+
+// executeTool schedules one call: quick idempotent native tools as local
+// activities, the rest as activities with their class's options.
+func executeTool(ctx workflow.Context, refs map[string]runact.ToolRef, in runact.ToolInput) workflow.Future {
+	ref, ok := refs[in.Name]
+	class := tools.Class(ref.Class)
+	if !ok {
+		class = tools.ClassDefault // the activity refuses the name
+	}
+	if ok && ref.Quick && ref.Idempotent && fastPath(ctx) {
+		lctx := workflow.WithLocalActivityOptions(ctx, quickToolOptions(in.Name))
+		return workflow.ExecuteLocalActivity(lctx, runact.ToolLocalName, in)
+	}
+	tctx := workflow.WithActivityOptions(ctx, toolOptions(class, ref.Idempotent, in.Name, in.Arguments))
+	return workflow.ExecuteActivity(tctx, runact.ToolName, in)
 }
 
 // record stores a result the workflow decides itself.

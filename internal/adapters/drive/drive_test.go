@@ -183,9 +183,7 @@ func TestFilesMoveThroughTheWorkspace(t *testing.T) {
 		_ = mgr.RemoveHome(ctx, agent)
 		_ = mgr.Close(ctx)
 	})
-	workspacefiles.Use(mgr)
-	t.Cleanup(func() { workspacefiles.Use(nil) })
-	ctx := workspacefiles.WithAgent(context.Background(), agent)
+	ctx := workspacefiles.With(context.Background(), mgr, agent)
 	d, c := tree(t)
 	pdf := []byte("%PDF-1.4\nreport")
 	if err := mgr.CopyTo(ctx, agent, "/home/agent/out/report.bin", pdf, 0o644); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/guilds/guilds/internal/adapters/qonto"
 	"github.com/guilds/guilds/internal/adapters/qonto/qontotest"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/sandbox"
 )
 
 // The fake's names, as the tests use them.
@@ -252,7 +253,7 @@ func TestUploadInvoiceNeedsTheWorkspace(t *testing.T) {
 	f := newFixture(t)
 	n := f.svc.Count()
 	out, err := f.call(t, "upload_invoice", `{"transaction_id":"`+txID(1, 0)+`","path":"/home/agent/invoices/adobe.pdf"}`)
-	if !errors.Is(err, qonto.ErrNoWorkspace) || out != "" || !strings.Contains(err.Error(), "agent workspace") ||
+	if !errors.Is(err, sandbox.ErrNoWorkspace) || out != "" || !strings.Contains(err.Error(), "agent workspace") ||
 		!strings.Contains(err.Error(), "nothing was sent") {
 		t.Fatalf("upload: %q %v", out, err)
 	}

@@ -39,11 +39,6 @@ const (
 // invoiceTypes are the types Qonto accepts, judged by content.
 var invoiceTypes = []string{"application/pdf", "image/jpeg", "image/png"}
 
-// ErrNoWorkspace: upload_invoice reads its file from the agent's workspace,
-// which this call does not have (outside a run on the worker, such as Test
-// in the Tools view).
-var ErrNoWorkspace = errors.New("upload_invoice: the file is read from the agent workspace, which this call does not have (only an agent's run on the worker has one); nothing was sent to Qonto")
-
 // idempotencySpace names the idempotency keys of uploads: one transaction
 // and one file content always make the same key, so a retried call does not
 // attach the file twice.
@@ -83,7 +78,7 @@ func uploadInvoice(ctx context.Context, a *Adapter, c adapters.Conn, h http.Head
 	}
 	ws, agent, err := workspacefiles.From(ctx)
 	if err != nil {
-		return "", ErrNoWorkspace
+		return "", fmt.Errorf("upload_invoice: the file is read from the agent workspace; nothing was sent to Qonto: %w", err)
 	}
 	f, err := workspacefiles.Read(ctx, ws, agent, "path", in.Path, MaxInvoice, invoiceTypes...)
 	if err != nil {

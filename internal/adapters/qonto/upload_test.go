@@ -36,9 +36,7 @@ func TestUploadInvoiceFromTheWorkspace(t *testing.T) {
 		_ = mgr.RemoveHome(ctx, agent)
 		_ = mgr.Close(ctx)
 	})
-	workspacefiles.Use(mgr)
-	t.Cleanup(func() { workspacefiles.Use(nil) })
-	ctx := workspacefiles.WithAgent(context.Background(), agent)
+	ctx := workspacefiles.With(context.Background(), mgr, agent)
 	pdf := []byte("%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n")
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01")
 	for p, content := range map[string][]byte{

@@ -10,29 +10,18 @@ package browser
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"path"
 	"time"
 
 	"github.com/guilds/guilds/internal/browserproto"
-	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/sandbox/helper"
 )
-
-// Workspace is what the browser tools need from an agent's long-lived
-// sandbox (internal/workspaces.Manager).
-type Workspace interface {
-	Exec(ctx context.Context, agentID string, req sandbox.ExecRequest) (sandbox.ExecResult, error)
-	CopyTo(ctx context.Context, agentID, path string, content []byte, mode fs.FileMode) error
-}
 
 // Proxy is the platform's forward proxy (internal/browserproxy): Open makes
 // sure the agent's socket listens, and returns its path as the sandbox
@@ -41,22 +30,16 @@ type Proxy interface {
 	Open(agentID string) (string, error)
 }
 
-// ErrNoWorkspace is the failure of a call in a process that has no
-// workspace (the API server declares the tools for offers and views only).
-var ErrNoWorkspace = errors.New("this process has no agent workspace; browser tools run on the worker")
-
 // ExecTimeout bounds the helper's exec: the spec's 60 s per call, less a
 // little for the activity to record the result. The helper stops its own
 // work at browserops.CallTimeout, before this.
 const ExecTimeout = 57 * time.Second
 
-// maxHelperOutput caps what is read of the helper's output.
-const maxHelperOutput = 1 << 20
-
 // Deps are what the browser tools need.
 type Deps struct {
-	// Workspace runs the helper; nil makes every call fail with ErrNoWorkspace.
-	Workspace Workspace
+	// Workspace runs the helper; nil makes every call fail with
+	// sandbox.ErrNoWorkspace.
+	Workspace sandbox.Workspace
 	// Proxy gives Chromium its way out; nil = no proxy (a sandbox with a
 	// network of its own, or development).
 	Proxy Proxy
@@ -95,7 +78,7 @@ func Register(reg *tools.Registry, d Deps) {
 func (d Deps) handler(tool string) tools.Handler {
 	return func(ctx context.Context, call tools.Call) (string, error) {
 		if d.Workspace == nil {
-			return "", ErrNoWorkspace
+			return "", sandbox.ErrNoWorkspace
 		}
 		if call.AgentID == "" {
 			return "", fmt.Errorf("%s runs in an agent's workspace: this call has no agent id", tool)
@@ -140,37 +123,8 @@ func (d Deps) handler(tool string) tools.Handler {
 
 // run passes one request to the helper and decodes its answer.
 func (d Deps) run(ctx context.Context, agentID string, req browserproto.Request) (browserproto.Response, error) {
-	var none browserproto.Response
-	arg, err := browserproto.Encode(req)
-	if err != nil {
-		return none, fmt.Errorf("encode the %s request: %w", req.Tool, err)
-	}
-	if len(arg) > browserproto.MaxArgBytes {
-		if arg, err = d.writeRequest(ctx, agentID, req); err != nil {
-			return none, err
-		}
-	}
-	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: []string{d.Helper, arg}, Timeout: ExecTimeout, MaxOutput: maxHelperOutput})
-	if errors.Is(err, ErrNoWorkspace) {
-		return none, ErrNoWorkspace
-	}
-	if err != nil {
-		return none, fmt.Errorf("run %s in the workspace: %w", req.Tool, err)
-	}
-	if res.TimedOut {
-		return none, fmt.Errorf("%s did not finish within %s", req.Tool, ExecTimeout)
-	}
-	if res.ExitCode != 0 {
-		return none, fmt.Errorf("the browser helper failed (exit %d)%s", res.ExitCode, code.StderrTail(res.Stderr))
-	}
-	if res.Truncated {
-		return none, errors.New("the browser helper's answer was too long")
-	}
-	resp, err := browserproto.DecodeResponse(res.Stdout)
-	if err != nil {
-		return none, fmt.Errorf("the browser helper's answer: %w", err)
-	}
-	return resp, nil
+	return helper.Call[browserproto.Request, browserproto.Response](ctx, d.Workspace, agentID, req, helper.Options{
+		Binary: d.Helper, Helper: "browser helper", What: req.Tool, Timeout: ExecTimeout})
 }
 
 // startBrowser starts Chromium in the agent's sandbox as the browser's
@@ -180,31 +134,13 @@ func (d Deps) startBrowser(ctx context.Context, agentID, user string, proxy bool
 	if proxy {
 		cmd = append(cmd, browserproto.ProxyArg)
 	}
-	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: cmd, User: user, Timeout: ExecTimeout, MaxOutput: maxHelperOutput,
+	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: cmd, User: user, Timeout: ExecTimeout, MaxOutput: helper.DefaultMaxOutput,
 		Dir: "/", Env: map[string]string{"HOME": browserproto.BrowserHome}})
 	if err != nil {
 		return fmt.Errorf("start the browser in the workspace: %w", err)
 	}
 	if res.ExitCode != 0 {
-		return fmt.Errorf("the browser did not start (exit %d)%s", res.ExitCode, code.StderrTail(res.Stderr))
+		return fmt.Errorf("the browser did not start (exit %d)%s", res.ExitCode, helper.StderrTail(res.Stderr))
 	}
 	return nil
-}
-
-// writeRequest writes a request too long for the command line through the
-// sandbox file API and returns the helper's argument that names it.
-func (d Deps) writeRequest(ctx context.Context, agentID string, req browserproto.Request) (string, error) {
-	raw, err := json.Marshal(req)
-	if err != nil {
-		return "", fmt.Errorf("encode the %s request: %w", req.Tool, err)
-	}
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	p := path.Join(browserproto.RequestDir, hex.EncodeToString(b[:])+".json")
-	if err := d.Workspace.CopyTo(ctx, agentID, p, raw, 0o600); errors.Is(err, ErrNoWorkspace) {
-		return "", ErrNoWorkspace
-	} else if err != nil {
-		return "", fmt.Errorf("write the %s request into the workspace: %w", req.Tool, err)
-	}
-	return "@" + p, nil
 }

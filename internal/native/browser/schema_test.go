@@ -8,6 +8,7 @@ import (
 
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/sandbox"
 )
 
 func TestEightToolsOfTheBrowserFamily(t *testing.T) {
@@ -51,7 +52,7 @@ func TestBadArgumentsNameTheirField(t *testing.T) {
 			t.Errorf("%s %s: %q does not name %s", c.tool, c.args, got, c.field)
 		}
 	}
-	if got := reg.Invoke(context.Background(), tools.Call{Name: ToolSnapshot, Args: []byte(`{}`), RunID: "r", AgentID: "a"}); !strings.Contains(got, ErrNoWorkspace.Error()) {
+	if got := reg.Invoke(context.Background(), tools.Call{Name: ToolSnapshot, Args: []byte(`{}`), RunID: "r", AgentID: "a"}); !strings.Contains(got, sandbox.ErrNoWorkspace.Error()) {
 		t.Errorf("without a workspace: %q", got)
 	}
 }

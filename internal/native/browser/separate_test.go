@@ -13,6 +13,7 @@ import (
 	"github.com/guilds/guilds/internal/native/browser"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/sandbox/helper"
 )
 
 // helperWorkspace plays guilds-browser in a sandbox whose Chromium runs
@@ -37,7 +38,7 @@ func (w *helperWorkspace) Exec(_ context.Context, _ string, req sandbox.ExecRequ
 	if !w.started {
 		resp = browserproto.Response{StartBrowser: true}
 	}
-	out, _ := browserproto.Encode(resp)
+	out, _ := helper.Encode(resp)
 	return sandbox.ExecResult{Stdout: []byte(out + "\n")}, nil
 }
 
@@ -55,7 +56,7 @@ func TestChromiumStartsAsItsOwnUser(t *testing.T) {
 	ws := &helperWorkspace{}
 	reg := tools.NewRegistry()
 	browser.Register(reg, browser.Deps{Workspace: ws, BrowserUser: func() string { return sandbox.BrowserUser }})
-	long, _ := json.Marshal(map[string]any{"script": "return 1 // " + strings.Repeat("x", browserproto.MaxArgBytes)})
+	long, _ := json.Marshal(map[string]any{"script": "return 1 // " + strings.Repeat("x", helper.MaxArgBytes)})
 	for _, args := range []json.RawMessage{json.RawMessage(`{"script":"return 1"}`), long} {
 		if got := reg.Invoke(context.Background(), tools.Call{Name: browser.ToolEval, Args: args, AgentID: "a1", RunID: "r1"}); got != "ok" {
 			t.Fatalf("call: %q", got)
@@ -71,7 +72,7 @@ func TestChromiumStartsAsItsOwnUser(t *testing.T) {
 			t.Errorf("the helper ran as %q", e.User)
 		}
 		if arg := e.Cmd[len(e.Cmd)-1]; !strings.HasPrefix(arg, "@") {
-			req, err := browserproto.DecodeRequest([]byte(arg))
+			req, err := helper.Decode[browserproto.Request]([]byte(arg))
 			if err != nil || !req.SeparateBrowser {
 				t.Errorf("request %+v %v", req, err)
 			}

@@ -1,36 +1,21 @@
 package code
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"path"
 	"strconv"
-	"strings"
 
 	"github.com/guilds/guilds/internal/codeproto"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/sandbox/helper"
 )
-
-// maxHelperOutput caps what is read of the helper's stdout and stderr: its
-// answer is a capped text plus a few metadata fields, base64 encoded.
-const maxHelperOutput = 1 << 20
-
-// requestMode is the permission of a request file: the helper, which runs
-// as the workspace's user, reads and deletes it; the browser's uid cannot
-// read it (it may carry granted secrets).
-const requestMode = 0o600
 
 // handler returns the handler of one code tool.
 func (d Deps) handler(tool string) tools.Handler {
 	return func(ctx context.Context, call tools.Call) (string, error) {
 		if d.Workspace == nil {
-			return "", ErrNoWorkspace
+			return "", sandbox.ErrNoWorkspace
 		}
 		if call.AgentID == "" || call.RunID == "" {
 			return "", fmt.Errorf("%s runs in an agent's workspace during a run: this call has no agent or run id", tool)
@@ -77,68 +62,17 @@ func (d Deps) handler(tool string) tools.Handler {
 // returned (read_bytes_unedited sums it).
 const MetaBytes = "bytes"
 
-// run passes one request to the helper and decodes its answer.
+// run passes one request to the helper and decodes its answer. Secrets
+// never go on the command line: the sandbox's process list shows it.
 func (d Deps) run(ctx context.Context, agentID string, req codeproto.Request) (codeproto.Response, error) {
-	var none codeproto.Response
-	arg, err := codeproto.EncodeRequest(req)
-	if err != nil {
-		return none, fmt.Errorf("encode the %s request: %w", req.Tool, err)
-	}
-	// Secrets never go on the command line: the sandbox's process list
-	// shows it.
-	if len(arg) > codeproto.MaxArgBytes || len(req.Env) > 0 {
-		if arg, err = d.writeRequest(ctx, agentID, req); err != nil {
-			return none, err
-		}
-	}
-	helper := d.Helper
+	bin := d.Helper
 	if loc, ok := d.Workspace.(HelperLocator); ok && loc.CodeHelper() != "" {
-		helper = loc.CodeHelper()
+		bin = loc.CodeHelper()
 	}
 	timeout, _ := ExecTimeout(req.Tool, req.Args)
-	// No environment of the orchestrator's goes with the exec: the helper
-	// sets GUILD_RUN_ID and GUILD_AGENT_ID from the request itself.
-	res, err := d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{
-		Cmd: []string{helper, arg}, Timeout: timeout, MaxOutput: maxHelperOutput})
-	if errors.Is(err, ErrNoWorkspace) {
-		return none, ErrNoWorkspace
-	}
-	if err != nil {
-		return none, fmt.Errorf("run %s in the workspace: %w", req.Tool, err)
-	}
-	if res.TimedOut {
-		return none, fmt.Errorf("%s did not finish within %s", req.Tool, timeout)
-	}
-	if res.ExitCode != 0 {
-		return none, fmt.Errorf("the code helper failed (exit %d)%s", res.ExitCode, StderrTail(res.Stderr))
-	}
-	if res.Truncated {
-		return none, errors.New("the code helper's answer was too long")
-	}
-	resp, err := codeproto.DecodeResponse(res.Stdout)
-	if err != nil {
-		return none, fmt.Errorf("the code helper's answer: %w", err)
-	}
-	return resp, nil
-}
-
-// writeRequest writes a request too long for the command line through the
-// sandbox file API and returns the helper's argument that names it, by its
-// sandbox path (the helper maps it, on the local driver too).
-func (d Deps) writeRequest(ctx context.Context, agentID string, req codeproto.Request) (string, error) {
-	raw, err := json.Marshal(req)
-	if err != nil {
-		return "", fmt.Errorf("encode the %s request: %w", req.Tool, err)
-	}
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	p := path.Join(codeproto.RequestDir, hex.EncodeToString(b[:])+".json")
-	if err := d.Workspace.CopyTo(ctx, agentID, p, raw, requestMode); errors.Is(err, ErrNoWorkspace) {
-		return "", ErrNoWorkspace
-	} else if err != nil {
-		return "", fmt.Errorf("write the %s request into the workspace: %w", req.Tool, err)
-	}
-	return "@" + p, nil
+	// The helper sets GUILD_RUN_ID and GUILD_AGENT_ID from the request.
+	return helper.Call[codeproto.Request, codeproto.Response](ctx, d.Workspace, agentID, req, helper.Options{
+		Binary: bin, Helper: "code helper", What: req.Tool, Timeout: timeout, Secret: len(req.Env) > 0})
 }
 
 // maxCallIDName bounds the call id as it names the shell log.
@@ -162,18 +96,4 @@ func SafeFileName(id string) string {
 
 func fileNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-}
-
-// StderrTail is ": " and the last non-empty line of a helper's stderr,
-// clipped; "" when there is none.
-func StderrTail(stderr []byte) string {
-	lines := bytes.Split(bytes.TrimSpace(stderr), []byte("\n"))
-	line := strings.TrimSpace(string(lines[len(lines)-1]))
-	if line == "" {
-		return ""
-	}
-	if len(line) > 300 {
-		line = strings.ToValidUTF8(line[:300], "") + "…"
-	}
-	return ": " + line
 }

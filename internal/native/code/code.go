@@ -8,8 +8,6 @@ package code
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"log/slog"
 
 	"github.com/guilds/guilds/internal/codeproto"
@@ -17,14 +15,6 @@ import (
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/sandbox"
 )
-
-// Workspace is what the code tools need from an agent's long-lived sandbox
-// (internal/workspaces.Manager): run a command, and write a file through the
-// sandbox file API.
-type Workspace interface {
-	Exec(ctx context.Context, agentID string, req sandbox.ExecRequest) (sandbox.ExecResult, error)
-	CopyTo(ctx context.Context, agentID, path string, content []byte, mode fs.FileMode) error
-}
 
 // HelperLocator is implemented by a workspace that runs the helper from
 // somewhere other than codeproto.HelperPath (the local development driver,
@@ -41,14 +31,11 @@ type ShellPreparer interface {
 	BeforeShell(ctx context.Context, agentID string) error
 }
 
-// ErrNoWorkspace is the failure of a call in a process that has no
-// workspace (the API server declares the tools for offers and views only).
-var ErrNoWorkspace = errors.New("this process has no agent workspace; code tools run on the worker")
-
 // Deps are what the code tools need.
 type Deps struct {
-	// Workspace runs the helper; nil makes every call fail with ErrNoWorkspace.
-	Workspace Workspace
+	// Workspace runs the helper; nil makes every call fail with
+	// sandbox.ErrNoWorkspace.
+	Workspace sandbox.Workspace
 	// DB reads the run's earlier file_read calls (no repeated reads).
 	DB store.DB
 	// Helper is the helper's path in the sandbox; empty = codeproto.HelperPath.

@@ -16,6 +16,8 @@ import (
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/testdb"
 	"github.com/guilds/guilds/internal/tools"
+	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/sandbox/helper"
 )
 
 // session is one run of one agent calling the code tools the way the tool
@@ -27,11 +29,11 @@ type session struct {
 	db    *pgxpool.Pool
 	run   runs.Run
 	seq   int
-	ws    Workspace
+	ws    sandbox.Workspace
 	agent string
 }
 
-func newSession(t testing.TB, ws Workspace, helper string) *session {
+func newSession(t testing.TB, ws sandbox.Workspace, helper string) *session {
 	t.Helper()
 	db := testdb.New(t)
 	ctx := context.Background()
@@ -137,13 +139,13 @@ func TestLargeRequestOnTheLocalDriver(t *testing.T) {
 	s := newSession(t, ws, buildHelper(t))
 	content := strings.Repeat("x = 'a fairly long line of python to fill the request'\n", 2000)
 	args, _ := json.Marshal(map[string]string{"path": "big.py", "content": content})
-	if enc, _ := codeproto.EncodeRequest(codeproto.Request{Tool: ToolFileWrite, Args: args}); len(enc) <= codeproto.MaxArgBytes {
+	if enc, _ := helper.Encode(codeproto.Request{Tool: ToolFileWrite, Args: args}); len(enc) <= helper.MaxArgBytes {
 		t.Fatalf("the request is only %d bytes encoded", len(enc))
 	}
 	if out, _ := s.call(ToolFileWrite, string(args)); out != "wrote big.py (2000 lines)" {
 		t.Fatalf("write: %q", out)
 	}
-	dir, err := ws.hostPath(s.agent, codeproto.RequestDir)
+	dir, err := ws.hostPath(s.agent, helper.RequestDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,12 +11,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/guilds/guilds/internal/native/artifacts"
-	"github.com/guilds/guilds/internal/native/code"
 	"github.com/guilds/guilds/internal/native/scripts/runproto"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/sandbox/helper"
 )
 
 type handlers struct{ d Deps }
@@ -207,7 +207,7 @@ func (h *handlers) delete(ctx context.Context, call tools.Call) (string, error) 
 			return "", fmt.Errorf("remove %s from the workspace: %w", runproto.Path(in.Name), err)
 		}
 		if res.ExitCode != 0 {
-			return "", fmt.Errorf("remove %s from the workspace: exit %d: %s", runproto.Path(in.Name), res.ExitCode, code.StderrTail(res.Stderr))
+			return "", fmt.Errorf("remove %s from the workspace: exit %d: %s", runproto.Path(in.Name), res.ExitCode, helper.StderrTail(res.Stderr))
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {

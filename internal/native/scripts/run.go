@@ -3,8 +3,6 @@ package scripts
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,11 +17,8 @@ import (
 	"github.com/guilds/guilds/internal/native/scripts/runproto"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/sandbox/helper"
 )
-
-// requestMode lets the helper, the sandbox's user, read and delete a request
-// file; the browser's uid cannot read it (it may carry granted secrets).
-const requestMode = 0o600
 
 func (h *handlers) run(ctx context.Context, call tools.Call) (string, error) {
 	var in runproto.Args
@@ -34,7 +29,7 @@ func (h *handlers) run(ctx context.Context, call tools.Call) (string, error) {
 		return "", err
 	}
 	if h.d.Workspace == nil {
-		return "", ErrNoWorkspace
+		return "", sandbox.ErrNoWorkspace
 	}
 	if call.RunID == "" {
 		return "", errors.New("script_run runs in the agent's workspace during a run: this call has no run id")
@@ -96,66 +91,22 @@ func (h *handlers) run(ctx context.Context, call tools.Call) (string, error) {
 }
 
 // exec passes one request to guilds-script-run and decodes its answer.
+// Secrets never go on the command line: the sandbox's process list shows it.
 func (h *handlers) exec(ctx context.Context, agentID string, req codeproto.Request) (codeproto.Response, error) {
-	var none codeproto.Response
-	arg, err := codeproto.EncodeRequest(req)
-	if err != nil {
-		return none, fmt.Errorf("encode the script request: %w", err)
-	}
-	// Secrets never go on the command line: the sandbox's process list shows it.
-	if len(arg) > codeproto.MaxArgBytes || len(req.Env) > 0 {
-		if arg, err = h.writeRequest(ctx, agentID, req); err != nil {
-			return none, err
-		}
-	}
 	timeout := runproto.Timeout + execMargin
 	if h.d.Timeout > 0 && h.d.Timeout < runproto.Timeout {
 		timeout = h.d.Timeout + execMargin
 	}
-	res, err := h.d.Workspace.Exec(ctx, agentID, sandbox.ExecRequest{Cmd: []string{h.helper(), arg}, Timeout: timeout, MaxOutput: maxHelperOutput})
-	if err != nil {
-		return none, fmt.Errorf("run the script in the workspace: %w", err)
-	}
-	if res.TimedOut {
-		return none, fmt.Errorf("the script helper did not answer within %s", timeout)
-	}
-	if res.ExitCode != 0 {
-		return none, fmt.Errorf("the script helper failed (exit %d)%s", res.ExitCode, code.StderrTail(res.Stderr))
-	}
-	if res.Truncated {
-		return none, errors.New("the script helper's answer was too long")
-	}
-	resp, err := codeproto.DecodeResponse(res.Stdout)
-	if err != nil {
-		return none, fmt.Errorf("the script helper's answer: %w", err)
-	}
-	return resp, nil
+	return helper.Call[codeproto.Request, codeproto.Response](ctx, h.d.Workspace, agentID, req, helper.Options{
+		Binary: h.helper(), Helper: "script helper", What: "the script", Timeout: timeout, Secret: len(req.Env) > 0})
 }
 
-// helperLocator is the local development driver's workspace, whose
-// sandboxes are host directories: it names the host's guilds-code, and
-// guilds-script-run is installed beside it.
-type helperLocator interface{ CodeHelper() string }
-
+// helper is guilds-script-run's path: on the local development driver,
+// whose workspace names the host's guilds-code (code.HelperLocator), the
+// one installed beside it.
 func (h *handlers) helper() string {
-	if loc, ok := h.d.Workspace.(helperLocator); ok && loc.CodeHelper() != "" {
+	if loc, ok := h.d.Workspace.(code.HelperLocator); ok && loc.CodeHelper() != "" {
 		return filepath.Join(filepath.Dir(loc.CodeHelper()), path.Base(runproto.HelperPath))
 	}
 	return h.d.Helper
-}
-
-// writeRequest writes a request through the sandbox file API and returns
-// the helper's argument naming it.
-func (h *handlers) writeRequest(ctx context.Context, agentID string, req codeproto.Request) (string, error) {
-	raw, err := json.Marshal(req)
-	if err != nil {
-		return "", fmt.Errorf("encode the script request: %w", err)
-	}
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	p := path.Join(codeproto.RequestDir, hex.EncodeToString(b[:])+".json")
-	if err := h.d.Workspace.CopyTo(ctx, agentID, p, raw, requestMode); err != nil {
-		return "", fmt.Errorf("write the script request into the workspace: %w", err)
-	}
-	return "@" + p, nil
 }

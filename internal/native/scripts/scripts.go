@@ -10,8 +10,6 @@ package scripts
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"log/slog"
 	"time"
 
@@ -43,32 +41,19 @@ const RunClass = tools.ClassShell
 // SIGKILL two seconds later) and reporting back.
 const execMargin = 10 * time.Second
 
-// maxHelperOutput caps what is read of the helper's answer.
-const maxHelperOutput = 1 << 20
-
-// Workspace is what the script tools need of the agent's sandbox
-// (internal/workspaces.Manager): run a command, write a file.
-type Workspace interface {
-	Exec(ctx context.Context, agentID string, req sandbox.ExecRequest) (sandbox.ExecResult, error)
-	CopyTo(ctx context.Context, agentID, path string, content []byte, mode fs.FileMode) error
-}
-
 // EnvSource gives an agent's granted secrets, which become environment
 // variables of its scripts as of its shell commands.
 type EnvSource interface {
 	Env(ctx context.Context, agentID string) (map[string]string, error)
 }
 
-// ErrNoWorkspace is the failure of a call that needs the sandbox in a
-// process that has none (the API server declares the tools only).
-var ErrNoWorkspace = errors.New("this process has no agent workspace; scripts run on the worker")
-
 // Deps are what the script tools need.
 type Deps struct {
 	DB *pgxpool.Pool
-	// Workspace runs scripts; nil makes script_run fail with ErrNoWorkspace
+	// Workspace runs scripts; nil makes script_run fail with
+	// sandbox.ErrNoWorkspace
 	// (and script_create and script_delete leave the sandbox alone).
-	Workspace Workspace
+	Workspace sandbox.Workspace
 	// Env gives the agent's granted secrets; nil gives none.
 	Env EnvSource
 	// Helper is the helper's path in the sandbox; empty = runproto.HelperPath.

@@ -31,14 +31,20 @@ const (
 // under the activity timeout of the tool's class (tools.ClassScript, 120 s).
 const DefaultWait = 90 * time.Second
 
+// DefaultDurableWait bounds how long a run waits for an answer, suspended
+// (docs/adr/0514): nothing is held while it waits.
+const DefaultDurableWait = 24 * time.Hour
+
 // Deps are what the secret tools need.
 type Deps struct {
 	DB      store.DB
 	Keyring *secret.Keyring // nil: secret_store fails with agentsecrets.ErrNoKeyring
 	Log     *slog.Logger
-	// Wait bounds secret_request's wait (DefaultWait when zero); Poll is how
-	// often it re-reads the request (1 s when zero).
-	Wait, Poll time.Duration
+	// Wait bounds secret_request's wait inside its call where the run cannot
+	// wait for it (DefaultWait when zero); Poll is how often it re-reads the
+	// request then (1 s when zero). DurableWait bounds the run's own wait
+	// (DefaultDurableWait when zero): the call is suspended meanwhile.
+	Wait, Poll, DurableWait time.Duration
 }
 
 var storeSchema = json.RawMessage(`{"type":"object","properties":{
@@ -62,13 +68,16 @@ func Register(reg *tools.Registry, d Deps) {
 	if d.Poll <= 0 {
 		d.Poll = time.Second
 	}
+	if d.DurableWait <= 0 {
+		d.DurableWait = DefaultDurableWait
+	}
 	reg.Register(tools.Tool{Name: ToolStore, Class: tools.ClassDefault, Idempotent: true, Schema: storeSchema,
 		Description: "Keep a value you produced (an API key you just created, a generated password) as a secret granted to you. " +
 			"Your later shell commands see it as the environment variable $NAME; its value is redacted from every result and never shown again.",
 		Handler: d.store})
 	reg.Register(tools.Tool{Name: ToolRequest, Class: tools.ClassScript, Idempotent: true, Schema: requestSchema,
 		Description: "Ask the operator for a secret you need (an API key, a password), by name and with a reason. " +
-			"The call waits up to about a minute and a half for the answer: provided (then your shell commands see it as $NAME) or declined.",
+			"Your run waits for the answer (up to a day): provided (then your shell commands see it as $NAME) or declined.",
 		Handler: d.request})
 }
 
@@ -129,17 +138,29 @@ func (d Deps) request(ctx context.Context, call tools.Call) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// The bound counts from the request's creation, so a call resumed by
-	// another worker does not wait afresh.
-	deadline := r.CreatedAt.Add(d.Wait)
-	for r.Status == agentsecrets.RequestPending && time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(d.Poll):
-		}
-		if r, err = agentsecrets.RequestAt(ctx, d.DB, call.RunID, call.Seq); err != nil {
-			return "", err
+	// Where the run can wait durably the call is suspended until the
+	// operator answers (the answer signals the run) or the wait is over; it
+	// is then called again and reads the answer. The bound counts from the
+	// request's creation, so a resumed call does not wait afresh. Elsewhere
+	// (no run to wait in) the call polls for a short while.
+	waited := d.DurableWait
+	until := r.CreatedAt.Add(d.DurableWait)
+	if r.Status == agentsecrets.RequestPending && time.Now().Before(until) &&
+		tools.Suspend(ctx, tools.Suspension{Key: r.ID, Until: until}) {
+		return "", nil
+	}
+	if time.Now().Before(until) {
+		waited = d.Wait
+		deadline := r.CreatedAt.Add(d.Wait)
+		for r.Status == agentsecrets.RequestPending && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(d.Poll):
+			}
+			if r, err = agentsecrets.RequestAt(ctx, d.DB, call.RunID, call.Seq); err != nil {
+				return "", err
+			}
 		}
 	}
 	switch r.Status {
@@ -153,7 +174,7 @@ func (d Deps) request(ctx context.Context, call tools.Call) (string, error) {
 	return fmt.Sprintf("no answer yet to your request for %s (request %s): this call waits %s at most, and that time has passed. "+
 		"The request stays in the operator's inbox; do not ask again in this run. Carry on with what you can do without it and say "+
 		"in your answer that you need %s. If the operator provides it later it is stored as your secret %s, which your next runs see as $%s.",
-		r.Name, r.ID, d.Wait.Round(time.Second), r.Name, r.Name, r.Name), nil
+		r.Name, r.ID, waited.Round(time.Second), r.Name, r.Name, r.Name), nil
 }
 
 func actor(call tools.Call) string {

@@ -239,3 +239,31 @@ func TestSecretRequestForAnOperatorSecretIsRefusedAtOnce(t *testing.T) {
 		t.Fatalf("%d requests opened", n)
 	}
 }
+
+// In a run that can wait durably, secret_request does not wait inside its
+// call: it suspends until the request is answered (its id is the key the
+// answer signals) or a day has passed, and the call made again reads the
+// answer.
+func TestSecretRequestSuspendsWhereTheRunCanWait(t *testing.T) {
+	e := newEnv(t, 300*time.Millisecond)
+	p := access.Principal{Admin: true}
+	run := e.run(t, "direct")
+	args := `{"name":"VENDOR_TOKEN","reason":"to call the vendor"}`
+	ctx, suspended := tools.WithSuspend(context.Background())
+	if got := e.call(ctx, secrets.ToolRequest, run, "direct", 2, args); got != "" {
+		t.Fatalf("a suspended call answered %q", got)
+	}
+	sus := suspended()
+	req, err := agentsecrets.RequestAt(context.Background(), e.db, run, 2)
+	if err != nil || sus == nil || sus.Key != req.ID || sus.Until.Sub(req.CreatedAt) != secrets.DefaultDurableWait {
+		t.Fatalf("suspension %+v for request %+v (%v)", sus, req, err)
+	}
+	if _, err := agentsecrets.AnswerRequest(context.Background(), e.db, e.kr, p, req.ID, agentsecrets.Answer{Value: ptr("vendor-token-0123456789")}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, suspended = tools.WithSuspend(context.Background())
+	if got := e.call(ctx, secrets.ToolRequest, run, "direct", 2, args); !strings.HasPrefix(got, "the operator provided VENDOR_TOKEN") || suspended() != nil {
+		t.Fatalf("the call made again: %q", got)
+	}
+}
+func ptr(s string) *string { return &s }

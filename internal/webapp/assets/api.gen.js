@@ -14,6 +14,8 @@ export const delete_agents_by_id_scripts_by_name = (id, name, opts) => call("DEL
 export const delete_agents_by_id_secrets_by_name = (id, name, opts) => call("DELETE", `/api/agents/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}`, undefined, opts);
 /** DELETE /api/agents/{id}/secrets/{name}/grants: Remove a secret's grant row at a scope, so that scope inherits again */
 export const delete_agents_by_id_secrets_by_name_grants = (id, name, body, opts) => call("DELETE", `/api/agents/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}/grants`, body, opts);
+/** DELETE /api/approval-policies: Remove a scope's approval setting for a tool, so the scope inherits again */
+export const delete_approval_policies = (body, opts) => call("DELETE", `/api/approval-policies`, body, opts);
 /** DELETE /api/bindings: Remove a scope's binding so it inherits again */
 export const delete_bindings = (body, opts) => call("DELETE", `/api/bindings`, body, opts);
 /** DELETE /api/collections/{id}: Delete a collection with its records */
@@ -84,6 +86,8 @@ export const get_agents_by_id_scripts_by_name = (id, name, opts) => call("GET", 
 export const get_agents_by_id_secrets = (id, opts) => call("GET", `/api/agents/${encodeURIComponent(id)}/secrets`, undefined, opts);
 /** GET /api/agents/{id}/tools: The Tools view of an agent */
 export const get_agents_by_id_tools = (id, opts) => call("GET", `/api/agents/${encodeURIComponent(id)}/tools`, undefined, opts);
+/** GET /api/approval-policies: The approval settings written at one scope (scope, scope_id), and with ?tool= the one that decides for that tool there */
+export const get_approval_policies = (opts) => call("GET", `/api/approval-policies`, undefined, opts);
 /** GET /api/bindings: List the bindings written at one scope (scope, scope_id) */
 export const get_bindings = (opts) => call("GET", `/api/bindings`, undefined, opts);
 /** GET /api/collections/{id}: Get a collection */
@@ -146,6 +150,8 @@ export const get_openapi_json = (opts) => call("GET", `/api/openapi.json`, undef
 export const get_orgs = (opts) => call("GET", `/api/orgs`, undefined, opts);
 /** GET /api/orgs/{id}: Get an organisation */
 export const get_orgs_by_id = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}`, undefined, opts);
+/** GET /api/orgs/{id}/approvals: The organisation's approval inbox (?state=pending|approved|denied|expired|used, ?limit=); arguments are shown redacted */
+export const get_orgs_by_id_approvals = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/approvals`, undefined, opts);
 /** GET /api/orgs/{id}/collections: List an organisation's collections */
 export const get_orgs_by_id_collections = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/collections`, undefined, opts);
 /** GET /api/orgs/{id}/guilds: List an organisation's guilds */
@@ -170,6 +176,8 @@ export const get_orgs_by_id_secrets = (id, opts) => call("GET", `/api/orgs/${enc
 export const get_orgs_by_id_tools = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/tools`, undefined, opts);
 /** GET /api/runs/{id}: Get a run with its transcript */
 export const get_runs_by_id = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}`, undefined, opts);
+/** GET /api/runs/{id}/approvals: The approval requests of a run */
+export const get_runs_by_id_approvals = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/approvals`, undefined, opts);
 /** GET /api/runs/{id}/events: Stream a run's messages and status as server-sent events until it ends */
 export const get_runs_by_id_events = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/events`, undefined, opts);
 /** GET /api/runs/{id}/secret-requests: List the secret requests of a run */
@@ -200,6 +208,8 @@ export const post_agents_by_id_runs = (id, body, opts) => call("POST", `/api/age
 export const post_agents_by_id_workspace_reset = (id, body, opts) => call("POST", `/api/agents/${encodeURIComponent(id)}/workspace/reset`, body, opts);
 /** POST /api/agents/{id}/workspace/stop: Stop the agent's sandbox now, ending its background commands; its home is kept */
 export const post_agents_by_id_workspace_stop = (id, body, opts) => call("POST", `/api/agents/${encodeURIComponent(id)}/workspace/stop`, body, opts);
+/** POST /api/approvals/{id}: Answer an approval request: {"decision": "approve" | "deny", "reason", "stop_asking"} (stop_asking: approve, and let the tool run unasked for the rest of the run) */
+export const post_approvals_by_id = (id, body, opts) => call("POST", `/api/approvals/${encodeURIComponent(id)}`, body, opts);
 /** POST /api/collections/{id}/records: Add a record (merged into the live record with the same unique value) */
 export const post_collections_by_id_records = (id, body, opts) => call("POST", `/api/collections/${encodeURIComponent(id)}/records`, body, opts);
 /** POST /api/guilds/{id}/agents: Create an agent */
@@ -264,6 +274,8 @@ export const put_agents_by_id_notes_by_key = (id, key, body, opts) => call("PUT"
 export const put_agents_by_id_secrets_by_name = (id, name, body, opts) => call("PUT", `/api/agents/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}`, body, opts);
 /** PUT /api/agents/{id}/secrets/{name}/grants: Grant (enabled true) or revoke (enabled false) a secret for the agents at and below a scope within its owner */
 export const put_agents_by_id_secrets_by_name_grants = (id, name, body, opts) => call("PUT", `/api/agents/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}/grants`, body, opts);
+/** PUT /api/approval-policies: Make a tool ask first at a scope (ask true, optional typed rules over its arguments, wait such as "24h"), or not ask there (ask false) */
+export const put_approval_policies = (body, opts) => call("PUT", `/api/approval-policies`, body, opts);
 /** PUT /api/bindings: Turn a catalog item on or off at a scope; turning on a server that needs no login lists its tools and makes its login at that scope first */
 export const put_bindings = (body, opts) => call("PUT", `/api/bindings`, body, opts);
 /** PUT /api/collections/{id}/grants: Set the grant of one guild or one agent */

@@ -4,6 +4,7 @@ import { navigate, setTab } from "../app.js";
 import { toolsView } from "./tools.js";
 import { renameForm, notesPanel, secretsPanel } from "./parts.js";
 import { collectionsPanel } from "./collections.js";
+import { approvalsPanel } from "./approvals.js";
 
 export async function orgPage(main, id) {
   const org = await api.get_orgs_by_id(id);
@@ -13,6 +14,7 @@ export async function orgPage(main, id) {
   main.append(tabs([
     { id: "guilds", label: "Guilds", render: (p) => guildsPanel(p, org) },
     { id: "tools", label: "Tools", render: (p) => toolsView(p, "organisation", id) },
+    { id: "approvals", label: "Approvals", render: (p) => approvalsPanel(p, id) },
     { id: "models", label: "Model keys", render: (p) => modelKeysPanel(p, org) },
     { id: "members", label: "Members", render: (p) => membersPanel(p, org) },
     { id: "collections", label: "Collections", render: (p) => collectionsPanel(p, org) },

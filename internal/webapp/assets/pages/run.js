@@ -3,6 +3,7 @@
 import * as api from "../api.gen.js";
 import { h, clear, status, when } from "../ui.js";
 import { app, onLeave } from "../app.js";
+import { approvalCard } from "./approvals.js";
 
 const finished = new Set(["succeeded", "failed", "cancelled", "canceled", "completed", "timed_out"]);
 
@@ -21,7 +22,15 @@ export async function runPage(main, id) {
     ui ? h("a", { href: ui + "run-" + id, target: "_blank", rel: "noopener noreferrer" }, "Open in the Temporal UI") : h("span", { class: "muted" }, "Temporal workflow run-" + id)));
   const err = h("p", { class: "form-error", role: "alert" }, run.error || "");
   const transcript = h("ol", { class: "transcript", id: "transcript", "aria-live": "polite" });
-  main.append(err, transcript);
+  // While a call waits for a person, its request shows here with the answers.
+  const waiting = h("section", { id: "run-waiting", "aria-live": "polite" });
+  const showWaiting = async (st) => {
+    if (st !== "waiting") { clear(waiting); return; }
+    const reqs = await api.get_runs_by_id_approvals(id).catch(() => []);
+    const open = reqs.filter((r) => r.state === "pending");
+    clear(waiting, open.length ? [h("h2", {}, "Waiting for an approval"), open.map((r) => approvalCard(r, () => showWaiting(badge.textContent)))] : null);
+  };
+  main.append(err, waiting, transcript);
   const calls = new Map(detail.tool_calls.map((c) => [c.call_id, c]));
   const byCall = new Map();
   let last = 0;
@@ -50,6 +59,7 @@ export async function runPage(main, id) {
     badge.textContent = r.status; badge.className = "badge " + r.status;
     err.textContent = r.error || "";
     cancel.hidden = finished.has(r.status);
+    showWaiting(r.status);
   };
   setStatus(run);
   if (finished.has(run.status)) return;

@@ -1,0 +1,1 @@
+ALTER TABLE mcp_tools DROP COLUMN output_schema;
