@@ -64,6 +64,7 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.orgRoutes()...)
 	all = append(all, s.nativeRoutes()...)
 	all = append(all, s.runRoutes()...)
+	all = append(all, s.runMediaRoutes()...)
 	all = append(all, s.grantRoutes()...)
 	all = append(all, s.mcpRoutes()...)
 	all = append(all, s.oauthClientMetadataRoutes()...)

@@ -7,11 +7,13 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/agentsecrets"
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/approvals"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native/issues"
@@ -20,7 +22,7 @@ import (
 
 // victim is an organisation with one of everything an operator can address by id.
 type victim struct {
-	org, guild, agent, collection, record, run, issue, conn, user, schedule, secretRequest string
+	org, guild, agent, collection, record, run, issue, conn, user, schedule, secretRequest, approval string
 }
 
 func seedVictim(t *testing.T, me *mcpEnv) victim {
@@ -72,6 +74,14 @@ func seedVictim(t *testing.T, me *mcpEnv) victim {
 		t.Fatal(err)
 	}
 	v.secretRequest = req.ID
+	areq, err := approvals.Ask(ctx, me.DB, approvals.Request{OrganisationID: v.org, GuildID: v.guild,
+		Binding: approvals.Binding{RunID: v.run, Seq: 3, AgentID: v.agent, Tool: "wallet_send", ArgsDigest: "sha256:00",
+			PolicyVersion: "p1:00", ExpiresAt: time.Now().Add(time.Hour)},
+		Arguments: json.RawMessage(`{"to":"victim reason"}`), AskedBecause: "victim reason"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.approval = areq.ID
 	addServer(t, me.DB, "etherscan", keyServer(t, "Authorization", "Bearer eth-victim"), "token", `{"header":"Authorization","scheme":"Bearer"}`)
 	r = me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": v.org, "key": "eth-victim"})
 	if r.Status != 200 {
@@ -198,6 +208,14 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 			{"/api/bindings", map[string]any{"scope": "organisation", "scope_id": attackerOrg, "catalog_kind": "mcp", "catalog_id": "etherscan", "enabled": true, "connection_id": v.conn}, 422},
 			{"/api/bindings", map[string]any{"scope": "agent", "scope_id": attackerAgent, "catalog_kind": "mcp", "catalog_id": "etherscan", "enabled": true, "connection_id": v.conn}, 422},
 		},
+		"GET /api/approval-policies": {{"/api/approval-policies?scope=guild&scope_id=" + v.guild, nil, 404}},
+		"PUT /api/approval-policies": {
+			{"/api/approval-policies", map[string]any{"scope": "guild", "scope_id": v.guild, "tool": "report_issue", "ask": true}, 404},
+			{"/api/approval-policies", map[string]any{"scope": "platform", "tool": "report_issue", "ask": true}, 403},
+		},
+		"DELETE /api/approval-policies": {
+			{"/api/approval-policies", map[string]any{"scope": "organisation", "scope_id": v.org, "tool": "report_issue"}, 404},
+		},
 		"DELETE /api/bindings": {
 			{"/api/bindings", map[string]any{"scope": "organisation", "scope_id": v.org, "catalog_kind": "mcp", "catalog_id": "etherscan"}, 404},
 		},
@@ -238,6 +256,7 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"DELETE /api/guilds/{id}/secrets/{name}/grants":   map[string]any{"scope": "agent", "scope_id": attackerAgent},
 		"DELETE /api/agents/{id}/secrets/{name}/grants":   map[string]any{"scope": "agent", "scope_id": attackerAgent},
 		"POST /api/secret-requests/{id}":                  map[string]any{"decline": true},
+		"POST /api/approvals/{id}":                        map[string]any{"decision": "approve"},
 		"PUT /api/mcp/connections/{id}/github/selected":   map[string]any{"repositories": []map[string]any{{"name": "x", "url": "https://github.com/victim/x"}}},
 		"PUT /api/guilds/{id}/github/egress":              map[string]any{"enabled": false},
 		"POST /api/guilds/{id}/repositories":              map[string]any{"url": "https://git.example.com/attacker/planted.git"},
@@ -266,6 +285,8 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 			return v.schedule
 		case strings.HasPrefix(path, "/api/secret-requests/"):
 			return v.secretRequest
+		case strings.HasPrefix(path, "/api/approvals/"):
+			return v.approval
 		case strings.HasPrefix(path, "/api/mcp/connections/"):
 			return v.conn
 		}
@@ -305,7 +326,8 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 				}
 			}
 			concrete := strings.NewReplacer("{id}", id, "{record_id}", v.record, "{subject_id}", v.guild,
-				"{key}", "plan.md", "{provider}", "openrouter", "{user_id}", v.user, "{name}", "VICTIM_TOKEN").Replace(path)
+				"{key}", "plan.md", "{provider}", "openrouter", "{user_id}", v.user, "{name}", "VICTIM_TOKEN",
+				"{seq}", "1", "{idx}", "1").Replace(path)
 			want := http.StatusNotFound
 			if admin {
 				want = http.StatusForbidden

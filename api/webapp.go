@@ -11,9 +11,11 @@ import (
 )
 
 // contentSecurityPolicy lets the app load only its own scripts, styles and
-// API: no inline script, no other origin, no framing.
+// API: no inline script, no other origin, no framing of the app. It frames
+// only its own origin: the MCP Apps pages a run kept, which their route
+// serves sandboxed (an opaque origin; docs/adr/0620).
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+	"connect-src 'self'; font-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // serveApp answers every path the route table does not hold: the API's own
 // paths get the JSON not-found error; any other GET is a file of the operator

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/remote"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/tools"
@@ -14,7 +15,8 @@ import (
 // path (internal/remote), redacted with the run's set, and returns the
 // stamped result and its outcome.
 // Images the result holds are kept in run_images at the call's seq; the
-// model activity reads them from there.
+// model activity reads them from there. MCP Apps pages the tool declares or
+// the result carries are kept in run_apps, for the operator only.
 func (a *Activities) callRemote(ctx context.Context, r runs.Run, seq int, t runs.OfferedTool, args json.RawMessage, remaining int, red *tools.Redactor) (string, string) {
 	keep := func(ctx context.Context, i int, im tools.Image) (string, error) {
 		if err := runs.SaveImage(ctx, a.d.DB, r.ID, runs.Image{Seq: seq, Idx: i, MediaType: im.MediaType, Data: im.Data}); err != nil {
@@ -22,9 +24,20 @@ func (a *Activities) callRemote(ctx context.Context, r runs.Run, seq int, t runs
 		}
 		return runs.ImageRef(seq, i), nil
 	}
+	keepApp := func(ctx context.Context, i int, app tools.App) (string, error) {
+		if err := runs.SaveApp(ctx, a.d.DB, r.ID, runs.App{Seq: seq, Idx: i, URI: app.URI, MediaType: app.MediaType, HTML: app.HTML}); err != nil {
+			return "", err
+		}
+		return runs.AppRef(seq, i), nil
+	}
+	log := a.d.Log.With("run_id", r.ID, "tool", t.Name)
+	ui, err := grants.ToolUI(ctx, a.d.DB, t.ConnectionID, t.RemoteName)
+	if err != nil { // the call goes on; only its app is not shown
+		log.WarnContext(ctx, "the tool's app could not be looked up", "err", err)
+	}
 	out, err := remote.Call(ctx, remote.Callers{MCP: a.d.MCP, Adapters: a.d.Adapters}, remote.Tool{Kind: kindOf(t),
-		ConnectionID: t.ConnectionID, RemoteName: t.RemoteName, Schema: t.Schema}, args,
-		remote.Options{Redactor: red, Remaining: remaining, Log: a.d.Log.With("run_id", r.ID, "tool", t.Name), Keep: keep})
+		ConnectionID: t.ConnectionID, RemoteName: t.RemoteName, Schema: t.Schema, UIResource: ui}, args,
+		remote.Options{Redactor: red, Remaining: remaining, Log: log, Keep: keep, KeepApp: keepApp})
 	if err != nil {
 		return out, runs.OutcomeError
 	}

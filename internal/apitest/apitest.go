@@ -68,6 +68,7 @@ func New(t testing.TB, o Options) *Env {
 type Response struct {
 	Status int
 	Body   []byte
+	Header http.Header
 }
 
 // JSON decodes the body into v, failing the test when it is not JSON.
@@ -123,7 +124,7 @@ func (e *Env) Do(token, method, path string, body any) Response {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	return Response{Status: resp.StatusCode, Body: raw}
+	return Response{Status: resp.StatusCode, Body: raw, Header: resp.Header}
 }
 
 // Admin sends a request as the instance admin.

@@ -152,7 +152,7 @@ func Use(ctx context.Context, tx store.DB, id string, got Binding, now time.Time
 	default:
 		return r, fmt.Errorf("%w: it is %s", ErrNotApproved, r.State)
 	}
-	if err := r.Binding.Check(got, now); err != nil {
+	if err := r.Check(got, now); err != nil {
 		return r, err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE approval_requests SET state = 'used', used_at = $2 WHERE id = $1`, id, now); err != nil {

@@ -44,8 +44,9 @@ func Scrub(err error, cred Credential) error {
 }
 
 // Redact removes from a call's answer the credential values the call used
-// (u), a token refreshed on the way included; an image holding one of them
-// is withheld, since pixels cannot be redacted.
+// (u), a token refreshed on the way included, from its text and its MCP Apps
+// pages; an image holding one of them is withheld, since pixels cannot be
+// redacted.
 func (u *Used) Redact(out []tools.Part, err error) ([]tools.Part, error) {
 	vals := u.Values()
 	if len(vals) == 0 {
@@ -56,6 +57,10 @@ func (u *Used) Redact(out []tools.Part, err error) ([]tools.Part, error) {
 	for i := range out {
 		if out[i].Image != nil {
 			out[i].Image.Withhold(red, "")
+			continue
+		}
+		if a := out[i].App; a != nil {
+			a.HTML = red.Redact(a.HTML)
 			continue
 		}
 		out[i].Text = red.Redact(out[i].Text)

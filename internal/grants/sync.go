@@ -19,6 +19,7 @@ type ListedTool struct {
 	// OutputSchema is the tool's declared output schema; empty when it
 	// declares none.
 	OutputSchema json.RawMessage
+	UIResource   string // the ui:// page the tool names (MCP Apps, docs/adr/0620), or ""
 }
 
 // ModelName is the model-facing name of a listed tool: {slug}_{name}, with
@@ -84,11 +85,17 @@ func SyncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list
 	descs := make([]string, len(list))
 	schemas := make([]string, len(list))
 	outputs := make([]string, len(list)) // "": none, stored as NULL
+	uis := make([]*string, len(list))
 	var off []string
 	for i, t := range list {
 		probs.Check(t.Name != "" && !seen[t.Name], fmt.Sprintf("tools[%d].name", i), "must be a unique non-empty name")
 		seen[t.Name] = true
 		remote[i], names[i], descs[i] = t.Name, ModelName(slug, t.Name), t.Description
+		if t.UIResource != "" {
+			probs.Check(strings.HasPrefix(t.UIResource, "ui://") && len(t.UIResource) <= 2048, fmt.Sprintf("tools[%d].ui_resource", i),
+				"must be a ui:// URI of at most 2048 bytes")
+			uis[i] = &t.UIResource
+		}
 		schemas[i] = `{"type":"object"}`
 		if len(t.Schema) > 0 {
 			if !json.Valid(t.Schema) {
@@ -115,11 +122,13 @@ func SyncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list
 		r.ID, remote); err != nil {
 		return store.Map(err)
 	}
-	if _, err := db.Exec(ctx, `INSERT INTO mcp_tools (connection_id, remote_name, name, description, input_schema, output_schema, listed_at)
-		SELECT $1, r, n, d, s::jsonb, NULLIF(o, '')::jsonb, now() FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(r, n, d, s, o)
+	if _, err := db.Exec(ctx, `INSERT INTO mcp_tools (connection_id, remote_name, name, description, input_schema, output_schema, ui_resource_uri, listed_at)
+		SELECT $1, r, n, d, s::jsonb, NULLIF(o, '')::jsonb, u, now()
+		FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS t(r, n, d, s, o, u)
 		ON CONFLICT (connection_id, remote_name) DO UPDATE SET name = EXCLUDED.name, description = EXCLUDED.description,
-			input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema, listed_at = now()`,
-		r.ID, remote, names, descs, schemas, outputs); err != nil {
+			input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema,
+			ui_resource_uri = EXCLUDED.ui_resource_uri, listed_at = now()`,
+		r.ID, remote, names, descs, schemas, outputs, uis); err != nil {
 		return store.Map(err)
 	}
 	if err := publishListing(ctx, db, slug, serverID, list); err != nil {

@@ -29,6 +29,9 @@ func Parts(r *mcp.CallToolResult) []tools.Part {
 }
 
 func part(c mcp.Content) tools.Part {
+	if a, ok := appPart(c); ok {
+		return a
+	}
 	switch v := c.(type) {
 	case *mcp.TextContent:
 		return tools.Part{Text: v.Text}

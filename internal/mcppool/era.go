@@ -122,6 +122,7 @@ func initializeAt(ctx context.Context, c *client.Client, version string) error {
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = version
 	req.Params.ClientInfo = mcp.Implementation{Name: "guilds", Version: "1"}
+	req.Params.Capabilities.Extensions = appCapability
 	_, err := c.Initialize(ctx, req)
 	return err
 }

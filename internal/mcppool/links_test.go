@@ -91,7 +91,7 @@ func TestResourceLinksAreRead(t *testing.T) {
 		"[resource link: notes <file:///notes.txt>, text/plain]\ntide table: 06:12",
 		"[resource link: report <file:///report.pdf>, application/pdf]",
 		"[resource link: big <file:///big.txt>, text/plain]",
-		"[resource link: widget <ui://widget>, text/html]",
+		"[app ui://widget; not kept]", // an MCP App, read and kept by a run's call path (ADR 0620)
 		"[resource link: gone <file:///gone.txt>, text/plain]\n[could not read it: internal error: the file was removed]",
 		"[resource link: leak <file:///leak.txt>, text/plain; charset=utf-8]\nthe key is [REDACTED]",
 		"[resource link: long <file:///long.txt>, text/plain]\n" + kept + fmt.Sprintf("\n[… %d more bytes of this resource not shown]", 40<<10-32<<10),

@@ -25,7 +25,8 @@ func StoreTools(ctx context.Context, db store.DB, connectionID string, tools []T
 func listedTools(tools []Tool) []grants.ListedTool {
 	list := make([]grants.ListedTool, len(tools))
 	for i, t := range tools {
-		list[i] = grants.ListedTool{Name: t.RemoteName, Description: t.Description, Schema: t.Schema, OutputSchema: t.OutputSchema}
+		list[i] = grants.ListedTool{Name: t.RemoteName, Description: t.Description, Schema: t.Schema, OutputSchema: t.OutputSchema,
+			UIResource: t.UIResource}
 	}
 	return list
 }

@@ -145,6 +145,7 @@ type Tool struct {
 	// OutputSchema is the JSON Schema the tool's structuredContent follows,
 	// as listed; empty when the tool declares none.
 	OutputSchema json.RawMessage
+	UIResource   string // the ui:// page its _meta names (MCP Apps), or ""
 }
 
 // ModelName is the model-facing name of a remote tool, {slug}_{name} with
@@ -441,7 +442,8 @@ func listPages(ctx context.Context, c *client.Client, slug string) ([]Tool, list
 			if len(schema) == 0 {
 				schema, _ = json.Marshal(t.InputSchema)
 			}
-			out = append(out, Tool{RemoteName: t.Name, Name: ModelName(slug, t.Name), Description: t.Description, Schema: schema})
+			out = append(out, Tool{RemoteName: t.Name, Name: ModelName(slug, t.Name), Description: t.Description, Schema: schema,
+				UIResource: uiResourceOf(t.Meta)})
 		}
 		if res.NextCursor == "" {
 			break

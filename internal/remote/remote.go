@@ -58,6 +58,7 @@ type Tool struct {
 	ConnectionID string
 	RemoteName   string          // the server's own name for it
 	Schema       json.RawMessage // the listed input schema; empty: nothing to check
+	UIResource   string          // the ui:// page its listing names (MCP Apps), or ""
 }
 
 // Options are what differs between callers.
@@ -75,6 +76,9 @@ type Options struct {
 	// Keep keeps the result's images (a run's); nil keeps none, and each is
 	// only described.
 	Keep KeepImage
+	// KeepApp keeps the result's MCP Apps pages (a run's); nil reads and
+	// keeps none, and each is only named.
+	KeepApp KeepApp
 }
 
 // ErrNoRedactor refuses a call made without a redaction set.
@@ -158,6 +162,7 @@ func callText(ctx context.Context, pool Caller, t Tool, args json.RawMessage, op
 			p.Image.Withhold(opt.Redactor, "")
 		}
 	}
+	parts = keepApps(ctx, pool, t, parts, opt, log)
 	return tools.JoinParts(parts, func(i int, im tools.Image) string {
 		if opt.Keep == nil {
 			return ""

@@ -10,10 +10,12 @@ import (
 const MaxImageBytes = 5 << 20
 
 // Part is one piece of a tool's answer, in the order the tool gave them:
-// text the model reads, or an image kept aside from that text.
+// text the model reads, an image kept aside from that text, or an app (an
+// MCP App page) shown to the operator only.
 type Part struct {
 	Text  string
 	Image *Image
+	App   *App
 }
 
 // Image is an image a tool returned. Data is nil when the image is not kept:
@@ -65,6 +67,10 @@ func JoinParts(parts []Part, where func(i int, im Image) string) string {
 	for i, p := range parts {
 		if i > 0 {
 			b.WriteByte('\n')
+		}
+		if p.App != nil {
+			b.WriteString(p.App.Describe())
+			continue
 		}
 		if p.Image == nil {
 			b.WriteString(p.Text)

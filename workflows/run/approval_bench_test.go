@@ -58,9 +58,9 @@ func BenchmarkApprovalToExecution(b *testing.B) {
 
 func historyLength(b *testing.B, e *env, id string) int64 {
 	b.Helper()
-	d, err := e.c.DescribeWorkflowExecution(context.Background(), run.WorkflowID(id), "")
+	d, err := e.c.DescribeWorkflow(context.Background(), run.WorkflowID(id), "")
 	if err != nil {
 		b.Fatal(err)
 	}
-	return d.GetWorkflowExecutionInfo().GetHistoryLength()
+	return d.RawResponse.GetWorkflowExecutionInfo().GetHistoryLength()
 }

@@ -242,6 +242,10 @@ func newMCPServer(t testing.TB) *httptest.Server {
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			q, _ := req.GetArguments()["query"].(string)
 			_, hasSpace := req.GetArguments()["space"]
+			if q == "chart" { // a result with an MCP Apps page, leaking the credential
+				return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("3 points"),
+					mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "ui://notion/chart", MIMEType: tools.AppMediaType, Text: testAppPage})}}, nil
+			}
 			if q == "screenshot" { // a result with an image part
 				return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("the page as drawn:"),
 					mcp.NewImageContent(base64.StdEncoding.EncodeToString(testImage), "image/png")}}, nil

@@ -178,8 +178,14 @@ export const get_orgs_by_id_tools = (id, opts) => call("GET", `/api/orgs/${encod
 export const get_runs_by_id = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}`, undefined, opts);
 /** GET /api/runs/{id}/approvals: The approval requests of a run */
 export const get_runs_by_id_approvals = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/approvals`, undefined, opts);
+/** GET /api/runs/{id}/apps/{seq}/{idx}: Get a kept MCP Apps page of a run's tool result, as a sandboxed page for the operator app's frame */
+export const get_runs_by_id_apps_by_seq_by_idx = (id, seq, idx, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/apps/${encodeURIComponent(seq)}/${encodeURIComponent(idx)}`, undefined, opts);
 /** GET /api/runs/{id}/events: Stream a run's messages and status as server-sent events until it ends */
 export const get_runs_by_id_events = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/events`, undefined, opts);
+/** GET /api/runs/{id}/images/{seq}/{idx}: Get a kept image of a run's tool result: its bytes, with its media type */
+export const get_runs_by_id_images_by_seq_by_idx = (id, seq, idx, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/images/${encodeURIComponent(seq)}/${encodeURIComponent(idx)}`, undefined, opts);
+/** GET /api/runs/{id}/media: List the images and MCP Apps pages a run's tool calls returned and the run kept, by message seq */
+export const get_runs_by_id_media = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/media`, undefined, opts);
 /** GET /api/runs/{id}/secret-requests: List the secret requests of a run */
 export const get_runs_by_id_secret_requests = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/secret-requests`, undefined, opts);
 /** GET /api/session: Who the caller is: user, admin, the box's auth mode and the organisations it operates */

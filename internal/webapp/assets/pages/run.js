@@ -4,6 +4,7 @@ import * as api from "../api.gen.js";
 import { h, clear, status, when } from "../ui.js";
 import { app, onLeave } from "../app.js";
 import { approvalCard } from "./approvals.js";
+import { runMedia, namesKept } from "./runmedia.js";
 
 const finished = new Set(["succeeded", "failed", "cancelled", "canceled", "completed", "timed_out"]);
 
@@ -32,6 +33,9 @@ export async function runPage(main, id) {
   };
   main.append(err, waiting, transcript);
   const calls = new Map(detail.tool_calls.map((c) => [c.call_id, c]));
+  const media = runMedia(id);
+  await media.load();
+  onLeave(() => media.close());
   const byCall = new Map();
   let last = 0;
   const add = (m) => {
@@ -39,7 +43,14 @@ export async function runPage(main, id) {
     last = m.seq;
     if (m.role === "tool") {
       const slot = byCall.get(m.tool_call_id);
-      if (slot) { slot.querySelector(".result").textContent = m.content; slot.classList.add("done"); return; }
+      if (slot) {
+        slot.querySelector(".result").textContent = m.content; slot.classList.add("done");
+        const result = () => m.content;
+        media.attach(m.seq, slot, result);
+        // A live result: what it kept is listed once it names it.
+        if (namesKept(m.content)) media.load().then(() => media.attach(m.seq, slot, result));
+        return;
+      }
     }
     const li = h("li", { class: "msg " + m.role }, h("span", { class: "role" }, m.role), m.content ? h("div", { class: "content" }, m.content) : null);
     for (const tc of m.tool_calls || []) {
