@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/guilds/guilds/internal/access"
-	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -35,7 +35,7 @@ func (s *Server) connectionHealthRoutes() []route {
 }
 
 func (s *Server) getConnectionHealth(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+	conn, err := connections.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}

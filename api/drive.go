@@ -12,6 +12,7 @@ import (
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/drive"
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
@@ -36,9 +37,9 @@ type driveFolderInput struct {
 }
 
 type driveFolderReply struct {
-	Connection grants.Connection `json:"connection"`
-	Folder     drive.Folder      `json:"folder"`
-	Tools      int               `json:"tools"`
+	Connection connections.Connection `json:"connection"`
+	Folder     drive.Folder           `json:"folder"`
+	Tools      int                    `json:"tools"`
 }
 
 func (s *Server) listDriveFolders(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
@@ -51,7 +52,7 @@ func (s *Server) listDriveFolders(ctx context.Context, c *gin.Context, db store.
 		corpus = drive.CorpusMy
 	}
 	var folders []drive.Folder
-	err = s.MCP.Pool.WithAdapterConn(ctx, conn.ID, func(ctx context.Context, ac adapters.Conn) error {
+	err = s.MCP.Adapters.WithConn(ctx, conn.ID, func(ctx context.Context, ac adapters.Conn) error {
 		var err error
 		folders, err = drive.ListFolders(ctx, ac, corpus, c.Query("parent"))
 		return err
@@ -75,7 +76,7 @@ func (s *Server) chooseDriveFolder(ctx context.Context, c *gin.Context, db store
 		return 0, nil, invalidField(drive.FieldFolderID, "is required: the id of one folder from GET /api/mcp/connections/{id}/drive/folders")
 	}
 	var folder drive.Folder
-	err = s.MCP.Pool.WithAdapterConn(ctx, conn.ID, func(ctx context.Context, ac adapters.Conn) error {
+	err = s.MCP.Adapters.WithConn(ctx, conn.ID, func(ctx context.Context, ac adapters.Conn) error {
 		var err error
 		folder, err = drive.CheckFolder(ctx, ac, in.FolderID)
 		return err
@@ -90,7 +91,7 @@ func (s *Server) chooseDriveFolder(ctx context.Context, c *gin.Context, db store
 	if res.ListErr != nil {
 		s.Log.Warn("drive: first listing failed; tools appear at the next run start", "connection", conn.ID, "err", res.ListErr.Error())
 	}
-	fresh, err := grants.LoadConnection(ctx, store.Bounded{Pool: s.DB}, conn.ID)
+	fresh, err := connections.LoadConnection(ctx, store.Bounded{Pool: s.DB}, conn.ID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -100,8 +101,8 @@ func (s *Server) chooseDriveFolder(ctx context.Context, c *gin.Context, db store
 // driveLogin loads the login of :id, visible to the caller, of the Drive
 // adapter, logged in with Google and not disconnected. A platform login acts
 // with the box's own credential, which only an instance admin may use.
-func (s *Server) driveLogin(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (grants.Connection, error) {
-	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+func (s *Server) driveLogin(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (connections.Connection, error) {
+	conn, err := connections.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return conn, err
 	}
@@ -116,10 +117,10 @@ func (s *Server) driveLogin(ctx context.Context, c *gin.Context, db store.DB, p 
 	if conn.OwnerScope == grants.ScopePlatform && !p.Admin {
 		return conn, access.ErrForbidden
 	}
-	if s.MCP.Engine == nil || s.MCP.Pool == nil {
+	if s.MCP.Engine == nil || s.MCP.Adapters == nil {
 		return conn, notConfigured()
 	}
-	if conn.Status == grants.StatusDisconnected {
+	if conn.Status == connections.StatusDisconnected {
 		return conn, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is disconnected; connect Drive again first"}
 	}
 	return conn, nil

@@ -11,6 +11,7 @@ import (
 	acts "github.com/guilds/guilds/activities/connect"
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/adapters/drive/drivetest"
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/apitest"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
@@ -44,8 +45,9 @@ func newDriveEnv(t *testing.T, tweaks ...func(*api.Deps)) (*mcpEnv, *oauthtest.S
 		me.Engine = eng
 		me.Pool = mcppool.New(mcppool.Options{DB: d.DB, Credentials: eng.Resolver()})
 		t.Cleanup(me.Pool.Close)
-		d.MCP = api.MCPDeps{Engine: eng, Pool: me.Pool, Keyring: kr}
-		me.Activities = &acts.Activities{DB: d.DB, Engine: eng, Keyring: kr, Pool: me.Pool,
+		me.Adapters = host.New(host.Options{DB: d.DB, Credentials: eng.Resolver()})
+		d.MCP = api.MCPDeps{Engine: eng, Pool: me.Pool, Adapters: me.Adapters, Keyring: kr}
+		me.Activities = &acts.Activities{DB: d.DB, Engine: eng, Keyring: kr, Pool: me.Pool, Adapters: me.Adapters,
 			Discoverer: &mcpoauth.Discoverer{Policy: mcpoauth.Policy{AllowLoopback: true}}}
 		me.Temporal = testtemporal.Client(t)
 		me.queue = testtemporal.TaskQueue(t)

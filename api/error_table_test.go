@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/models"
@@ -20,8 +21,8 @@ func TestDomainErrorsMapInOneTable(t *testing.T) {
 		status int
 		code   string
 	}{
-		{grants.ErrPlatformReserved, http.StatusForbidden, "platform_scope_reserved"},
-		{&grants.ErrNotSetUp{Server: "Linear", Missing: []string{"LINEAR_CLIENT_ID"}}, http.StatusUnprocessableEntity, "not_set_up"},
+		{connections.ErrPlatformReserved, http.StatusForbidden, "platform_scope_reserved"},
+		{&connections.ErrNotSetUp{Server: "Linear", Missing: []string{"LINEAR_CLIENT_ID"}}, http.StatusUnprocessableEntity, "not_set_up"},
 		{&grants.ErrConnectionDisconnected{ServerSlug: "linear"}, http.StatusConflict, "connection_disconnected"},
 		{&connectors.ErrReconnectRequired{Server: "linear", Code: "expired"}, http.StatusConflict, "reconnect_required"},
 		{connect.ErrSetup, http.StatusUnprocessableEntity, "oauth_setup_failed"},

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/models"
@@ -59,7 +60,7 @@ func toAPIError(err error) *Error {
 	var invalid *validation.Error
 	var authErr *access.AuthError
 	var native *artifacts.Error
-	var notSetUp *grants.ErrNotSetUp
+	var notSetUp *connections.ErrNotSetUp
 	var disconnected *grants.ErrConnectionDisconnected
 	var reconnect *connectors.ErrReconnectRequired
 	var limit *orgs.LimitError
@@ -68,7 +69,7 @@ func toAPIError(err error) *Error {
 		return apiErr
 	case errors.As(err, &native):
 		return nativeError(native)
-	case errors.Is(err, grants.ErrPlatformReserved):
+	case errors.Is(err, connections.ErrPlatformReserved):
 		// Says where the box's own credentials come from.
 		return &Error{Status: http.StatusForbidden, Code: "platform_scope_reserved", Message: err.Error()}
 	case errors.As(err, &limit):

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -60,7 +61,7 @@ func (s *Server) forgetConnections(ctx context.Context, ids []string) {
 // loginsUnder collects the logins a place's delete cascades.
 func loginsUnder(scope grants.Scope) collector {
 	return func(ctx context.Context, db store.DB, id string) ([]string, error) {
-		return grants.ConnectionsUnder(ctx, db, scope, id)
+		return connections.ConnectionsUnder(ctx, db, scope, id)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	ghacts "github.com/guilds/guilds/activities/githubinstall"
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/githubapp"
 	"github.com/guilds/guilds/internal/grants"
@@ -62,14 +63,14 @@ func (s *Server) githubRoutes() []route {
 	}
 }
 
-// githubApp is the box's App; a missing variable is grants.ErrNotSetUp (422,
+// githubApp is the box's App; a missing variable is connections.ErrNotSetUp (422,
 // setup_state unsupported), an unusable one names the variable.
 func (s *Server) githubApp() (*githubapp.Client, error) {
 	cfg, err := githubapp.FromRegistry(s.Integrations)
 	var ns *githubapp.NotSetUpError
 	switch {
 	case errors.As(err, &ns):
-		return nil, &grants.ErrNotSetUp{Server: "GitHub", Missing: ns.Missing}
+		return nil, &connections.ErrNotSetUp{Server: "GitHub", Missing: ns.Missing}
 	case err != nil:
 		return nil, &Error{Status: http.StatusUnprocessableEntity, Code: "not_set_up", Message: "the GitHub App is not usable: " + err.Error()}
 	}
@@ -88,7 +89,7 @@ type notSetUpReply struct {
 // notSetUpBody is the 422 body of such a Connect: the error every route
 // answers, and setup_state beside it for clients that read only the top.
 func notSetUpBody(err error) (gin.H, bool) {
-	var ns *grants.ErrNotSetUp
+	var ns *connections.ErrNotSetUp
 	if !errors.As(err, &ns) {
 		return nil, false
 	}
@@ -101,7 +102,7 @@ func notSetUpBody(err error) (gin.H, bool) {
 }
 
 // beginGitHub is the connect service's GitHub strategy as the API runs it.
-func (s *Server) beginGitHub(ctx context.Context, c *gin.Context, conn grants.Connection, p access.Principal) (string, error) {
+func (s *Server) beginGitHub(ctx context.Context, c *gin.Context, conn connections.Connection, p access.Principal) (string, error) {
 	app, err := s.githubApp()
 	if err != nil {
 		return "", err
@@ -139,13 +140,13 @@ func (s *Server) beginGitHub(ctx context.Context, c *gin.Context, conn grants.Co
 // orgHasGitHubLogin reports whether the login's organisation has another
 // connected GitHub login the operator can see: then the App is installed
 // already and user authorization attaches it.
-func (s *Server) orgHasGitHubLogin(ctx context.Context, p access.Principal, conn grants.Connection) (bool, error) {
-	all, err := grants.ListConnections(ctx, s.db(), p, "", "")
+func (s *Server) orgHasGitHubLogin(ctx context.Context, p access.Principal, conn connections.Connection) (bool, error) {
+	all, err := connections.ListConnections(ctx, s.db(), p, "", "")
 	if err != nil {
 		return false, err
 	}
 	for _, o := range all {
-		if o.ID != conn.ID && o.ServerSlug == conn.ServerSlug && o.Status == grants.StatusConnected && o.Owner().OrgID == conn.Owner().OrgID {
+		if o.ID != conn.ID && o.ServerSlug == conn.ServerSlug && o.Status == connections.StatusConnected && o.Owner().OrgID == conn.Owner().OrgID {
 			return true, nil
 		}
 	}

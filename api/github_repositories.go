@@ -12,6 +12,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/githubapp"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
@@ -65,8 +66,8 @@ type guildGitHubLogin struct {
 
 // githubLogin is a connected GitHub login the principal can see, with its
 // installation.
-func (s *Server) githubLogin(ctx context.Context, db store.DB, p access.Principal, id string) (grants.Connection, githubapp.Login, error) {
-	conn, err := grants.GetConnection(ctx, db, p, id)
+func (s *Server) githubLogin(ctx context.Context, db store.DB, p access.Principal, id string) (connections.Connection, githubapp.Login, error) {
+	conn, err := connections.GetConnection(ctx, db, p, id)
 	if err != nil {
 		return conn, githubapp.Login{}, err
 	}
@@ -78,7 +79,7 @@ func (s *Server) githubLogin(ctx context.Context, db store.DB, p access.Principa
 		return conn, githubapp.Login{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_github", Message: conn.ServerSlug + " is not the GitHub connector"}
 	}
 	l, err := githubapp.GetLogin(ctx, db, conn.ID)
-	if errors.Is(err, store.ErrNotFound) || conn.Status != grants.StatusConnected {
+	if errors.Is(err, store.ErrNotFound) || conn.Status != connections.StatusConnected {
 		return conn, l, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + string(conn.Status) + "; connect it first"}
 	}
 	return conn, l, err
@@ -88,7 +89,7 @@ func (s *Server) githubLogin(ctx context.Context, db store.DB, p access.Principa
 // installation reaches that its user reached at the connect, with the
 // user's permission. A removed or suspended installation disconnects the
 // login; a record of the user's reach that expired asks to connect again.
-func (s *Server) reachable(ctx context.Context, conn grants.Connection, l githubapp.Login) ([]githubRepository, error) {
+func (s *Server) reachable(ctx context.Context, conn connections.Connection, l githubapp.Login) ([]githubRepository, error) {
 	acc, err := githubapp.CurrentAccess(ctx, s.db(), conn.ID, time.Now())
 	if errors.Is(err, githubapp.ErrAccessExpired) {
 		return nil, &Error{Status: http.StatusConflict, Code: "github_access_expired", Message: err.Error()}
@@ -102,7 +103,7 @@ func (s *Server) reachable(ctx context.Context, conn grants.Connection, l github
 	}
 	repos, err := app.Repositories(ctx, l.InstallationID)
 	if githubapp.Gone(err) {
-		if derr := grants.MarkDisconnected(context.WithoutCancel(ctx), s.db(), conn.ID); derr != nil {
+		if derr := connections.MarkDisconnected(context.WithoutCancel(ctx), s.db(), conn.ID); derr != nil {
 			s.Log.Error("github: cannot mark a removed installation's login disconnected", "connection", conn.ID, "err", derr)
 		}
 		return nil, &Error{Status: http.StatusConflict, Code: "connection_disconnected",

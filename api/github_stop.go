@@ -8,6 +8,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"
@@ -37,7 +38,7 @@ func (s *Server) stoppingGitHubSandboxes(del handler) handler {
 // any other login. A login the caller cannot see is left to the delete to
 // refuse.
 func githubLoginAgents(ctx context.Context, db store.DB, p access.Principal, id string) ([]string, error) {
-	conn, err := grants.GetConnection(ctx, db, p, id)
+	conn, err := connections.GetConnection(ctx, db, p, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

@@ -33,15 +33,15 @@ func (s *Server) grantRoutes() []route {
 			Body:    grants.ServerInput{}, Reply: grants.Server{}, Handle: s.adminUpdateServer},
 		{Method: "DELETE", Path: "/api/admin/mcp/servers/:id", Tag: "catalog", Admin: true,
 			Summary: "Delete a catalog server with its connections and bindings", Status: 204,
-			Handle: s.deleteAndForget(grants.ConnectionsOfServer, adminDeleteServer), NoTx: true},
+			Handle: s.deleteAndForget(connections.ConnectionsOfServer, adminDeleteServer), NoTx: true},
 
 		{Method: "POST", Path: "/api/mcp/connections", Tag: "connections",
 			Summary: "Create a pending login of a server at a scope, or retry a pending or disconnected one",
-			Body:    grants.ConnectInput{}, Reply: grants.Connection{}, Status: 201, Handle: s.createConnection},
+			Body:    connections.ConnectInput{}, Reply: connections.Connection{}, Status: 201, Handle: s.createConnection},
 		{Method: "GET", Path: "/api/mcp/connections", Tag: "connections", Summary: "List the logins you can see (owner_scope, owner_id filter)",
-			Reply: []grants.Connection{}, Handle: listConnections},
+			Reply: []connections.Connection{}, Handle: listConnections},
 		{Method: "GET", Path: "/api/mcp/connections/:id", Tag: "connections", Summary: "Get a login's metadata",
-			Reply: grants.Connection{}, Handle: getConnection},
+			Reply: connections.Connection{}, Handle: getConnection},
 		{Method: "DELETE", Path: "/api/mcp/connections/:id", Tag: "connections", Summary: "Delete a login and the bindings that use it",
 			Status: 204, Handle: s.stoppingGitHubSandboxes(s.deleteAndForget(theLogin, s.deleteConnection)), NoTx: true},
 
@@ -118,11 +118,11 @@ func adminDeleteServer(ctx context.Context, c *gin.Context, db store.DB, _ acces
 }
 
 func (s *Server) createConnection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	var in grants.ConnectInput
+	var in connections.ConnectInput
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	out, created, err := grants.Connect(ctx, db, p, s.Integrations, in)
+	out, created, err := connections.Connect(ctx, db, p, s.Integrations, in)
 	if errors.Is(err, store.ErrConflict) {
 		return 0, nil, &Error{Status: http.StatusConflict, Code: "conflict", Message: "a connected login of this server already exists at this scope"}
 	}
@@ -133,12 +133,12 @@ func (s *Server) createConnection(ctx context.Context, c *gin.Context, db store.
 }
 
 func listConnections(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := grants.ListConnections(ctx, db, p, grants.Scope(c.Query("owner_scope")), c.Query("owner_id"))
+	out, err := connections.ListConnections(ctx, db, p, grants.Scope(c.Query("owner_scope")), c.Query("owner_id"))
 	return http.StatusOK, out, err
 }
 
 func getConnection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+	out, err := connections.GetConnection(ctx, db, p, c.Param("id"))
 	return http.StatusOK, out, err
 }
 
@@ -186,7 +186,7 @@ func (s *Server) putBinding(ctx context.Context, c *gin.Context, db store.DB, p 
 // lists its tools with no credential and marks the login connected and
 // bound, or the turn-on is refused with why, and nothing is written.
 func (s *Server) openLoginFor(ctx context.Context, p access.Principal, in *grants.BindingInput) error {
-	plan, err := grants.PlanOpenLogin(ctx, s.db(), p, *in)
+	plan, err := connections.PlanOpenLogin(ctx, s.db(), p, *in)
 	switch {
 	case err != nil:
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
@@ -147,7 +148,7 @@ func TestMoreGrantRefusalsWriteNothing(t *testing.T) {
 		t.Fatalf("guild overlay: %d %s", r.Status, r.Body)
 	}
 	// A disconnected login of an enabled server: the offer is refused with a message naming it, and Connect retries the same row.
-	if err := grants.MarkDisconnected(context.Background(), e.DB, xLogin); err != nil {
+	if err := connections.MarkDisconnected(context.Background(), e.DB, xLogin); err != nil {
 		t.Fatal(err)
 	}
 	r := e.Admin("GET", "/api/agents/"+ann+"/offered-tools", nil)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/grants/grantstest"
 )
@@ -36,7 +37,7 @@ func login(t *testing.T, e *apitest.Env, slug, scope, ownerID string, tools ...s
 		id = r.Map()["id"].(string)
 	}
 	ctx := context.Background()
-	if err := grants.MarkConnected(ctx, e.DB, id, "acct"); err != nil {
+	if err := connections.MarkConnected(ctx, e.DB, id, "acct"); err != nil {
 		t.Fatal(err)
 	}
 	var list []grants.ListedTool
@@ -176,5 +177,5 @@ func TestPatternReEnable(t *testing.T) {
 }
 
 func markConnected(e *apitest.Env, id string) error {
-	return grants.MarkConnected(context.Background(), e.DB, id, "acct")
+	return connections.MarkConnected(context.Background(), e.DB, id, "acct")
 }

@@ -13,16 +13,15 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	acts "github.com/guilds/guilds/activities/connect"
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
-	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/remote"
@@ -36,9 +35,12 @@ import (
 
 // MCPDeps are what the remote MCP connector routes need; main builds them.
 type MCPDeps struct {
-	Engine  *connectors.Engine // nil: connectors are not configured on this box
-	Pool    *mcppool.Pool
-	Keyring *secret.Keyring // seals OAuth callback parameters for the workflow
+	Engine *connectors.Engine // nil: connectors are not configured on this box
+	Pool   *mcppool.Pool
+	// Adapters serves local adapters' logins: their calls, key checks and
+	// Drive's folder routes (nil with Pool when connectors are off).
+	Adapters *host.Host
+	Keyring  *secret.Keyring // seals OAuth callback parameters for the workflow
 	// TaskQueue of the connect workflow; "" means worker.TaskQueue.
 	TaskQueue string
 	// OAuthDeadline bounds the wait for a callback; 0 means connect.DefaultDeadline.
@@ -86,9 +88,9 @@ type mcpConnectInput struct {
 }
 
 type mcpConnectReply struct {
-	Connection       grants.Connection `json:"connection"`
-	AuthorizationURL string            `json:"authorization_url,omitempty"`
-	Tools            int               `json:"tools"`
+	Connection       connections.Connection `json:"connection"`
+	AuthorizationURL string                 `json:"authorization_url,omitempty"`
+	Tools            int                    `json:"tools"`
 }
 
 type mcpCallbackReply struct {
@@ -150,6 +152,9 @@ func (s *Server) connectService() *connections.Service {
 	if s.MCP.Pool != nil {
 		svc.Sessions = s.MCP.Pool
 	}
+	if s.MCP.Adapters != nil {
+		svc.Adapters = s.MCP.Adapters
+	}
 	return svc
 }
 
@@ -163,16 +168,20 @@ func (s *Server) doMCPConnect(c *gin.Context, p access.Principal) (mcpConnectRep
 	}
 	ctx := c.Request.Context()
 	out, err := s.connectService().Connect(ctx, p, connections.Request{
-		Login:  grants.ConnectInput{ServerID: in.ServerID, Slug: in.Slug, OwnerScope: in.OwnerScope, OwnerID: in.OwnerID},
+		Login:  connections.ConnectInput{ServerID: in.ServerID, Slug: in.Slug, OwnerScope: in.OwnerScope, OwnerID: in.OwnerID},
 		Key:    in.Key,
 		Values: in.Values,
-		BeginOAuth: func(ctx context.Context, conn grants.Connection) (string, error) {
+		BeginOAuth: func(ctx context.Context, conn connections.Connection) (string, error) {
 			return s.beginOAuth(ctx, c, conn, p)
 		},
 		KeyStep: func(ctx context.Context, srv grants.ServerRoute) (*connections.KeyStep, error) {
-			return s.pinnedStep(ctx, srv, in)
+			step, err := s.pinnedConnect().Step(ctx, srv, in.Key, in.Coins)
+			if err != nil {
+				return nil, s.coinGeckoFailure(err, in.Key)
+			}
+			return step, nil
 		},
-		BeginGitHub: func(ctx context.Context, conn grants.Connection) (string, error) {
+		BeginGitHub: func(ctx context.Context, conn connections.Connection) (string, error) {
 			return s.beginGitHub(ctx, c, conn, p)
 		},
 	})
@@ -201,7 +210,7 @@ func connectError(err error) error {
 func checkError(slug string, err error) error {
 	var notBuilt *adapters.ErrNotBuiltIn
 	var fe *connectors.FieldsError
-	var named *mcppool.KeyRejectedError
+	var named *connections.KeyRejectedError
 	var unlisted *mcppool.UnlistedError
 	switch {
 	case errors.As(err, &notBuilt):
@@ -210,11 +219,11 @@ func checkError(slug string, err error) error {
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "key_rejected",
 			Message:  fmt.Sprintf("%s rejected %s: check it and paste it again", slug, named.Field),
 			Problems: []validation.Problem{{Field: "values." + named.Field, Message: "was rejected by the service"}}}
-	case errors.Is(err, mcppool.ErrKeyRejected):
+	case errors.Is(err, connections.ErrKeyRejected):
 		return keyRejected(slug)
-	case errors.Is(err, mcppool.ErrAddressRefused):
+	case errors.Is(err, connections.ErrAddressRefused):
 		return addressRefused(slug, err)
-	case errors.Is(err, mcppool.ErrKeyUnchecked):
+	case errors.Is(err, connections.ErrKeyUnchecked):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed",
 			Message: slug + " could not be reached to check the key; try again"}
 	case errors.As(err, &unlisted):
@@ -237,33 +246,6 @@ func checkError(slug string, err error) error {
 			Message: slug + " could not be reached to check the values; try again"}
 	}
 	return err
-}
-
-// pinnedStep takes over the connect of a Pinned prices login: its coins are
-// quoted with the pasted key first (a refused key is key_rejected, an
-// unquoted id a problem of its own), so a refusal stores nothing; then the
-// key is pinged and stored like any adapter key, and the list written. Other
-// servers take no coins.
-func (s *Server) pinnedStep(ctx context.Context, srv grants.ServerRoute, in mcpConnectInput) (*connections.KeyStep, error) {
-	pinned := isPinnedPrices(srv)
-	switch {
-	case in.Coins != nil && !pinned:
-		return nil, &validation.Error{Problems: []validation.Problem{{Field: "coins", Message: "are only for Pinned prices logins; " + srv.Slug + " is not one"}}}
-	case !pinned || srv.Auth != catalog.AuthToken:
-		return nil, nil
-	}
-	key := strings.TrimSpace(in.Key)
-	if key == "" {
-		return nil, &validation.Error{Problems: []validation.Problem{{Field: "key", Message: "is required for " + srv.Slug}}}
-	}
-	check := adapters.Conn{HTTP: s.MCP.KeyHTTP, BaseURL: srv.URL, Cred: connectors.Credential{AccessToken: key}}
-	coins, err := s.checkPinnedCoins(ctx, check, in.Coins)
-	if err != nil {
-		return nil, err
-	}
-	return &connections.KeyStep{Key: key, After: func(ctx context.Context, conn grants.Connection) error {
-		return s.inTx(ctx, func(tx pgx.Tx) error { return pinnedprices.ReplaceCoins(ctx, tx, conn.ID, coins) })
-	}}, nil
 }
 
 func addressRefused(slug string, err error) *Error {
@@ -314,7 +296,7 @@ func (s *Server) taskQueue() string {
 // beginOAuth is the connect service's OAuth strategy as the API runs it:
 // the login is bound to the starting browser (a cookie) and user, and the
 // connect workflow prepares it and waits for the callback.
-func (s *Server) beginOAuth(ctx context.Context, c *gin.Context, conn grants.Connection, p access.Principal) (string, error) {
+func (s *Server) beginOAuth(ctx context.Context, c *gin.Context, conn connections.Connection, p access.Principal) (string, error) {
 	if s.Temporal == nil {
 		return "", &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the workflow service is not reachable"}
 	}
@@ -440,7 +422,7 @@ func oauthCode(s string) string {
 }
 
 func listMCPTools(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+	conn, err := connections.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -465,7 +447,7 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+	conn, err := connections.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -477,7 +459,7 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 	if s.MCP.Engine == nil || s.MCP.Pool == nil {
 		return 0, nil, notConfigured()
 	}
-	if conn.Status != grants.StatusConnected {
+	if conn.Status != connections.StatusConnected {
 		return 0, nil, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + string(conn.Status) + "; connect it first"}
 	}
 	listed, err := mcppool.Stored(ctx, db, conn.ID)
@@ -500,7 +482,7 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 	if err != nil {
 		return 0, nil, err
 	}
-	result, err := remote.Call(ctx, s.MCP.Pool, remote.Tool{ConnectionID: conn.ID, RemoteName: tool.RemoteName, Schema: tool.Schema}, args,
+	result, err := remote.Call(ctx, s.remoteCallers(), remote.Tool{Kind: conn.Kind(), ConnectionID: conn.ID, RemoteName: tool.RemoteName, Schema: tool.Schema}, args,
 		remote.Options{Redactor: tools.NewRedactor(secrets, s.Log), NoTrailer: true, Log: s.Log})
 	var argErr *tools.ArgumentError
 	var schemaErr *remote.SchemaError
@@ -520,10 +502,19 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 	return http.StatusOK, mcpCallReply{Tool: tool.RemoteName, Result: result}, nil
 }
 
+// remoteCallers are what serve a login's calls, by its catalog kind.
+func (s *Server) remoteCallers() remote.Callers {
+	c := remote.Callers{MCP: s.MCP.Pool}
+	if s.MCP.Adapters != nil {
+		c.Adapters = s.MCP.Adapters
+	}
+	return c
+}
+
 // secretsOf is the login's redaction set: its credential values, less the
 // configured values its provider declares non-secret. Without it nothing is
 // called: a result could carry the credential in clear (runs fail closed too).
-func (s *Server) secretsOf(ctx context.Context, conn grants.Connection) ([]string, error) {
+func (s *Server) secretsOf(ctx context.Context, conn connections.Connection) ([]string, error) {
 	connectionID := conn.ID
 	out, err := s.MCP.Engine.Secrets(ctx, uuid.MustParse(connectionID))
 	var rr *connectors.ErrReconnectRequired
@@ -542,7 +533,7 @@ func (s *Server) secretsOf(ctx context.Context, conn grants.Connection) ([]strin
 
 // needsNoLogin reports whether a login's server takes no credential at all
 // (ADR 0616); a read error counts as no, so the caller fails closed.
-func (s *Server) needsNoLogin(ctx context.Context, conn grants.Connection) bool {
+func (s *Server) needsNoLogin(ctx context.Context, conn connections.Connection) bool {
 	srv, err := grants.LoadServerRoute(ctx, s.db(), conn.ServerID)
 	return err == nil && srv.NoLogin
 }

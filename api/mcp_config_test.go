@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/guilds/guilds/api"
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/apitest"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
@@ -74,7 +75,8 @@ func newConfigEnv(t *testing.T, logs *strings.Builder, mu *sync.Mutex) *mcpEnv {
 		me.Engine = eng
 		me.Pool = mcppool.New(mcppool.Options{DB: d.DB, Credentials: eng.Resolver(), Log: log})
 		t.Cleanup(me.Pool.Close)
-		d.MCP = api.MCPDeps{Engine: eng, Pool: me.Pool, Keyring: kr}
+		me.Adapters = host.New(host.Options{DB: d.DB, Credentials: eng.Resolver(), Log: log})
+		d.MCP = api.MCPDeps{Engine: eng, Pool: me.Pool, Adapters: me.Adapters, Keyring: kr}
 	}})
 	return me
 }

@@ -20,6 +20,7 @@ import (
 
 	acts "github.com/guilds/guilds/activities/connect"
 	"github.com/guilds/guilds/api"
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/apitest"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
@@ -56,6 +57,7 @@ type mcpEnv struct {
 	*apitest.Env
 	Engine     *connectors.Engine
 	Pool       *mcppool.Pool
+	Adapters   *host.Host
 	Temporal   client.Client
 	Activities *acts.Activities
 	queue      string
@@ -130,8 +132,9 @@ func newMCPEnvDeps(t *testing.T, withTemporal bool, tweak func(*api.MCPDeps), lo
 		me.Engine = eng
 		me.Pool = mcppool.New(mcppool.Options{DB: d.DB, Credentials: eng.Resolver()})
 		t.Cleanup(me.Pool.Close)
-		d.MCP = api.MCPDeps{Engine: eng, Pool: me.Pool, Keyring: kr}
-		me.Activities = &acts.Activities{DB: d.DB, Engine: eng, Keyring: kr, Pool: me.Pool,
+		me.Adapters = host.New(host.Options{DB: d.DB, Credentials: eng.Resolver()})
+		d.MCP = api.MCPDeps{Engine: eng, Pool: me.Pool, Adapters: me.Adapters, Keyring: kr}
+		me.Activities = &acts.Activities{DB: d.DB, Engine: eng, Keyring: kr, Pool: me.Pool, Adapters: me.Adapters,
 			Discoverer: &mcpoauth.Discoverer{Policy: mcpoauth.Policy{AllowLoopback: true}}}
 		if withTemporal {
 			me.Temporal = testtemporal.Client(t)

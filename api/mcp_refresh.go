@@ -7,7 +7,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/guilds/guilds/internal/access"
-	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -21,18 +22,18 @@ func (s *Server) toolRefreshRoutes() []route {
 }
 
 func (s *Server) refreshMCPTools(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+	conn, err := connections.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	if s.MCP.Pool == nil {
+	if s.MCP.Pool == nil || s.MCP.Adapters == nil {
 		return 0, nil, notConfigured()
 	}
-	if conn.Status != grants.StatusConnected {
+	if conn.Status != connections.StatusConnected {
 		return 0, nil, &Error{Status: http.StatusConflict, Code: "not_connected",
 			Message: conn.ServerName + " is " + string(conn.Status) + ": connect it before listing its tools"}
 	}
-	if _, err := s.MCP.Pool.Sync(ctx, conn.ID); err != nil {
+	if err := s.syncTools(ctx, conn); err != nil {
 		s.Log.WarnContext(ctx, "mcp refresh: listing failed; the stored tools stay", "connection", conn.ID, "err", err)
 		return 0, nil, &Error{Status: http.StatusBadGateway, Code: "listing_failed",
 			Message: conn.ServerName + " could not list its tools; the stored list stays: " + err.Error()}
@@ -46,4 +47,15 @@ func (s *Server) refreshMCPTools(ctx context.Context, c *gin.Context, db store.D
 		out[i] = mcpTool{Name: t.Name, RemoteName: t.RemoteName, Description: t.Description, InputSchema: t.Schema}
 	}
 	return http.StatusOK, out, nil
+}
+
+// syncTools lists a login's tools again and stores them, with what serves
+// its catalog kind.
+func (s *Server) syncTools(ctx context.Context, conn connections.Connection) error {
+	if conn.Kind() == catalog.KindAdapter {
+		_, err := s.MCP.Adapters.Sync(ctx, conn.ID)
+		return err
+	}
+	_, err := s.MCP.Pool.Sync(ctx, conn.ID)
+	return err
 }

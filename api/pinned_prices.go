@@ -12,13 +12,14 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
-	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
-	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/validation"
 )
 
 // The Tools view's coin picker of a Pinned prices login: search CoinGecko
@@ -84,7 +85,7 @@ func (s *Server) pinnedSearchStored(ctx context.Context, c *gin.Context, db stor
 }
 
 func (s *Server) pinnedSearch(ctx context.Context, conn adapters.Conn, query string) (int, any, error) {
-	actx, cancel := context.WithTimeout(ctx, mcppool.AdapterTimeout)
+	actx, cancel := context.WithTimeout(ctx, host.Timeout)
 	defer cancel()
 	coins, err := pinnedprices.Search(actx, conn, query)
 	if err != nil {
@@ -94,7 +95,7 @@ func (s *Server) pinnedSearch(ctx context.Context, conn adapters.Conn, query str
 }
 
 func listPinnedCoins(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+	conn, err := connections.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -117,9 +118,9 @@ func (s *Server) putPinnedCoins(ctx context.Context, c *gin.Context, db store.DB
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	coins, err := s.checkPinnedCoins(ctx, login.adapterConn(s), in.Coins)
+	coins, err := s.pinnedConnect().CheckCoins(ctx, login.adapterConn(s), in.Coins)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, s.coinGeckoFailure(err, login.cred.AccessToken)
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error { return pinnedprices.ReplaceCoins(ctx, tx, login.conn.ID, coins) })
 	if err != nil {
@@ -128,33 +129,16 @@ func (s *Server) putPinnedCoins(ctx context.Context, c *gin.Context, db store.DB
 	return http.StatusOK, coins, nil
 }
 
-// checkPinnedCoins validates a list and asks CoinGecko to quote it: every
-// coin it does not quote is a problem of its own.
-func (s *Server) checkPinnedCoins(ctx context.Context, conn adapters.Conn, in []pinnedprices.Coin) ([]pinnedprices.Coin, error) {
-	coins, err := pinnedprices.ValidateCoins("coins", in)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(coins))
-	for i, co := range coins {
-		ids[i] = co.ID
-	}
-	actx, cancel := context.WithTimeout(ctx, mcppool.AdapterTimeout)
-	defer cancel()
-	prices, err := pinnedprices.Quote(actx, conn, ids)
-	if err != nil {
-		return nil, s.coinGeckoFailure(err, conn.Cred.AccessToken)
-	}
-	if err := pinnedprices.Unquoted("coins", coins, prices); err != nil {
-		return nil, err
-	}
-	return coins, nil
+// pinnedConnect is the Pinned prices adapter's connect step and coin check
+// over this server's database and key client.
+func (s *Server) pinnedConnect() pinnedprices.Connect {
+	return pinnedprices.Connect{DB: s.DB, HTTP: s.MCP.KeyHTTP, Timeout: host.Timeout}
 }
 
 // pinnedLoginRef is a visible Pinned prices login with what calling
 // CoinGecko for it takes.
 type pinnedLoginRef struct {
-	conn    grants.Connection
+	conn    connections.Connection
 	baseURL string
 	cred    connectors.Credential
 }
@@ -167,7 +151,7 @@ func (l pinnedLoginRef) adapterConn(s *Server) adapters.Conn {
 // Pinned prices adapter; withKey also resolves its stored key, which only a
 // connected login has, and which a platform login lends to instance admins only.
 func (s *Server) pinnedLogin(ctx context.Context, c *gin.Context, db store.DB, p access.Principal, withKey bool) (pinnedLoginRef, error) {
-	conn, err := grants.GetConnection(ctx, db, p, c.Param("id"))
+	conn, err := connections.GetConnection(ctx, db, p, c.Param("id"))
 	if err != nil {
 		return pinnedLoginRef{}, err
 	}
@@ -185,7 +169,7 @@ func (s *Server) pinnedLogin(ctx context.Context, c *gin.Context, db store.DB, p
 	if s.MCP.Engine == nil {
 		return pinnedLoginRef{}, notConfigured()
 	}
-	if conn.Status != grants.StatusConnected {
+	if conn.Status != connections.StatusConnected {
 		return pinnedLoginRef{}, &Error{Status: http.StatusConflict, Code: "not_connected", Message: "the login is " + string(conn.Status) + "; connect it first"}
 	}
 	ref.cred, err = s.MCP.Engine.Resolver().Token(ctx, uuid.MustParse(conn.ID))
@@ -197,7 +181,7 @@ func (s *Server) pinnedLogin(ctx context.Context, c *gin.Context, db store.DB, p
 
 // pinnedServerURL is the catalog URL of the login's server, which must be
 // served by the Pinned prices adapter.
-func pinnedServerURL(ctx context.Context, db store.DB, conn grants.Connection) (string, error) {
+func pinnedServerURL(ctx context.Context, db store.DB, conn connections.Connection) (string, error) {
 	srv, err := grants.LoadServerRoute(ctx, db, conn.ServerID)
 	if err != nil {
 		return "", err
@@ -211,19 +195,21 @@ func pinnedServerURL(ctx context.Context, db store.DB, conn grants.Connection) (
 
 // isPinnedPrices reports whether a catalog row is served by the Pinned
 // prices adapter.
-func isPinnedPrices(srv grants.ServerRoute) bool {
-	return srv.Kind == catalog.KindAdapter && srv.Adapter == pinnedprices.Name
-}
+func isPinnedPrices(srv grants.ServerRoute) bool { return pinnedprices.Serves(srv) }
 
 // coinGeckoFailure maps a failed search or quote: a refused key is
 // key_rejected; anything else says CoinGecko could not answer, with the
 // key kept out of the message and the log.
 func (s *Server) coinGeckoFailure(err error, key string) error {
+	var v *validation.Error
+	if errors.As(err, &v) {
+		return err // a coin or the key refused on its own field
+	}
 	if errors.Is(err, adapters.ErrRejected) {
 		return keyRejected(pinnedprices.Name)
 	}
 	if errors.Is(err, mcpoauth.ErrBlockedEndpoint) {
-		return addressRefused(pinnedprices.Name, mcppool.ErrAddressRefused)
+		return addressRefused(pinnedprices.Name, connections.ErrAddressRefused)
 	}
 	msg := err.Error()
 	if key != "" {

@@ -6,7 +6,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
+	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/mcppool"
 )
 
@@ -25,8 +27,8 @@ func platformRow(t *testing.T, db *pgxpool.Pool, slug string) string {
 func (me *mcpEnv) platformKeyLogin(t *testing.T, slug, key string) string {
 	t.Helper()
 	id := platformRow(t, me.DB, slug)
-	login := mcppool.KeyLogin{DB: me.DB, Engine: me.Engine, Pool: me.Pool}
-	if _, err := login.Connect(context.Background(), id, key); err != nil {
+	svc := &connections.Service{DB: me.DB, Engine: me.Engine, Sessions: me.Pool, Checker: mcppool.Checker{DB: me.DB, Engine: me.Engine}}
+	if _, err := svc.ConnectKey(context.Background(), id, map[string]string{connectors.MetaTokenField: key}); err != nil {
 		t.Fatalf("platform key login of %s: %v", slug, err)
 	}
 	return id

@@ -13,10 +13,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/secret"
@@ -24,7 +25,7 @@ import (
 )
 
 // MarkConnectedFunc writes a connected login's hint and its enabled binding
-// (grants.MarkConnected).
+// (connections.MarkConnected).
 type MarkConnectedFunc = connections.MarkFunc
 
 // Activities are the connect workflow's activities with their dependencies.
@@ -33,8 +34,9 @@ type Activities struct {
 	Engine        *connectors.Engine
 	Keyring       *secret.Keyring
 	Pool          *mcppool.Pool
+	Adapters      *host.Host // checks and lists an adapter's new login (Gmail)
 	Discoverer    *mcpoauth.Discoverer
-	MarkConnected MarkConnectedFunc // nil: grants.MarkConnected
+	MarkConnected MarkConnectedFunc // nil: connections.MarkConnected
 	Log           *slog.Logger
 	// ClientName is sent when registering a client (default "guilds").
 	ClientName string
@@ -231,6 +233,9 @@ func (a *Activities) service() *connections.Service {
 	svc := &connections.Service{DB: a.DB, Engine: a.Engine, Discoverer: a.Discoverer, Mark: a.MarkConnected, Log: a.Log}
 	if a.Pool != nil {
 		svc.Sessions = a.Pool
+	}
+	if a.Adapters != nil {
+		svc.Adapters = a.Adapters
 	}
 	return svc
 }

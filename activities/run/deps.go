@@ -90,7 +90,10 @@ type Deps struct {
 	Tools   *tools.Registry
 	Offerer Offerer // nil means NativeOfferer over Tools
 	MCP     MCPCaller
-	Secrets SecretSource
+	// Adapters calls a local adapter's tool (internal/adapters/host); the
+	// offer's class routes a call here or to MCP.
+	Adapters MCPCaller
+	Secrets  SecretSource
 	// Vault seals the arguments of tools whose arguments are secrets; nil
 	// leaves every argument as the model sent it.
 	Vault  ArgumentVault

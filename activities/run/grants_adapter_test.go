@@ -10,7 +10,7 @@ import (
 
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/integrations"

@@ -15,10 +15,10 @@ import (
 
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
-	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/runs"
@@ -132,7 +132,7 @@ func TestStatePricesAtRunStart(t *testing.T) {
 	conn = connectionstest.Insert(t, db, server, "organisation", org)
 	_, err = eng.ConnectKey(ctx, uuid.MustParse(conn), map[string]string{"token": geckoKey})
 	must(err)
-	must(grants.MarkConnected(ctx, db, conn, ""))
+	must(connections.MarkConnected(ctx, db, conn, ""))
 	must(pinnedprices.ReplaceCoins(ctx, db, conn, []pinnedprices.Coin{
 		{ID: "ethereum", Symbol: "eth", Name: "Ethereum"}, {ID: "bitcoin", Symbol: "btc", Name: "Bitcoin"}}))
 	// The quiet agent has the server switched off at its own scope.

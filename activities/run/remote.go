@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/remote"
 	"github.com/guilds/guilds/internal/runs"
@@ -34,10 +35,21 @@ func (a *Activities) callRemote(ctx context.Context, r runs.Run, seq int, t runs
 	if err != nil { // the call goes on; only its app is not shown
 		log.WarnContext(ctx, "the tool's app could not be looked up", "err", err)
 	}
-	out, err := remote.Call(ctx, a.d.MCP, remote.Tool{ConnectionID: t.ConnectionID, RemoteName: t.RemoteName, Schema: t.Schema, UIResource: ui}, args,
+	out, err := remote.Call(ctx, remote.Callers{MCP: a.d.MCP, Adapters: a.d.Adapters}, remote.Tool{Kind: kindOf(t),
+		ConnectionID: t.ConnectionID, RemoteName: t.RemoteName, Schema: t.Schema, UIResource: ui}, args,
 		remote.Options{Redactor: red, Remaining: remaining, Log: log, Keep: keep, KeepApp: keepApp})
 	if err != nil {
 		return out, runs.OutcomeError
 	}
 	return out, outcomeOf(out)
+}
+
+// kindOf is the catalog kind of an offered tool's login: the offer classes
+// an adapter's tools as such (grants.Offered), and a snapshot stores that
+// class, so a run started before a deploy routes the same way.
+func kindOf(t runs.OfferedTool) catalog.Kind {
+	if tools.Class(t.Class) == tools.ClassAdapter {
+		return catalog.KindAdapter
+	}
+	return catalog.KindRemote
 }

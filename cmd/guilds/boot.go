@@ -330,7 +330,7 @@ func (p *platform) apiServer(ctx context.Context) (*api.Server, error) {
 		Reporter:  p.reporter, MaxAgentsPerOrg: p.cfg.Limits.MaxAgentsPerOrg,
 	}
 	if p.connectors != nil {
-		d.MCP = api.MCPDeps{Engine: p.connectors.Engine, Pool: p.connectors.Pool, Keyring: p.keyring, KeyHTTP: p.connectors.HTTP}
+		d.MCP = api.MCPDeps{Engine: p.connectors.Engine, Pool: p.connectors.Pool, Adapters: p.connectors.Adapters, Keyring: p.keyring, KeyHTTP: p.connectors.HTTP}
 	}
 	if p.cfg.AuthMode == "local" {
 		u, err := access.LocalUser(ctx, p.db)
@@ -349,7 +349,7 @@ func (p *platform) registrations() []worker.Registration {
 		Approvals: runact.PolicyGate{DB: p.db}}
 	var regs []worker.Registration
 	if p.connectors != nil {
-		deps.MCP = p.connectors.Pool
+		deps.MCP, deps.Adapters = p.connectors.Pool, p.connectors.Adapters
 		deps.Credentials, deps.HTTP = p.connectors.Engine.Resolver(), p.connectors.HTTP
 		deps.Offerer = runact.GrantsOfferer{S: p.grants, Lists: p.connectors.Pool}
 		regs = append(regs, p.connectors.registration(), p.githubRegistration())

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/term"
 
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
@@ -119,7 +120,8 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 	}
 	// The terminal connects with the same service as the API; a key is
 	// checked with the server under the worker's outbound policy.
-	svc := &connections.Service{DB: db, Engine: eng, Checker: mcppool.Checker{DB: db, Engine: eng, HTTP: outboundClient()}}
+	svc := &connections.Service{DB: db, Engine: eng, Checker: mcppool.Checker{DB: db, Engine: eng, HTTP: outboundClient()},
+		Adapters: host.New(host.Options{DB: db, Credentials: eng.Resolver(), HTTP: outboundClient()})}
 	switch sub {
 	case "list":
 		conns, err := eng.List(ctx)
@@ -230,7 +232,7 @@ func checkConnectScope(scope, owner string) string {
 // platformReservedCLI is the API's platform_scope_reserved refusal, as the
 // terminal says it.
 func platformReservedCLI() error {
-	return fmt.Errorf("%w; connect it with -scope organisation, guild or agent and -owner ID", grants.ErrPlatformReserved)
+	return fmt.Errorf("%w; connect it with -scope organisation, guild or agent and -owner ID", connections.ErrPlatformReserved)
 }
 
 // probe asks a remote MCP server or a local adapter whether the stored login

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	acts "github.com/guilds/guilds/activities/connect"
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
@@ -28,6 +29,9 @@ import (
 type connectorRuntime struct {
 	Engine *connectors.Engine
 	Pool   *mcppool.Pool
+	// Adapters serves the logins of local adapters (calls, checks, Drive's
+	// folder routes) with the same HTTP client and resolver as the pool.
+	Adapters *host.Host
 	// HTTP carries every request to a remote MCP server (sessions and key
 	// checks): each dialled address and redirect is checked against the
 	// outbound policy, so a server cannot steer the platform to an internal one.
@@ -63,8 +67,9 @@ func newConnectorRuntime(ctx context.Context, db *pgxpool.Pool, rdb *redis.Clien
 	}
 	hc := policy.Client(0) // no global timeout: each MCP request carries its own deadline
 	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver(), Log: log, HTTPClient: hc})
-	return &connectorRuntime{Engine: eng, Pool: pool, HTTP: hc, Keyring: keys, Activities: &acts.Activities{
-		DB: db, Engine: eng, Keyring: keys, Pool: pool, Log: log,
+	adapters := host.New(host.Options{DB: db, Credentials: eng.Resolver(), Log: log, HTTP: hc})
+	return &connectorRuntime{Engine: eng, Pool: pool, Adapters: adapters, HTTP: hc, Keyring: keys, Activities: &acts.Activities{
+		DB: db, Engine: eng, Keyring: keys, Pool: pool, Adapters: adapters, Log: log,
 		Discoverer: &mcpoauth.Discoverer{Policy: policy},
 	}}, nil
 }

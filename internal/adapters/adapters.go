@@ -2,8 +2,8 @@
 // through their own REST APIs (CoinGecko, DexPaprika, …) while they appear in
 // the catalog, the Tools view and a run's offer like remote MCP servers. A
 // catalog row of kind "adapter" names its adapter in config.adapter; the
-// session pool (internal/mcppool) routes that connection's Connect check and
-// tool calls here instead of opening an MCP session. Each adapter is its own
+// adapter host (internal/adapters/host) serves that login's Connect check
+// and tool calls, where a remote server's go to an MCP session. Each adapter is its own
 // package that registers itself; the binary imports the ones it ships.
 package adapters
 
@@ -54,13 +54,13 @@ type Adapter interface {
 
 // MaxToolTimeout is the longest one adapter call may take when its tool asks
 // for more than the default (ToolTimeouts); the run workflow's adapter class
-// is sized on it.
+// is sized on it, and the adapter host caps an answer at it (host.MaxTimeout).
 const MaxToolTimeout = 90 * time.Second
 
-// ToolTimeouts is an adapter some of whose tools take longer than the pool's
+// ToolTimeouts is an adapter some of whose tools take longer than the host's
 // default bound on one call (Qonto's upload_invoice waits up to a minute for
 // the service's processing). Timeout answers 0 for a tool that takes the
-// default; the caller caps an answer at MaxToolTimeout.
+// default; the host caps an answer at MaxToolTimeout.
 type ToolTimeouts interface {
 	Timeout(tool string) time.Duration
 }

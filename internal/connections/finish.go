@@ -18,40 +18,53 @@ import (
 
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/catalog"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcpoauth"
 	"github.com/guilds/guilds/internal/store"
 )
 
-// Sessions is the MCP pool as the service uses it (*mcppool.Pool). It is an
-// interface, not the pool itself, because the pool's KeyLogin stores through
-// this package: mcppool imports connections, never the reverse.
+// Sessions is the MCP pool as the service uses it (*mcppool.Pool): remote
+// servers' logins only. It is an interface, not the pool itself, because the
+// pool's Checker answers this package's types: mcppool imports connections,
+// never the reverse.
 type Sessions interface {
 	// Drop ends the connection's cached session, if any.
 	Drop(connectionID string)
-	// CheckAdapter runs a local adapter's own check of the stored login.
-	CheckAdapter(ctx context.Context, connectionID string) (hint string, isAdapter bool, err error)
 	// SyncTools lists the connection's tools, stores them and counts them.
 	SyncTools(ctx context.Context, connectionID string) (int, error)
 	// Probe asks the server whether the stored login works.
 	Probe(ctx context.Context, connectionID string) (string, error)
 }
 
+// Adapters is the adapter host as the service uses it
+// (*internal/adapters/host.Host): local adapters' logins only.
+type Adapters interface {
+	Checker
+	// Check runs the adapter's own check of the stored login and answers
+	// the service's account hint.
+	Check(ctx context.Context, connectionID string) (hint string, err error)
+	// Sync lists the login's curated tools, stores them and counts them.
+	Sync(ctx context.Context, connectionID string) (int, error)
+	// Probe asks the service whether the stored login works.
+	Probe(ctx context.Context, connectionID string) (string, error)
+}
+
 // MarkFunc writes a connected login's hint and its enabled binding
-// (grants.MarkConnected).
-type MarkFunc func(ctx context.Context, db store.DB, connectionID, accountHint string) error
+// (MarkRowConnected), given the login's row.
+type MarkFunc func(ctx context.Context, db store.DB, c connstore.Connection, accountHint string) error
 
 // Deps are what a finish works with.
 type Deps struct {
 	DB       *pgxpool.Pool
 	Engine   *connectors.Engine
-	Sessions Sessions // nil: no session to drop and no first listing
+	Sessions Sessions // nil: no session to drop and no first listing of a remote server
+	Adapters Adapters // nil: no check and no first listing of an adapter's login
 	// Discoverer, when set, lets a login without a stored hint ask the
 	// server's userinfo endpoint (HintStored).
 	Discoverer *mcpoauth.Discoverer
-	Mark       MarkFunc // nil: grants.MarkConnected
+	Mark       MarkFunc // nil: MarkRowConnected
 	Log        *slog.Logger
 }
 
@@ -90,8 +103,10 @@ var ErrRefused = errors.New("the service refused the new login: check that every
 // Result is what a finished login reports.
 type Result struct {
 	AccountHint string
-	Tools       int   // tools stored; -1 when the first listing failed
-	ListErr     error // why the first listing failed; the login is connected anyway
+	Tools       int // tools stored; -1 when the first listing failed
+	// Listed are the tools a key login's check listed (Options.Listed).
+	Listed  []grants.ListedTool
+	ListErr error // why the first listing failed; the login is connected anyway
 	// FirstListing: the first listing ran (whether or not it failed).
 	FirstListing bool
 	// Pending: the adapter's check needs the operator's choice first
@@ -105,15 +120,27 @@ type Result struct {
 // session is dropped and, unless it brought its tools, the first listing
 // stored. A failed first listing is reported in Result, not as an error.
 func Finish(ctx context.Context, d Deps, connectionID string, o Options) (Result, error) {
-	id, err := uuid.Parse(connectionID)
+	id, err := connstore.ParseID(connectionID)
 	if err != nil {
-		return Result{}, store.ErrNotFound
+		return Result{}, err
 	}
+	row, err := connstore.Get(ctx, d.DB, id)
+	if err != nil {
+		return Result{}, err
+	}
+	return finish(ctx, d, row, o)
+}
+
+// finish is Finish of a login whose row the caller loaded.
+func finish(ctx context.Context, d Deps, row connstore.Connection, o Options) (Result, error) {
+	id, connectionID := row.ID.UUID(), row.ID.String()
+	var err error
+	adapter := row.Server.Kind == catalog.KindAdapter
 	hint := o.Hint
 	if o.HintFrom == HintStored {
-		hint = storedHint(ctx, d, id)
+		hint = storedHint(ctx, d, row)
 	}
-	if o.CheckAdapter && d.Sessions != nil {
+	if o.CheckAdapter && adapter && d.Adapters != nil {
 		hint, err = checkAdapter(ctx, d, id, hint)
 		if errors.Is(err, adapters.ErrChoiceNeeded) {
 			if err := connstore.SetWaiting(ctx, d.DB, connstore.ID(id)); err != nil {
@@ -128,15 +155,15 @@ func Finish(ctx context.Context, d Deps, connectionID string, o Options) (Result
 	}
 	mark := d.Mark
 	if mark == nil {
-		mark = grants.MarkConnected
+		mark = MarkRowConnected
 	}
 	err = store.InTx(ctx, d.DB, func(tx pgx.Tx) error {
 		if o.Listed != nil {
-			if err := grants.SyncListedTools(ctx, tx, connectionID, o.Listed); err != nil {
+			if err := grants.SyncRowTools(ctx, tx, row, o.Listed); err != nil {
 				return err
 			}
 		}
-		return mark(ctx, tx, connectionID, hint)
+		return mark(ctx, tx, row, hint)
 	})
 	if err != nil {
 		if o.Listed != nil {
@@ -146,34 +173,38 @@ func Finish(ctx context.Context, d Deps, connectionID string, o Options) (Result
 		}
 		return Result{}, err
 	}
-	res := Result{AccountHint: hint, Tools: len(o.Listed)}
-	if d.Sessions == nil {
-		return res, nil
+	res := Result{AccountHint: hint, Tools: len(o.Listed), Listed: o.Listed}
+	if d.Sessions != nil {
+		d.Sessions.Drop(connectionID)
 	}
-	d.Sessions.Drop(connectionID)
-	if o.Listed != nil {
+	sync := d.syncer(row.Server.Kind)
+	if o.Listed != nil || sync == nil || (o.ListRemoteOnly && row.Server.Kind != catalog.KindRemote) {
 		return res, nil
-	}
-	if o.ListRemoteOnly {
-		remote, err := isRemote(ctx, d.DB, id)
-		if err != nil || !remote {
-			return res, err
-		}
 	}
 	res.FirstListing = true
-	if res.Tools, res.ListErr = d.Sessions.SyncTools(ctx, connectionID); res.ListErr != nil {
+	if res.Tools, res.ListErr = sync(ctx, connectionID); res.ListErr != nil {
 		res.Tools = -1
 	}
 	return res, nil
 }
 
-// checkAdapter checks an adapter's new login with its service (isAdapter is
-// false for other logins); a refusal wipes the stored credential.
-func checkAdapter(ctx context.Context, d Deps, id uuid.UUID, hint string) (string, error) {
-	h, isAdapter, err := d.Sessions.CheckAdapter(ctx, id.String())
-	if !isAdapter {
-		return hint, nil
+// syncer is what lists and stores a login's tools for its server's kind:
+// the adapter host for an adapter, the MCP pool for any other (nil when the
+// caller has none).
+func (d Deps) syncer(kind catalog.Kind) func(ctx context.Context, connectionID string) (int, error) {
+	switch {
+	case kind == catalog.KindAdapter && d.Adapters != nil:
+		return d.Adapters.Sync
+	case kind != catalog.KindAdapter && d.Sessions != nil:
+		return d.Sessions.SyncTools
 	}
+	return nil
+}
+
+// checkAdapter checks an adapter's new login with its service; a refusal
+// wipes the stored credential.
+func checkAdapter(ctx context.Context, d Deps, id uuid.UUID, hint string) (string, error) {
+	h, err := d.Adapters.Check(ctx, id.String())
 	if errors.Is(err, adapters.ErrRejected) {
 		if derr := d.Engine.Disconnect(ctx, id); derr != nil {
 			return "", derr
@@ -187,11 +218,6 @@ func checkAdapter(ctx context.Context, d Deps, id uuid.UUID, hint string) (strin
 		return h, nil
 	}
 	return hint, nil
-}
-
-func isRemote(ctx context.Context, db *pgxpool.Pool, id uuid.UUID) (bool, error) {
-	c, err := connstore.Get(ctx, db, connstore.ID(id))
-	return c.Server.Kind == catalog.KindRemote, err
 }
 
 func (d Deps) log() *slog.Logger {

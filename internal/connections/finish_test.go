@@ -15,6 +15,7 @@ import (
 
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/secret"
@@ -150,7 +151,7 @@ func TestFinishKeyLoginFailureWipesCredential(t *testing.T) {
 	e := newEnv(t, peer(t, "tok-good-1", &down))
 	boom := errors.New("mark failed")
 	d := connections.Deps{DB: e.db, Engine: e.eng, Sessions: e.pool,
-		Mark: func(context.Context, store.DB, string, string) error { return boom }}
+		Mark: func(context.Context, store.DB, connstore.Connection, string) error { return boom }}
 	listed := []grants.ListedTool{{Name: "search", Schema: []byte(`{"type":"object"}`)}}
 	_, err := connections.Finish(context.Background(), d, e.id, connections.Options{HintFrom: connections.HintGiven, Hint: "@me", Listed: listed})
 	if !errors.Is(err, boom) {

@@ -7,22 +7,17 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/guilds/guilds/internal/catalog"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 )
 
 // storedHint is the login's display hint. The token response's email_domain
 // (Notion) comes first: the engine stored it on the connection during the
 // exchange. Only a login without a hint asks the server's userinfo endpoint,
 // when its metadata names one and a Discoverer is given.
-func storedHint(ctx context.Context, d Deps, id uuid.UUID) string {
-	c, err := connstore.Get(ctx, d.DB, connstore.ID(id))
-	if err != nil {
-		return ""
-	}
+func storedHint(ctx context.Context, d Deps, c connstore.Connection) string {
+	id := c.ID.UUID()
 	current := c.AccountHint
 	row, _ := catalog.ParseConfig(c.Server.Config) // lenient: no userinfo URL, no hint
 	if current != "" || row.OAuth.UserinfoURL == "" || d.Discoverer == nil {

@@ -12,9 +12,8 @@ import (
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/connections"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
-	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/validation"
 )
 
@@ -64,7 +63,7 @@ func TestServiceConnectKeyFields(t *testing.T) {
 	admin := access.Principal{UserID: "u", Admin: true}
 	connect := func(key string, values map[string]string) (connections.Outcome, error) {
 		return svc.Connect(ctx, admin, connections.Request{Key: key, Values: values,
-			Login: grants.ConnectInput{Slug: "pair", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID}})
+			Login: connections.ConnectInput{Slug: "pair", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID}})
 	}
 	field := func(err error) string {
 		var v *validation.Error
@@ -90,8 +89,8 @@ func TestServiceConnectKeyFields(t *testing.T) {
 		t.Errorf("a single key: %v", err)
 	}
 	_, err := connect("", map[string]string{"left": "left-good-0123", "right": "right-bad-01234"})
-	var named *mcppool.KeyRejectedError
-	if !errors.As(err, &named) || named.Field != "right" || !errors.Is(err, mcppool.ErrKeyRejected) {
+	var named *connections.KeyRejectedError
+	if !errors.As(err, &named) || named.Field != "right" || !errors.Is(err, connections.ErrKeyRejected) {
 		t.Fatalf("a refused key: %v", err)
 	}
 	if left, _ := connstore.List(ctx, db, "", ""); len(left) != 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
 )
 
@@ -15,20 +16,20 @@ import (
 // holds for it unchanged. See docs/adr/0616-servers-that-need-no-login.md.
 
 // connectOpen connects a login of a server that needs no login.
-func (s *Service) connectOpen(ctx context.Context, conn grants.Connection, srv grants.ServerRoute) (Outcome, error) {
+func (s *Service) connectOpen(ctx context.Context, row connstore.Connection, srv grants.ServerRoute) (Outcome, error) {
 	if s.Checker == nil {
 		return Outcome{}, errors.New(srv.Slug + ": this caller cannot list a server's tools")
 	}
-	checked, err := s.Checker.CheckOpen(ctx, conn.ID)
+	checked, err := s.Checker.CheckOpen(ctx, row)
 	if err != nil {
 		return Outcome{}, &ServerError{Server: srv.Slug, Err: err}
 	}
-	r, err := Finish(ctx, s.deps(), conn.ID, Options{HintFrom: HintGiven, Listed: checked.Listed})
+	r, err := finish(ctx, s.deps(), row, Options{HintFrom: HintGiven, Listed: checked.Listed})
 	if err != nil {
 		return Outcome{}, err
 	}
-	s.log().Info("mcp login: a server that needs no login was turned on", "connection", conn.ID, "tools", r.Tools)
-	fresh, err := grants.LoadConnection(ctx, s.bounded(), conn.ID)
+	s.log().Info("mcp login: a server that needs no login was turned on", "connection", row.ID, "tools", r.Tools)
+	fresh, err := LoadConnection(ctx, s.bounded(), row.ID.String())
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/catalog"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/mcpoauth"
@@ -23,13 +23,14 @@ import (
 )
 
 // Checker checks a key or configured values with the server itself before
-// anything is stored: an MCP server lists its tools with them, a local
-// adapter asks its service (mcppool.Checker). It stores nothing.
+// anything is stored: an MCP server lists its tools with them
+// (mcppool.Checker), a local adapter asks its service (the adapter host). It
+// stores nothing. It is given the login's row the service loaded.
 type Checker interface {
-	CheckKey(ctx context.Context, connectionID, key string) (Checked, error)
-	CheckValues(ctx context.Context, connectionID string, values map[string]string) (Checked, error)
+	CheckKey(ctx context.Context, c connstore.Connection, key string) (Checked, error)
+	CheckValues(ctx context.Context, c connstore.Connection, values map[string]string) (Checked, error)
 	// CheckOpen lists the tools of a server that needs no login.
-	CheckOpen(ctx context.Context, connectionID string) (Checked, error)
+	CheckOpen(ctx context.Context, c connstore.Connection) (Checked, error)
 }
 
 // Checked is what a check accepted.
@@ -49,21 +50,25 @@ type Checked struct {
 type Service struct {
 	DB     *pgxpool.Pool
 	Engine *connectors.Engine
-	// Integrations say what the box has set up (grants.Connect refuses a
+	// Integrations say what the box has set up (Connect refuses a
 	// server that lacks it).
 	Integrations *integrations.Registry
-	// Checker checks keys and values with the server (mcppool.Checker).
+	// Checker checks keys and values with a remote MCP server (mcppool.Checker).
 	Checker Checker
 	// Sessions is the MCP pool: a finished login's session is dropped and
 	// its first listing stored; nil skips both.
-	Sessions   Sessions
+	Sessions Sessions
+	// Adapters is the adapter host: it checks a local adapter's key, and a
+	// finished adapter login, and stores its first listing; nil: an
+	// adapter's login cannot be connected with a key.
+	Adapters   Adapters
 	Discoverer *mcpoauth.Discoverer
-	Mark       MarkFunc // nil: grants.MarkConnected
+	Mark       MarkFunc // nil: MarkConnected
 	Log        *slog.Logger
 }
 
 func (s *Service) deps() Deps {
-	return Deps{DB: s.DB, Engine: s.Engine, Sessions: s.Sessions, Discoverer: s.Discoverer, Mark: s.Mark, Log: s.Log}
+	return Deps{DB: s.DB, Engine: s.Engine, Sessions: s.Sessions, Adapters: s.Adapters, Discoverer: s.Discoverer, Mark: s.Mark, Log: s.Log}
 }
 
 func (s *Service) log() *slog.Logger { return s.deps().log() }
@@ -76,12 +81,12 @@ func (s *Service) bounded() store.Bounded { return store.Bounded{Pool: s.DB} }
 // the login follows from the server's auth: a key (token), configured values
 // (none) or a browser login (oauth).
 type Request struct {
-	Login  grants.ConnectInput
+	Login  ConnectInput
 	Key    string
 	Values map[string]string
 	// BeginOAuth starts an OAuth server's browser login and answers its
 	// authorization URL (the API starts the connect workflow).
-	BeginOAuth func(ctx context.Context, c grants.Connection) (string, error)
+	BeginOAuth func(ctx context.Context, c Connection) (string, error)
 	// KeyStep, when set, is asked first about every connect; an answer takes
 	// the connect over as a key login with extra steps (Pinned prices: a key
 	// plus its coins). nil, nil leaves the connect to the server's auth.
@@ -89,19 +94,19 @@ type Request struct {
 	// BeginGitHub is the GitHub App's strategy: it starts the install (or
 	// user authorization) of a github login and answers the URL to send the
 	// operator to (the API starts the githubinstall workflow).
-	BeginGitHub func(ctx context.Context, c grants.Connection) (string, error)
+	BeginGitHub func(ctx context.Context, c Connection) (string, error)
 }
 
 // KeyStep is a key login with its own checks done and a step to run once the
 // key is stored; a failed step wipes the key again.
 type KeyStep struct {
 	Key   string
-	After func(ctx context.Context, c grants.Connection) error
+	After func(ctx context.Context, c Connection) error
 }
 
 // Outcome is what a connect answers.
 type Outcome struct {
-	Connection       grants.Connection
+	Connection       Connection
 	AuthorizationURL string // an OAuth login waits for its callback
 	Tools            int
 }
@@ -130,26 +135,29 @@ func (e *NotConnectableError) Error() string {
 // store.ErrConflict. A new login whose strategy fails is removed again, so a
 // failed connect leaves nothing behind.
 func (s *Service) Connect(ctx context.Context, p access.Principal, req Request) (Outcome, error) {
-	var conn grants.Connection
+	var row connstore.Connection
 	var created bool
 	err := s.bounded().InTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		conn, created, err = grants.Connect(ctx, tx, p, s.Integrations, req.Login)
+		row, created, err = ConnectRow(ctx, tx, p, s.Integrations, req.Login)
 		return err
 	})
 	if err != nil {
 		return Outcome{}, err
 	}
-	out, err := s.connect(ctx, conn, req)
+	out, err := s.connect(ctx, row, req)
 	if err != nil && created {
-		if rerr := grants.RemoveFailedLogin(context.WithoutCancel(ctx), s.bounded(), conn.ID); rerr != nil {
-			s.log().Error("mcp connect: cannot remove a failed new login", "connection", conn.ID, "err", rerr)
+		if rerr := grants.RemoveFailedLogin(context.WithoutCancel(ctx), s.bounded(), row.ID.String()); rerr != nil {
+			s.log().Error("mcp connect: cannot remove a failed new login", "connection", row.ID, "err", rerr)
 		}
 	}
 	return out, err
 }
 
-func (s *Service) connect(ctx context.Context, conn grants.Connection, req Request) (Outcome, error) {
+// connect runs the strategy of the login's server on the row Connect loaded,
+// which every step is given rather than reading it again.
+func (s *Service) connect(ctx context.Context, row connstore.Connection, req Request) (Outcome, error) {
+	conn := ConnectionOf(row)
 	srv, err := grants.LoadServerRoute(ctx, s.bounded(), conn.ServerID)
 	if err != nil {
 		return Outcome{}, err
@@ -164,10 +172,7 @@ func (s *Service) connect(ctx context.Context, conn grants.Connection, req Reque
 	if srv.Kind != catalog.KindRemote && srv.Kind != catalog.KindAdapter {
 		return Outcome{}, &NotConnectableError{Server: srv.Slug}
 	}
-	keyFields, err := s.keyFieldsOf(ctx, conn.ID)
-	if err != nil {
-		return Outcome{}, err
-	}
+	keyFields := keyFieldsOf(row)
 	if srv.Auth != catalog.AuthNone && len(keyFields) == 0 && len(req.Values) > 0 {
 		return Outcome{}, invalid("values", "are only for servers configured with values; "+srv.Slug+" is not")
 	}
@@ -177,7 +182,7 @@ func (s *Service) connect(ctx context.Context, conn grants.Connection, req Reque
 			if err != nil {
 				return Outcome{}, err
 			}
-			return s.connectKeyStep(ctx, conn, srv, step)
+			return s.connectKeyStep(ctx, row, srv, step)
 		}
 	}
 	switch srv.Auth {
@@ -187,12 +192,12 @@ func (s *Service) connect(ctx context.Context, conn grants.Connection, req Reque
 			if req.Key != "" {
 				return Outcome{}, invalid("key", srv.Slug+" takes several keys; send them in values: "+fieldNames(keyFields))
 			}
-			return s.connectChecked(ctx, conn, srv, req.Values)
+			return s.connectChecked(ctx, row, srv, req.Values)
 		}
 		if strings.TrimSpace(req.Key) == "" {
 			return Outcome{}, invalid("key", "is required for "+srv.Slug)
 		}
-		return s.connectChecked(ctx, conn, srv, map[string]string{connectors.MetaTokenField: req.Key})
+		return s.connectChecked(ctx, row, srv, map[string]string{connectors.MetaTokenField: req.Key})
 	case catalog.AuthOAuth:
 		if req.BeginOAuth == nil {
 			return Outcome{}, fmt.Errorf("%s connects with a browser login, which this caller cannot start", srv.Slug)
@@ -210,38 +215,31 @@ func (s *Service) connect(ctx context.Context, conn grants.Connection, req Reque
 			if len(req.Values) > 0 {
 				return Outcome{}, invalid("values", srv.Slug+" needs no login and takes no values")
 			}
-			return s.connectOpen(ctx, conn, srv)
+			return s.connectOpen(ctx, row, srv)
 		}
-		return s.connectChecked(ctx, conn, srv, req.Values)
+		return s.connectChecked(ctx, row, srv, req.Values)
 	}
 }
 
-// keyFieldsOf reads the key fields of a login's server (KeyFields).
-func (s *Service) keyFieldsOf(ctx context.Context, connectionID string) ([]catalog.KeyField, error) {
-	id, err := connstore.ParseID(connectionID)
-	if err != nil {
-		return nil, err
-	}
-	c, err := connstore.Get(ctx, s.DB, id)
-	if err != nil {
-		return nil, err
-	}
+// keyFieldsOf is the key fields of a login's server (KeyFields); only a
+// token server has them.
+func keyFieldsOf(c connstore.Connection) []catalog.KeyField {
 	if c.Server.Auth != catalog.AuthToken {
-		return nil, nil
+		return nil
 	}
-	return KeyFields(c.Server.Config), nil
+	return KeyFields(c.Server.Config)
 }
 
 // connectKeyStep is a key login with the caller's step after it.
-func (s *Service) connectKeyStep(ctx context.Context, conn grants.Connection, srv grants.ServerRoute, step *KeyStep) (Outcome, error) {
-	out, err := s.connectChecked(ctx, conn, srv, map[string]string{connectors.MetaTokenField: step.Key})
+func (s *Service) connectKeyStep(ctx context.Context, row connstore.Connection, srv grants.ServerRoute, step *KeyStep) (Outcome, error) {
+	out, err := s.connectChecked(ctx, row, srv, map[string]string{connectors.MetaTokenField: step.Key})
 	if err != nil || step.After == nil {
 		return out, err
 	}
-	if err := step.After(ctx, conn); err != nil {
+	if err := step.After(ctx, out.Connection); err != nil {
 		// The login is stored by now: wipe its key so that it is removed.
-		if derr := s.Disconnect(context.WithoutCancel(ctx), conn.ID); derr != nil {
-			s.log().Error("mcp connect: cannot wipe the key of a failed connect", "connection", conn.ID, "err", derr)
+		if derr := s.Disconnect(context.WithoutCancel(ctx), row.ID.String()); derr != nil {
+			s.log().Error("mcp connect: cannot wipe the key of a failed connect", "connection", row.ID, "err", derr)
 		}
 		return Outcome{}, err
 	}
@@ -249,12 +247,12 @@ func (s *Service) connectKeyStep(ctx context.Context, conn grants.Connection, sr
 }
 
 // connectChecked runs the key or values strategy and answers the fresh login.
-func (s *Service) connectChecked(ctx context.Context, conn grants.Connection, srv grants.ServerRoute, values map[string]string) (Outcome, error) {
-	r, err := s.ConnectKey(ctx, conn.ID, values)
+func (s *Service) connectChecked(ctx context.Context, row connstore.Connection, srv grants.ServerRoute, values map[string]string) (Outcome, error) {
+	r, err := s.connectKey(ctx, row, values)
 	if err != nil {
 		return Outcome{}, &ServerError{Server: srv.Slug, Err: err}
 	}
-	fresh, err := grants.LoadConnection(ctx, s.bounded(), conn.ID)
+	fresh, err := LoadConnection(ctx, s.bounded(), row.ID.String())
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -275,6 +273,12 @@ func (s *Service) ConnectKey(ctx context.Context, connectionID string, values ma
 	if err != nil {
 		return Result{}, err
 	}
+	return s.connectKey(ctx, c, values)
+}
+
+// connectKey is ConnectKey of a login whose row the caller loaded.
+func (s *Service) connectKey(ctx context.Context, c connstore.Connection, values map[string]string) (Result, error) {
+	var err error
 	fields := KeyFields(c.Server.Config)
 	if c.Server.Auth == catalog.AuthToken && len(fields) > 0 {
 		if values, err = CheckKeyFields(c.Server.Slug, fields, values); err != nil {
@@ -282,36 +286,68 @@ func (s *Service) ConnectKey(ctx context.Context, connectionID string, values ma
 		}
 	}
 	checked := Checked{Values: values}
-	if (c.Server.Kind == catalog.KindRemote || c.Server.Kind == catalog.KindAdapter) && s.Checker != nil {
+	if check := s.checker(c.Server.Kind); check != nil {
 		// Several key fields are checked as values (the adapter gets them
 		// all); one key as a key.
 		if c.Server.Auth == catalog.AuthNone || len(fields) > 0 {
-			checked, err = s.Checker.CheckValues(ctx, connectionID, values)
+			checked, err = check.CheckValues(ctx, c, values)
 		} else {
-			checked, err = s.Checker.CheckKey(ctx, connectionID, values[connectors.MetaTokenField])
+			checked, err = check.CheckKey(ctx, c, values[connectors.MetaTokenField])
 		}
 		if err != nil {
 			return Result{}, err
 		}
 	}
-	return StoreChecked(ctx, s.deps(), id, checked)
+	return StoreChecked(ctx, s.deps(), c, checked)
+}
+
+// checker is what checks a login of a server of that kind with the server
+// itself: the adapter host for an adapter, the MCP pool's Checker for a
+// remote server; nil for other kinds (their provider checks them).
+func (s *Service) checker(kind catalog.Kind) Checker {
+	switch {
+	case kind == catalog.KindAdapter && s.Adapters != nil:
+		return s.Adapters
+	case kind == catalog.KindAdapter:
+		return refuseUnchecked{}
+	case kind == catalog.KindRemote && s.Checker != nil:
+		return s.Checker
+	}
+	return nil
+}
+
+// refuseUnchecked stands in for the adapter host where a caller has none: an
+// adapter's key is never stored unchecked.
+type refuseUnchecked struct{}
+
+var errNoHost = errors.New("this caller cannot check a local adapter's key")
+
+func (refuseUnchecked) CheckKey(context.Context, connstore.Connection, string) (Checked, error) {
+	return Checked{}, errNoHost
+}
+func (refuseUnchecked) CheckValues(context.Context, connstore.Connection, map[string]string) (Checked, error) {
+	return Checked{}, errNoHost
+}
+func (refuseUnchecked) CheckOpen(context.Context, connstore.Connection) (Checked, error) {
+	return Checked{}, errNoHost
 }
 
 // StoreChecked stores checked values with the engine and finishes the login
-// with what the check listed (Finish); a failed finish wipes them again.
-func StoreChecked(ctx context.Context, d Deps, id connstore.ID, c Checked) (Result, error) {
-	kv, err := d.Engine.ConnectKey(ctx, id.UUID(), c.Values)
+// (its row as the caller loaded it) with what the check listed (Finish); a
+// failed finish wipes them again.
+func StoreChecked(ctx context.Context, d Deps, row connstore.Connection, c Checked) (Result, error) {
+	kv, err := d.Engine.ConnectKey(ctx, row.ID.UUID(), c.Values)
 	if err != nil {
 		return Result{}, err
 	}
 	if c.Hint != "" {
 		kv.AccountHint = c.Hint
 	}
-	r, err := Finish(ctx, d, id.String(), Options{HintFrom: HintGiven, Hint: kv.AccountHint, Listed: c.Listed})
+	r, err := finish(ctx, d, row, Options{HintFrom: HintGiven, Hint: kv.AccountHint, Listed: c.Listed})
 	if err != nil {
 		return Result{}, err
 	}
-	d.log().Info("mcp login: connected", "connection", id.String(), "tools", r.Tools)
+	d.log().Info("mcp login: connected", "connection", row.ID.String(), "tools", r.Tools)
 	return r, nil
 }
 
@@ -402,15 +438,20 @@ func (s *Service) Probe(ctx context.Context, connectionID string) (string, error
 		return "", err
 	}
 	c, err := connstore.Get(ctx, s.DB, id)
-	if err != nil || (c.Server.Kind != catalog.KindRemote && c.Server.Kind != catalog.KindAdapter) || s.Sessions == nil {
+	switch {
+	case err != nil:
 		return "", err
+	case c.Server.Kind == catalog.KindAdapter && s.Adapters != nil:
+		return s.Adapters.Probe(ctx, connectionID)
+	case c.Server.Kind == catalog.KindRemote && s.Sessions != nil:
+		return s.Sessions.Probe(ctx, connectionID)
 	}
-	return s.Sessions.Probe(ctx, connectionID)
+	return "", nil
 }
 
 // Disconnect wipes a login's credential (the engine tells every replica) and
 // drops its cached session; the login and its bindings stay. A platform
-// login's credential is the box's and is refused (grants.ErrPlatformReserved).
+// login's credential is the box's and is refused (ErrPlatformReserved).
 func (s *Service) Disconnect(ctx context.Context, connectionID string) error {
 	id, err := connstore.ParseID(connectionID)
 	if err != nil {
@@ -421,7 +462,7 @@ func (s *Service) Disconnect(ctx context.Context, connectionID string) error {
 		return err
 	}
 	if c.OwnerScope == string(grants.ScopePlatform) {
-		return fmt.Errorf("%w; a platform login's credential is the box's and is not wiped from here", grants.ErrPlatformReserved)
+		return fmt.Errorf("%w; a platform login's credential is the box's and is not wiped from here", ErrPlatformReserved)
 	}
 	if err := s.Engine.Disconnect(ctx, id.UUID()); err != nil {
 		return err
@@ -433,9 +474,9 @@ func (s *Service) Disconnect(ctx context.Context, connectionID string) error {
 }
 
 // Delete removes a login the principal can see, with its bindings, listed
-// tools and credential; a platform login is refused (grants.DeleteConnection).
+// tools and credential; a platform login is refused (DeleteConnection).
 func (s *Service) Delete(ctx context.Context, db store.DB, p access.Principal, connectionID string) error {
-	return grants.DeleteConnection(ctx, db, p, connectionID)
+	return DeleteConnection(ctx, db, p, connectionID)
 }
 
 func invalid(field, msg string) error {

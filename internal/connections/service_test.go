@@ -9,9 +9,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/connections"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/mcppool"
@@ -42,7 +43,7 @@ SELECT id::text FROM o`, url).Scan(&orgID); err != nil {
 	}
 	t.Cleanup(eng.Close)
 	svc = &connections.Service{DB: db, Engine: eng, Integrations: integrations.New(func(string) string { return "" }),
-		Checker: mcppool.Checker{DB: db, Engine: eng}}
+		Checker: mcppool.Checker{DB: db, Engine: eng}, Adapters: host.New(host.Options{DB: db, Credentials: eng.Resolver()})}
 	return svc, db, orgID
 }
 
@@ -56,7 +57,7 @@ func TestServiceConnectKey(t *testing.T) {
 	t.Cleanup(pool.Close)
 	svc.Sessions = pool
 	admin := access.Principal{UserID: "u", Admin: true}
-	req := connections.Request{Login: grants.ConnectInput{Slug: "peer", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID}}
+	req := connections.Request{Login: connections.ConnectInput{Slug: "peer", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID}}
 
 	req.Key = "tok-bad-45678"
 	_, err := svc.Connect(ctx, admin, req)
@@ -94,9 +95,9 @@ func TestServiceKeyStepFailureRemovesLogin(t *testing.T) {
 	svc, db, orgID := newService(t)
 	boom := errors.New("after failed")
 	_, err := svc.Connect(ctx, access.Principal{Admin: true}, connections.Request{
-		Login: grants.ConnectInput{Slug: "peer", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID},
+		Login: connections.ConnectInput{Slug: "peer", OwnerScope: grants.ScopeOrganisation, OwnerID: orgID},
 		KeyStep: func(context.Context, grants.ServerRoute) (*connections.KeyStep, error) {
-			return &connections.KeyStep{Key: "tok-good-0123", After: func(context.Context, grants.Connection) error { return boom }}, nil
+			return &connections.KeyStep{Key: "tok-good-0123", After: func(context.Context, connections.Connection) error { return boom }}, nil
 		},
 	})
 	if !errors.Is(err, boom) {

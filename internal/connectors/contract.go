@@ -26,7 +26,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/guilds/guilds/internal/catalog"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/integrations"
 )
 

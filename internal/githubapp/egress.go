@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/integrations"
 )
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/grants/grantstest"
@@ -30,18 +31,18 @@ func BenchmarkOffered(b *testing.B) {
 			b.Fatal(err)
 		}
 		owner := scopes[i%4]
-		var c grants.Connection
+		var c connections.Connection
 		var err error
 		if owner.scope == grants.ScopePlatform {
 			// The API refuses platform logins (ErrPlatformReserved); the box may hold them.
 			c.ID = connectionstest.InsertOf(b, db, slug, "platform", "")
 		} else {
-			c, _, err = grants.Connect(ctx, db, admin, nil, grants.ConnectInput{Slug: slug, OwnerScope: owner.scope, OwnerID: owner.id})
+			c, _, err = connections.Connect(ctx, db, admin, nil, connections.ConnectInput{Slug: slug, OwnerScope: owner.scope, OwnerID: owner.id})
 		}
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := grants.MarkConnected(ctx, db, c.ID, ""); err != nil {
+		if err := connections.MarkConnected(ctx, db, c.ID, ""); err != nil {
 			b.Fatal(err)
 		}
 		list := make([]grants.ListedTool, 40)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/access"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
 )
@@ -144,16 +144,16 @@ func resolveTarget(ctx context.Context, db store.DB, p access.Principal, in Bind
 		}
 	}
 	if in.ConnectionID != nil && put {
-		c, err := GetConnection(ctx, db, p, *in.ConnectionID)
+		c, err := visibleLogin(ctx, db, p, *in.ConnectionID)
 		if errors.Is(err, store.ErrNotFound) {
 			return t, invalid("connection_id", "names no connection you can see")
 		} else if err != nil {
 			return t, err
 		}
-		if c.ServerID != t.serverID {
-			return t, invalid("connection_id", "is a login of %s, not of this server", c.ServerName)
+		if c.Server.ID.String() != t.serverID {
+			return t, invalid("connection_id", "is a login of %s, not of this server", c.Server.Name)
 		}
-		if !c.owner.Contains(pl) {
+		if !PlaceOf(c).Contains(pl) {
 			return t, invalid("connection_id", "a login owned at the %s scope cannot be bound at this %s", c.OwnerScope, pl.Scope)
 		}
 	}
@@ -179,8 +179,8 @@ func listedToolServer(ctx context.Context, db store.DB, p access.Principal, name
 	}
 	var serverID string
 	for _, r := range rows {
-		if c := fromRow(r); canSeeConn(p, c) {
-			serverID = c.ServerID
+		if CanSee(p, r) {
+			serverID = r.Server.ID.String()
 			break
 		}
 	}
@@ -320,4 +320,18 @@ func upsertBinding(ctx context.Context, db store.DB, pl Place, kind, catalogID, 
 			updated_at = now()`,
 		string(pl.Scope), org, guild, agent, kind, catalogID, nullable(serverID), enabled, connArg)
 	return store.Map(err)
+}
+
+// visibleLogin reads a login the principal can see (store.ErrNotFound
+// otherwise).
+func visibleLogin(ctx context.Context, db store.DB, p access.Principal, id string) (connstore.Connection, error) {
+	cid, err := connstore.ParseID(id)
+	if err != nil {
+		return connstore.Connection{}, err
+	}
+	c, err := connstore.Get(ctx, db, cid)
+	if err == nil && !CanSee(p, c) {
+		return connstore.Connection{}, store.ErrNotFound
+	}
+	return c, err
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/guilds/guilds/internal/catalog"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -18,7 +18,7 @@ func ChainRemoteLogins(ctx context.Context, db store.DB, agentID string) ([]stri
 	}
 	var ids []string
 	for _, c := range chain {
-		if c.Status == StatusConnected && c.Server.Kind == catalog.KindRemote {
+		if c.Status == connstore.StatusConnected && c.Server.Kind == catalog.KindRemote {
 			ids = append(ids, c.ID.String())
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/grants/grantstest"
@@ -130,11 +131,11 @@ func TestSyncWritesDefaultOffOverlaysOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	org, _, agent := hierarchy(t, db)
-	c, _, err := grants.Connect(ctx, db, admin, nil, grants.ConnectInput{Slug: "wallet", OwnerScope: grants.ScopeOrganisation, OwnerID: org.ID})
+	c, _, err := connections.Connect(ctx, db, admin, nil, connections.ConnectInput{Slug: "wallet", OwnerScope: grants.ScopeOrganisation, OwnerID: org.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := grants.MarkConnected(ctx, db, c.ID, "0xab…cd"); err != nil {
+	if err := connections.MarkConnected(ctx, db, c.ID, "0xab…cd"); err != nil {
 		t.Fatal(err)
 	}
 	list := []grants.ListedTool{{Name: "get_balance"}, {Name: "send"}}
@@ -189,18 +190,18 @@ func TestDeletesCascadeBindings(t *testing.T) {
 	}
 	put(grants.ScopeAgent, agent.ID, grants.KindNativeTool, "note_get")
 	put(grants.ScopeGuild, guild.ID, grants.KindNativeTool, "note_get")
-	c, _, err := grants.Connect(ctx, db, admin, nil, grants.ConnectInput{Slug: "x", OwnerScope: grants.ScopeGuild, OwnerID: guild.ID})
+	c, _, err := connections.Connect(ctx, db, admin, nil, connections.ConnectInput{Slug: "x", OwnerScope: grants.ScopeGuild, OwnerID: guild.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := grants.MarkConnected(ctx, db, c.ID, "@acme"); err != nil {
+	if err := connections.MarkConnected(ctx, db, c.ID, "@acme"); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(t, db, `SELECT count(*) FROM bindings WHERE connection_id = $1`, c.ID); n != 1 {
 		t.Fatalf("MarkConnected wrote %d bindings", n)
 	}
 	// Deleting the connection takes its binding; deleting the agent takes the agent's.
-	if err := grants.DeleteConnection(ctx, db, admin, c.ID); err != nil {
+	if err := connections.DeleteConnection(ctx, db, admin, c.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := orgs.DeleteAgent(ctx, db, admin, agent.ID); err != nil {
@@ -210,7 +211,7 @@ func TestDeletesCascadeBindings(t *testing.T) {
 		t.Fatalf("%d bindings left, want the guild's", n)
 	}
 	// Deleting the guild takes its bindings and its logins.
-	if _, _, err := grants.Connect(ctx, db, admin, nil, grants.ConnectInput{Slug: "x", OwnerScope: grants.ScopeGuild, OwnerID: guild.ID}); err != nil {
+	if _, _, err := connections.Connect(ctx, db, admin, nil, connections.ConnectInput{Slug: "x", OwnerScope: grants.ScopeGuild, OwnerID: guild.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if err := orgs.DeleteGuild(ctx, db, admin, guild.ID); err != nil {
@@ -232,11 +233,11 @@ func TestOfferedUsesThreeQueriesAndArtifactGrants(t *testing.T) {
 	_, guild, agent := hierarchy(t, db)
 	svc := grants.NewService(grantstest.Registry(), nil, nil)
 	for _, slug := range []string{"x", "qonto", "alchemy"} {
-		c, _, err := grants.Connect(ctx, db, admin, nil, grants.ConnectInput{Slug: slug, OwnerScope: grants.ScopeGuild, OwnerID: guild.ID})
+		c, _, err := connections.Connect(ctx, db, admin, nil, connections.ConnectInput{Slug: slug, OwnerScope: grants.ScopeGuild, OwnerID: guild.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := grants.MarkConnected(ctx, db, c.ID, ""); err != nil {
+		if err := connections.MarkConnected(ctx, db, c.ID, ""); err != nil {
 			t.Fatal(err)
 		}
 		if err := grants.SyncListedTools(ctx, db, c.ID, []grants.ListedTool{{Name: "a"}, {Name: "b"}}); err != nil {
@@ -264,7 +265,7 @@ func TestOfferedUsesThreeQueriesAndArtifactGrants(t *testing.T) {
 	}
 	// A disconnected login of an enabled server stops the run start.
 	cid := connectionstest.OnlyOf(t, db, "x")
-	if err := grants.MarkDisconnected(ctx, db, cid); err != nil {
+	if err := connections.MarkDisconnected(ctx, db, cid); err != nil {
 		t.Fatal(err)
 	}
 	_, err = svc.Offered(ctx, db, agent.ID, grants.TriggerDirect)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/connections/connectionstest"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/testdb"
 	"github.com/guilds/guilds/internal/validation"

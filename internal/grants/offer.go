@@ -8,7 +8,7 @@ import (
 	"sort"
 
 	"github.com/guilds/guilds/internal/catalog"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"
@@ -69,7 +69,7 @@ type ServerLogin struct {
 	Kind                 catalog.Kind
 	// ConnectionStatus is empty when the chain names no login.
 	ConnectionID     string
-	ConnectionStatus Status
+	ConnectionStatus connstore.Status
 	Tools            []StoredTool
 }
 
@@ -165,12 +165,12 @@ func buildOffer(in OfferInputs, native nativeCatalog) (Offer, error) {
 			continue
 		}
 		switch s.ConnectionStatus {
-		case StatusDisconnected:
+		case connstore.StatusDisconnected:
 			return Offer{}, &ErrConnectionDisconnected{ServerSlug: s.Slug, ServerName: s.Name, ConnectionID: s.ConnectionID}
 		case "":
 			out.Warnings = append(out.Warnings, fmt.Sprintf("%s is on but no login is connected for this agent", s.Name))
 			continue
-		case StatusPending:
+		case connstore.StatusPending:
 			continue
 		}
 		class := tools.ClassMCP

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/testdb"
@@ -21,11 +22,11 @@ func TestListingPublishesTheCatalogCopy(t *testing.T) {
 	}
 	org, _, _ := hierarchy(t, db)
 	login := func(slug string) string {
-		c, _, err := grants.Connect(ctx, db, admin, nil, grants.ConnectInput{Slug: slug, OwnerScope: grants.ScopeOrganisation, OwnerID: org.ID})
+		c, _, err := connections.Connect(ctx, db, admin, nil, connections.ConnectInput{Slug: slug, OwnerScope: grants.ScopeOrganisation, OwnerID: org.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := grants.MarkConnected(ctx, db, c.ID, ""); err != nil {
+		if err := connections.MarkConnected(ctx, db, c.ID, ""); err != nil {
 			t.Fatal(err)
 		}
 		return c.ID

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/testdb"
@@ -55,11 +56,11 @@ func TestListedSchemaIsKeptRawAndNetworkRefsAreNeverFetched(t *testing.T) {
 	}))
 	defer remote.Close()
 	org, _, agent := hierarchy(t, db)
-	c, _, err := grants.Connect(ctx, db, admin, nil, grants.ConnectInput{Slug: "wallet", OwnerScope: grants.ScopeOrganisation, OwnerID: org.ID})
+	c, _, err := connections.Connect(ctx, db, admin, nil, connections.ConnectInput{Slug: "wallet", OwnerScope: grants.ScopeOrganisation, OwnerID: org.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := grants.MarkConnected(ctx, db, c.ID, "0xab…cd"); err != nil {
+	if err := connections.MarkConnected(ctx, db, c.ID, "0xab…cd"); err != nil {
 		t.Fatal(err)
 	}
 	networkRef := `{"type":"object","properties":{"to":{"$ref":"` + remote.URL + `/address.json"}}}`

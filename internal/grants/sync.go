@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
 )
@@ -62,10 +63,21 @@ func DefaultOff(slug, remoteName string) bool {
 // the login's own (it names the connection and goes with it), so a switch an
 // operator set for an earlier login never carries over to a new one.
 func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list []ListedTool) error {
-	c, err := LoadConnection(ctx, db, connectionID)
+	cid, err := connstore.ParseID(connectionID)
 	if err != nil {
 		return err
 	}
+	r, err := connstore.Get(ctx, db, cid)
+	if err != nil {
+		return err
+	}
+	return SyncRowTools(ctx, db, r, list)
+}
+
+// SyncRowTools is SyncListedTools of a login whose row the caller loaded.
+func SyncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list []ListedTool) error {
+	slug, serverID := r.Server.Slug, r.Server.ID.String()
+	var err error
 	var probs validation.Problems
 	seen := map[string]bool{}
 	remote := make([]string, len(list))
@@ -78,7 +90,7 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 	for i, t := range list {
 		probs.Check(t.Name != "" && !seen[t.Name], fmt.Sprintf("tools[%d].name", i), "must be a unique non-empty name")
 		seen[t.Name] = true
-		remote[i], names[i], descs[i] = t.Name, ModelName(c.ServerSlug, t.Name), t.Description
+		remote[i], names[i], descs[i] = t.Name, ModelName(slug, t.Name), t.Description
 		if t.UIResource != "" {
 			probs.Check(strings.HasPrefix(t.UIResource, "ui://") && len(t.UIResource) <= 2048, fmt.Sprintf("tools[%d].ui_resource", i),
 				"must be a ui:// URI of at most 2048 bytes")
@@ -99,7 +111,7 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 			}
 			outputs[i] = string(t.OutputSchema)
 		}
-		if DefaultOff(c.ServerSlug, t.Name) {
+		if DefaultOff(slug, t.Name) {
 			off = append(off, names[i])
 		}
 	}
@@ -107,7 +119,7 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 		return err
 	}
 	if _, err := db.Exec(ctx, `DELETE FROM mcp_tools WHERE connection_id = $1 AND NOT (remote_name = ANY($2::text[]))`,
-		c.ID, remote); err != nil {
+		r.ID, remote); err != nil {
 		return store.Map(err)
 	}
 	if _, err := db.Exec(ctx, `INSERT INTO mcp_tools (connection_id, remote_name, name, description, input_schema, output_schema, ui_resource_uri, listed_at)
@@ -116,21 +128,41 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 		ON CONFLICT (connection_id, remote_name) DO UPDATE SET name = EXCLUDED.name, description = EXCLUDED.description,
 			input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema,
 			ui_resource_uri = EXCLUDED.ui_resource_uri, listed_at = now()`,
-		c.ID, remote, names, descs, schemas, outputs, uis); err != nil {
+		r.ID, remote, names, descs, schemas, outputs, uis); err != nil {
 		return store.Map(err)
 	}
-	if err := publishListing(ctx, db, c.ServerSlug, c.ServerID, list); err != nil {
+	if err := publishListing(ctx, db, slug, serverID, list); err != nil {
 		return err
 	}
 	if len(off) == 0 {
 		return nil
 	}
-	org, guild, agent := scopeColumns(c.owner)
+	org, guild, agent := scopeColumns(PlaceOf(r))
 	_, err = db.Exec(ctx, `WITH fresh AS (
 			INSERT INTO binding_defaults_applied (connection_id, catalog_kind, catalog_id)
 			SELECT $1, 'mcp_tool', n FROM unnest($2::text[]) AS n ON CONFLICT DO NOTHING RETURNING catalog_id)
 		INSERT INTO bindings (scope, organisation_id, guild_id, agent_id, catalog_kind, catalog_id, server_id, enabled, connection_id)
 		SELECT $3, $4::uuid, $5::uuid, $6::uuid, 'mcp_tool', catalog_id, $7, false, $1 FROM fresh
-		ON CONFLICT DO NOTHING`, c.ID, off, string(c.OwnerScope), org, guild, agent, c.ServerID)
+		ON CONFLICT DO NOTHING`, r.ID, off, r.OwnerScope, org, guild, agent, serverID)
 	return store.Map(err)
+}
+
+// CatalogTools is the curated tool list the catalog publishes for a server
+// (mcp_catalog_tools, in its order): what an adapter's login lists.
+func CatalogTools(ctx context.Context, db store.DB, serverID string) ([]ListedTool, error) {
+	rows, err := db.Query(ctx, `SELECT name, description, input_schema FROM mcp_catalog_tools
+		WHERE server_id::text = $1 ORDER BY position, name`, serverID)
+	if err != nil {
+		return nil, store.Map(err)
+	}
+	defer rows.Close()
+	out := []ListedTool{}
+	for rows.Next() {
+		var t ListedTool
+		if err := rows.Scan(&t.Name, &t.Description, &t.Schema); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
 }

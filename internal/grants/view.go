@@ -6,7 +6,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/catalog"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/githubapp"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/store"
@@ -42,12 +42,12 @@ type NativeToolView struct {
 
 // LoginView is the login a server resolves to at a scope.
 type LoginView struct {
-	ID          string `json:"id"`
-	OwnerScope  Scope  `json:"owner_scope"`
-	OwnerID     string `json:"owner_id,omitempty"`
-	Status      Status `json:"status"`
-	AccountHint string `json:"account_hint"`
-	DecidedBy   Scope  `json:"decided_by"`
+	ID          string           `json:"id"`
+	OwnerScope  Scope            `json:"owner_scope"`
+	OwnerID     string           `json:"owner_id,omitempty"`
+	Status      connstore.Status `json:"status"`
+	AccountHint string           `json:"account_hint"`
+	DecidedBy   Scope            `json:"decided_by"`
 }
 
 // ServerToolView is one tool of a server in the Tools view.

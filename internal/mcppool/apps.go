@@ -134,7 +134,7 @@ func (p *Pool) ReadApp(ctx context.Context, connectionID, uri string) (tools.App
 	span.End(errorType(err))
 	a := tools.App{URI: uri}
 	if err != nil {
-		_, err = p.redactUsed(used, nil, err)
+		_, err = used.Redact(nil, err)
 		return a, err
 	}
 	var page *pageContent
@@ -147,6 +147,6 @@ func (p *Pool) ReadApp(ctx context.Context, connectionID, uri string) (tools.App
 		return a, fmt.Errorf("resources/read %s: %w", uri, ErrNoPage)
 	}
 	setPage(&a, *page)
-	out, _ := p.redactUsed(used, []tools.Part{{App: &a}}, nil)
+	out, _ := used.Redact([]tools.Part{{App: &a}}, nil)
 	return *out[0].App, nil
 }

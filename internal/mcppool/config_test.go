@@ -168,11 +168,11 @@ func TestConnectConfigChecksValuesAgainstTheServer(t *testing.T) {
 	eng := newEngine(t, db, "acme")
 	var logs bytes.Buffer
 	var mu sync.Mutex
-	login := mcppool.KeyLogin{DB: db, Engine: eng, Log: slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+	login := newKeyLogin(db, eng, slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		return logs.Write(b)
-	}), nil))}
+	}), nil)))
 	stored := func() string {
 		return scalar(t, db, `SELECT (SELECT count(*) FROM connection_credentials)::text || ' ' || (SELECT count(*) FROM mcp_tools)::text`) +
 			" " + connectionstest.StatusOr(t, db, id, "")
@@ -231,7 +231,7 @@ func TestConfiguredEnvReachesStdioServer(t *testing.T) {
 	eng := newEngine(t, db, "localacme")
 
 	// The check starts the server with the values, lists its tools and stops it.
-	login := mcppool.KeyLogin{DB: db, Engine: eng}
+	login := newKeyLogin(db, eng, nil)
 	if _, err := login.ConnectConfig(ctx, id, map[string]string{"workspace": "ws-stdio-secret"}); err == nil {
 		t.Fatal("a missing api_base was accepted")
 	}

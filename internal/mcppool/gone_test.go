@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
-	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
@@ -84,7 +84,7 @@ func TestDeletedLoginIsRefusedEverywhere(t *testing.T) {
 			// session and every replica's cached credential.
 			switch how {
 			case "login":
-				if err := grants.DeleteConnection(ctx, db, access.Principal{Admin: true}, id); err != nil {
+				if err := connections.DeleteConnection(ctx, db, access.Principal{Admin: true}, id); err != nil {
 					t.Fatal(err)
 				}
 			case "server":

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,9 +18,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
+	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/mcppool"
 )
 
 // newMCP returns an mcp-go server with an echo tool, a dotted tool and an
@@ -194,4 +198,19 @@ func handshakeOnly(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// keyLogin is the connect service over the pool's Checker, as the API
+// builds it for a remote server's key or values.
+type keyLogin struct{ svc *connections.Service }
+
+func newKeyLogin(db *pgxpool.Pool, eng *connectors.Engine, log *slog.Logger) keyLogin {
+	return keyLogin{&connections.Service{DB: db, Engine: eng, Log: log, Checker: mcppool.Checker{DB: db, Engine: eng, Log: log}}}
+}
+
+// ConnectConfig checks and stores a login's values and answers the tools
+// the check listed.
+func (k keyLogin) ConnectConfig(ctx context.Context, id string, values map[string]string) ([]grants.ListedTool, error) {
+	r, err := k.svc.ConnectKey(ctx, id, values)
+	return r.Listed, err
 }

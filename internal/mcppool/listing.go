@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
@@ -111,5 +112,6 @@ func ListInjected(ctx context.Context, hc *http.Client, info ServerInfo, inj con
 	return tools, err
 }
 
-// ErrKeyRejected: the server refused the key (401).
-var ErrKeyRejected = fmt.Errorf("the server rejected the key")
+// ErrKeyRejected: the server refused the key (401); the connect service's
+// value, which the adapter host answers too.
+var ErrKeyRejected = connections.ErrKeyRejected

@@ -9,6 +9,7 @@ import (
 
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/mcpoauth"
 )
 
@@ -28,8 +29,8 @@ func (e *UnlistedError) Error() string {
 // called, a stdio server is started for the occasion and stopped. A command
 // that does not exist, a server that does not answer or lists nothing is an
 // *UnlistedError, and nothing is stored.
-func (k Checker) CheckOpen(ctx context.Context, connectionID string) (connections.Checked, error) {
-	info, err := (&Pool{o: Options{DB: k.DB}}).load(ctx, connectionID)
+func (k Checker) CheckOpen(ctx context.Context, row connstore.Connection) (connections.Checked, error) {
+	info, err := k.load(ctx, row)
 	if err != nil {
 		return connections.Checked{}, err
 	}

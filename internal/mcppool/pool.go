@@ -58,9 +58,9 @@ type Options struct {
 	// HTTPClient carries MCP requests; nil means one without a global timeout
 	// (each request has its own deadline).
 	HTTPClient *http.Client
-	// CallTimeout, ListTimeout and AdapterTimeout override the defaults
-	// (tests only; production uses the constants).
-	CallTimeout, ListTimeout, AdapterTimeout time.Duration
+	// CallTimeout and ListTimeout override the defaults (tests only;
+	// production uses the constants).
+	CallTimeout, ListTimeout time.Duration
 	// SweepEvery overrides how often sessions of gone logins are closed
 	// (default SweepEvery; negative: never).
 	SweepEvery time.Duration
@@ -92,15 +92,12 @@ func New(o Options) *Pool {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
-	o.HTTPClient = guardRedirects(o.HTTPClient)
+	o.HTTPClient = connectors.GuardRedirects(o.HTTPClient)
 	if o.CallTimeout == 0 {
 		o.CallTimeout = CallTimeout
 	}
 	if o.ListTimeout == 0 {
 		o.ListTimeout = ListTimeout
-	}
-	if o.AdapterTimeout == 0 {
-		o.AdapterTimeout = AdapterTimeout
 	}
 	if o.SweepEvery == 0 {
 		o.SweepEvery = SweepEvery
@@ -174,44 +171,13 @@ func (p *Pool) Call(ctx context.Context, connectionID, remoteName string, args j
 func (p *Pool) CallParts(ctx context.Context, connectionID, remoteName string, args json.RawMessage) ([]tools.Part, error) {
 	ctx, used := connectors.WithUsed(ctx)
 	out, err := p.call(ctx, connectionID, remoteName, args)
-	return p.redactUsed(used, out, err)
-}
-
-// redactUsed removes from a call's answer the credential values it used.
-func (p *Pool) redactUsed(used *connectors.Used, out []tools.Part, err error) ([]tools.Part, error) {
-	vals := used.Values()
-	if len(vals) == 0 {
-		return out, err
-	}
-	// Values too short to redact are the run's redactor's to report, once.
-	red := tools.NewRedactor(vals, slog.New(slog.DiscardHandler))
-	for i := range out {
-		if out[i].Image != nil {
-			out[i].Image.Withhold(red, "")
-			continue
-		}
-		if a := out[i].App; a != nil {
-			a.HTML = red.Redact(a.HTML)
-			continue
-		}
-		out[i].Text = red.Redact(out[i].Text)
-	}
-	if err != nil {
-		if msg := red.Redact(err.Error()); msg != err.Error() {
-			err = &scrubbedError{msg: msg, err: err}
-		}
-	}
-	return out, err
+	return used.Redact(out, err)
 }
 
 func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) ([]tools.Part, error) {
-	info, ok, err := p.adapterInfo(ctx, connectionID)
-	if err != nil || ok {
-		if err != nil {
-			return nil, err
-		}
-		text, err := p.callAdapter(ctx, connectionID, info, remoteName, args)
-		return []tools.Part{{Text: text}}, err
+	info, err := p.info(ctx, connectionID)
+	if err != nil {
+		return nil, err
 	}
 	var arguments any
 	if len(args) > 0 && string(args) != "null" {
@@ -265,12 +231,9 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 
 // List runs tools/list on the connection's session (every page).
 func (p *Pool) List(ctx context.Context, connectionID string) ([]Tool, error) {
-	info, ok, err := p.adapterInfo(ctx, connectionID)
-	if err != nil || ok {
-		if err != nil {
-			return nil, err
-		}
-		return p.adapterListing(ctx, connectionID, info)
+	info, err := p.info(ctx, connectionID)
+	if err != nil {
+		return nil, err
 	}
 	var tools []Tool
 	var hint listHint
@@ -385,17 +348,6 @@ func (p *Pool) do(ctx context.Context, connectionID, op string, timeout time.Dur
 	}
 }
 
-// scrubbedError carries a transport error whose text had the login's
-// credential values removed: mcp-go quotes a failed response's body, and a
-// server may echo the request's headers there.
-type scrubbedError struct {
-	msg string
-	err error
-}
-
-func (e *scrubbedError) Error() string { return e.msg }
-func (e *scrubbedError) Unwrap() error { return e.err }
-
 func (p *Pool) scrub(ctx context.Context, connectionID string, err error) error {
 	id, perr := uuid.Parse(connectionID)
 	if perr != nil || p.o.Credentials == nil {
@@ -405,21 +357,7 @@ func (p *Pool) scrub(ctx context.Context, connectionID string, err error) error 
 	if cerr != nil {
 		return err
 	}
-	msg := err.Error()
-	vals := []string{cred.AccessToken, cred.RefreshToken}
-	for _, v := range cred.Extra {
-		vals = append(vals, v)
-	}
-	changed := false
-	for _, v := range vals {
-		if len(v) >= 4 && strings.Contains(msg, v) {
-			msg, changed = strings.ReplaceAll(msg, v, "[REDACTED]"), true
-		}
-	}
-	if !changed {
-		return err
-	}
-	return &scrubbedError{msg: msg, err: err}
+	return connectors.Scrub(err, cred)
 }
 
 func slugOf(s *session) string {

@@ -265,3 +265,25 @@ func TestErrorsDoNotCarryTheKey(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// The pool serves MCP servers only: a call or a listing of a local
+// adapter's login is refused with no session opened (internal/adapters/host
+// serves those).
+func TestPoolRefusesAdapterLogins(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	id := addConnection(t, db, "quotes", "http://127.0.0.1:9", "token", `{"adapter":"test_quotes"}`)
+	if _, err := db.Exec(ctx, `UPDATE mcp_servers SET kind = 'adapter' WHERE slug = 'quotes'`); err != nil {
+		t.Fatal(err)
+	}
+	pool := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"qk-0123"}}}})
+	t.Cleanup(pool.Close)
+	var notMCP *mcppool.NotMCPError
+	if _, err := pool.Call(ctx, id, "quote", json.RawMessage(`{}`)); !errors.As(err, &notMCP) || notMCP.Server != "quotes" {
+		t.Fatalf("call: %v", err)
+	}
+	if _, err := pool.List(ctx, id); !errors.As(err, &notMCP) {
+		t.Fatalf("list: %v", err)
+	}
+}

@@ -16,8 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/guilds/guilds/internal/catalog"
-	"github.com/guilds/guilds/internal/connections/connstore"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -39,13 +39,9 @@ type ServerInfo struct {
 	// Command and Args start a stdio server the platform runs itself.
 	Command string
 	Args    []string
-	// Kind is the catalog row's kind; for an adapter, Adapter names the local
-	// adapter (internal/adapters) that serves the connection instead of an
-	// MCP session.
-	Kind    catalog.Kind
-	Adapter string
-	// KeyFields are a token row's several keys (catalog key_fields).
-	KeyFields []catalog.KeyField
+	// Kind is the catalog row's kind: the pool serves remote servers only
+	// (an adapter's login is internal/adapters/host's).
+	Kind catalog.Kind
 	// AnswerDefaults: the operator lets the server's forms be answered with
 	// their defaults (config.elicitation "defaults"); otherwise declined.
 	AnswerDefaults bool
@@ -62,6 +58,12 @@ func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error
 	if err != nil {
 		return ServerInfo{}, err
 	}
+	return p.infoOf(ctx, c), nil
+}
+
+// infoOf is the pool's view of a login's row.
+func (p *Pool) infoOf(ctx context.Context, c connstore.Connection) ServerInfo {
+	connectionID := c.ID.String()
 	info := ServerInfo{ServerID: c.Server.ID.String(), Slug: c.Server.Slug, Kind: c.Server.Kind,
 		Transport: c.Server.Transport, URL: c.Server.URL, Auth: c.Server.Auth, Status: c.Status}
 	cfg := c.Server.Config
@@ -73,13 +75,7 @@ func (p *Pool) load(ctx context.Context, connectionID string) (ServerInfo, error
 	info.AnswerDefaults = sc.Elicitation == catalog.ElicitDefaults
 	info.ListTimeout = time.Duration(sc.ListTimeoutSeconds) * time.Second
 	info.CallTimeout = time.Duration(sc.CallTimeoutSeconds) * time.Second
-	if info.Auth == catalog.AuthToken {
-		info.KeyFields = sc.KeyFields
-	}
-	if info.Kind == catalog.KindAdapter {
-		info.Adapter = sc.Adapter
-	}
-	return info, nil
+	return info
 }
 
 // holdsLogin reports whether the engine stores a login (configured values)

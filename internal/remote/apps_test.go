@@ -14,6 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
@@ -119,7 +121,7 @@ func newAppPeer(t *testing.T) *appPeer {
 	if _, err := eng.ConnectKey(ctx, uuid.MustParse(p.conn), map[string]string{"token": loginKey}); err != nil {
 		t.Fatal(err)
 	}
-	if err := grants.MarkConnected(ctx, db, p.conn, ""); err != nil {
+	if err := connections.MarkConnected(ctx, db, p.conn, ""); err != nil {
 		t.Fatal(err)
 	}
 	// The listing stores each tool's declared page, as a run start does.
@@ -160,7 +162,7 @@ func (p *appPeer) call(t *testing.T, name string, keepApps bool) (string, map[in
 	if keepApps {
 		opt.KeepApp = k.keep
 	}
-	out, err := remote.Call(ctx, p.pool, remote.Tool{ConnectionID: p.conn, RemoteName: name, UIResource: ui}, json.RawMessage(`{}`), opt)
+	out, err := remote.Call(ctx, remote.Callers{MCP: p.pool}, remote.Tool{Kind: catalog.KindRemote, ConnectionID: p.conn, RemoteName: name, UIResource: ui}, json.RawMessage(`{}`), opt)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

@@ -1,9 +1,10 @@
 // Package remote is the one path a call of a login's listed tool takes,
 // whoever makes it: a run's tool activity and the Tools view's Test call.
-// The arguments are prepared against the listed schema, the call goes to the
-// MCP pool (which routes an adapter's login to the adapter and any other to
-// its MCP session), and the answer goes through the result pipeline
-// (tools.Stamp) with the caller's redaction set. See docs/adr/0608.
+// The arguments are prepared against the listed schema, the call goes to
+// what serves the login's catalog kind, which the offer already knows (the
+// adapter host for a local adapter, the MCP pool for a remote server), and
+// the answer goes through the result pipeline (tools.Stamp) with the
+// caller's redaction set. See docs/adr/0608.
 package remote
 
 import (
@@ -12,13 +13,31 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/tools"
 )
 
-// Caller sends one call on a login (internal/mcppool.Pool). It resolves the
-// login's credential itself and redacts the values it used.
+// Caller sends one call on a login (internal/mcppool.Pool,
+// internal/adapters/host.Host). It resolves the login's credential itself
+// and redacts the values it used.
 type Caller interface {
 	Call(ctx context.Context, connectionID, remoteName string, args json.RawMessage) (string, error)
+}
+
+// Callers are what serve each kind of login; a nil one refuses its calls
+// with ErrNoCaller.
+type Callers struct {
+	MCP      Caller // remote MCP servers (*mcppool.Pool)
+	Adapters Caller // local adapters (*host.Host)
+}
+
+// For is the caller of a catalog kind: the adapter host for an adapter, the
+// MCP pool for any other.
+func (c Callers) For(kind catalog.Kind) Caller {
+	if kind == catalog.KindAdapter {
+		return c.Adapters
+	}
+	return c.MCP
 }
 
 // PartsCaller is a Caller that also gives a result's pieces, images kept
@@ -33,6 +52,9 @@ type KeepImage func(ctx context.Context, i int, im tools.Image) (string, error)
 
 // Tool is a tool a login listed.
 type Tool struct {
+	// Kind is the login's catalog kind, as the offer knows it: it routes the
+	// call (Callers.For).
+	Kind         catalog.Kind
 	ConnectionID string
 	RemoteName   string          // the server's own name for it
 	Schema       json.RawMessage // the listed input schema; empty: nothing to check
@@ -62,7 +84,7 @@ type Options struct {
 // ErrNoRedactor refuses a call made without a redaction set.
 var ErrNoRedactor = errors.New("the result cannot be redacted, so the tool was not called")
 
-// ErrNoCaller refuses a call where no pool is configured.
+// ErrNoCaller refuses a call where nothing serves the login's kind.
 var ErrNoCaller = errors.New("remote tools are not available on this worker")
 
 // SchemaError is a listed schema the validator cannot compile: the call is
@@ -82,7 +104,8 @@ func (e *SchemaError) Unwrap() error { return e.Err }
 //     was sent;
 //   - any other error is the pool's (the login must be reconnected, the
 //     server did not answer, …), already redacted of the values it used.
-func Call(ctx context.Context, pool Caller, t Tool, args json.RawMessage, opt Options) (string, error) {
+func Call(ctx context.Context, callers Callers, t Tool, args json.RawMessage, opt Options) (string, error) {
+	pool := callers.For(t.Kind)
 	log := opt.Log
 	if log == nil {
 		log = slog.Default()

@@ -15,10 +15,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
-	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/remote"
 	"github.com/guilds/guilds/internal/secret"
@@ -95,12 +96,45 @@ func newPeer(t *testing.T) *peer {
 	p.conn = connectionstest.Insert(t, db, srv, "organisation", org)
 	_, err = eng.ConnectKey(ctx, uuid.MustParse(p.conn), map[string]string{"token": loginKey})
 	must(err)
-	must(grants.MarkConnected(ctx, db, p.conn, ""))
+	must(connections.MarkConnected(ctx, db, p.conn, ""))
 	return p
 }
 
 func (p *peer) tool(schema json.RawMessage) remote.Tool {
-	return remote.Tool{ConnectionID: p.conn, RemoteName: "echo", Schema: schema}
+	return remote.Tool{Kind: catalog.KindRemote, ConnectionID: p.conn, RemoteName: "echo", Schema: schema}
+}
+
+func (p *peer) callers() remote.Callers { return remote.Callers{MCP: p.pool} }
+
+// adapterCaller stands for the adapter host: it answers every call with the
+// login and tool it was given.
+type adapterCaller struct{ calls atomic.Int64 }
+
+func (a *adapterCaller) Call(_ context.Context, connectionID, remoteName string, _ json.RawMessage) (string, error) {
+	a.calls.Add(1)
+	return "adapter " + remoteName + " of " + connectionID, nil
+}
+
+// A call is routed by the login's catalog kind, which the offer knows: an
+// adapter's tool never reaches the MCP pool, and is refused where no adapter
+// host serves it.
+func TestCallRoutesByKind(t *testing.T) {
+	t.Parallel()
+	p := newPeer(t)
+	ctx := context.Background()
+	host := &adapterCaller{}
+	tool := remote.Tool{Kind: catalog.KindAdapter, ConnectionID: p.conn, RemoteName: "quote"}
+	got, err := remote.Call(ctx, remote.Callers{MCP: p.pool, Adapters: host}, tool, json.RawMessage(`{}`), p.opts(1, true))
+	if err != nil || got != "adapter quote of "+p.conn || host.calls.Load() != 1 || p.calls.Load() != 0 {
+		t.Fatalf("adapter call: %q %v (host %d, peer %d)", got, err, host.calls.Load(), p.calls.Load())
+	}
+	if got, err = remote.Call(ctx, p.callers(), tool, json.RawMessage(`{}`), p.opts(1, true)); !errors.Is(err, remote.ErrNoCaller) || !strings.HasPrefix(got, "ERROR: ") {
+		t.Fatalf("adapter call without a host: %q %v", got, err)
+	}
+	if got, err = remote.Call(ctx, remote.Callers{MCP: p.pool, Adapters: host}, p.tool(echoSchema), json.RawMessage(`{"text":"x"}`), p.opts(1, true)); err != nil ||
+		!strings.HasPrefix(got, "got ") || host.calls.Load() != 1 || p.calls.Load() != 1 {
+		t.Fatalf("remote call: %q %v", got, err)
+	}
 }
 
 func (p *peer) opts(remaining int, noTrailer bool) remote.Options {
@@ -114,17 +148,17 @@ func TestCallPreparesRedactsAndStamps(t *testing.T) {
 	p := newPeer(t)
 	ctx := context.Background()
 	args := json.RawMessage(`{"text":"` + runSecret + `","note":""}`)
-	got, err := remote.Call(ctx, p.pool, p.tool(echoSchema), args, p.opts(3, false))
+	got, err := remote.Call(ctx, p.callers(), p.tool(echoSchema), args, p.opts(3, false))
 	want := `got {"text":"[REDACTED]"} with Bearer [REDACTED]` + "\n\nOnly 3 tool calls remain: wrap up and give your final answer.\nremaining_tool_calls: 3"
 	if err != nil || got != want {
 		t.Fatalf("run call: %v\n got %q\nwant %q", err, got, want)
 	}
-	got, err = remote.Call(ctx, p.pool, p.tool(echoSchema), args, p.opts(3, true))
+	got, err = remote.Call(ctx, p.callers(), p.tool(echoSchema), args, p.opts(3, true))
 	if want := `got {"text":"[REDACTED]"} with Bearer [REDACTED]`; err != nil || got != want {
 		t.Fatalf("test call: %v\n got %q\nwant %q", err, got, want)
 	}
 	// A required empty string is forwarded as the model sent it.
-	got, err = remote.Call(ctx, p.pool, p.tool(echoSchema), json.RawMessage(`{"text":""}`), p.opts(3, true))
+	got, err = remote.Call(ctx, p.callers(), p.tool(echoSchema), json.RawMessage(`{"text":""}`), p.opts(3, true))
 	if err != nil || !strings.HasPrefix(got, `got {"text":""} `) {
 		t.Fatalf("required empty string: %v %q", err, got)
 	}
@@ -136,22 +170,22 @@ func TestCallPreparesRedactsAndStamps(t *testing.T) {
 func TestCallRefusesBeforeSending(t *testing.T) {
 	p := newPeer(t)
 	ctx := context.Background()
-	got, err := remote.Call(ctx, p.pool, p.tool(echoSchema), json.RawMessage(`{"text":5}`), p.opts(2, false))
+	got, err := remote.Call(ctx, p.callers(), p.tool(echoSchema), json.RawMessage(`{"text":5}`), p.opts(2, false))
 	var argErr *tools.ArgumentError
 	if !errors.As(err, &argErr) || !strings.HasPrefix(got, "ERROR: invalid arguments: ") || !strings.HasSuffix(got, "remaining_tool_calls: 2") {
 		t.Fatalf("bad arguments: %v %q", err, got)
 	}
-	got, err = remote.Call(ctx, p.pool, p.tool(json.RawMessage(`{"type":12}`)), json.RawMessage(`{"text":"x"}`), p.opts(2, true))
+	got, err = remote.Call(ctx, p.callers(), p.tool(json.RawMessage(`{"type":12}`)), json.RawMessage(`{"text":"x"}`), p.opts(2, true))
 	var schemaErr *remote.SchemaError
 	if !errors.As(err, &schemaErr) || !strings.HasPrefix(got, "ERROR: the tool's schema does not compile") {
 		t.Fatalf("bad schema: %v %q", err, got)
 	}
 	opt := p.opts(2, true)
 	opt.Redactor = nil
-	if got, err = remote.Call(ctx, p.pool, p.tool(echoSchema), json.RawMessage(`{"text":"x"}`), opt); !errors.Is(err, remote.ErrNoRedactor) || !strings.HasPrefix(got, "ERROR: ") {
+	if got, err = remote.Call(ctx, p.callers(), p.tool(echoSchema), json.RawMessage(`{"text":"x"}`), opt); !errors.Is(err, remote.ErrNoRedactor) || !strings.HasPrefix(got, "ERROR: ") {
 		t.Fatalf("no redactor: %v %q", err, got)
 	}
-	if got, err = remote.Call(ctx, nil, p.tool(echoSchema), json.RawMessage(`{"text":"x"}`), p.opts(2, true)); !errors.Is(err, remote.ErrNoCaller) || !strings.HasPrefix(got, "ERROR: ") {
+	if got, err = remote.Call(ctx, remote.Callers{}, p.tool(echoSchema), json.RawMessage(`{"text":"x"}`), p.opts(2, true)); !errors.Is(err, remote.ErrNoCaller) || !strings.HasPrefix(got, "ERROR: ") {
 		t.Fatalf("no pool: %v %q", err, got)
 	}
 	if n := p.calls.Load(); n != 0 {
@@ -164,7 +198,7 @@ func TestCallRefusesBeforeSending(t *testing.T) {
 func TestCallReportsAPoolFailure(t *testing.T) {
 	p := newPeer(t)
 	p.key.Store("ak_0c7e2f91b4d35a68")
-	got, err := remote.Call(context.Background(), p.pool, p.tool(echoSchema), json.RawMessage(`{"text":"x"}`), p.opts(4, false))
+	got, err := remote.Call(context.Background(), p.callers(), p.tool(echoSchema), json.RawMessage(`{"text":"x"}`), p.opts(4, false))
 	var rr *connectors.ErrReconnectRequired
 	if !errors.As(err, &rr) || !strings.HasPrefix(got, "ERROR: ") || strings.Contains(got, loginKey) || !strings.HasSuffix(got, "remaining_tool_calls: 4") {
 		t.Fatalf("rejected login: %v %q", err, got)

@@ -21,7 +21,7 @@ import (
 	"github.com/google/uuid"
 	acts "github.com/guilds/guilds/activities/connect"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/testdb"
 )
 

@@ -15,11 +15,12 @@ import (
 
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/adapters/host"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/integrations"
-	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/secret"
@@ -56,7 +57,7 @@ func init() { adapters.Register(runQuotes{}) }
 
 // A run's model calls a local adapter's tool: the production offer path
 // offers it from the guild's connected login, the tool activity reaches the
-// adapter through the session pool with the key resolved at call time (30 s
+// adapter through the adapter host with the key resolved at call time (30 s
 // adapter class), and the stored result is redacted.
 func TestRunCallsAnAdapterTool(t *testing.T) {
 	t.Parallel()
@@ -93,20 +94,20 @@ func TestRunCallsAnAdapterTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(eng.Close)
-	pool := mcppool.New(mcppool.Options{DB: e.db, Credentials: eng.Resolver()})
-	t.Cleanup(pool.Close)
-	c, _, err := grants.Connect(ctx, e.db, platformAdmin, nil, grants.ConnectInput{Slug: "quotes", OwnerScope: grants.ScopeGuild, OwnerID: e.guild})
+	adapters := host.New(host.Options{DB: e.db, Credentials: eng.Resolver()})
+	c, _, err := connections.Connect(ctx, e.db, platformAdmin, nil, connections.ConnectInput{Slug: "quotes", OwnerScope: grants.ScopeGuild, OwnerID: e.guild})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (mcppool.KeyLogin{DB: e.db, Engine: eng, Pool: pool}).Connect(ctx, c.ID, quoteKey); err != nil {
+	connect := &connections.Service{DB: e.db, Engine: eng, Adapters: adapters}
+	if _, err := connect.ConnectKey(ctx, c.ID, map[string]string{connectors.MetaTokenField: quoteKey}); err != nil {
 		t.Fatal(err)
 	}
 
 	log := slog.New(slog.DiscardHandler)
 	reg := native.Registry(e.db, log)
 	offerer := runact.GrantsOfferer{S: grants.NewService(reg, integrations.New(func(string) string { return "" }), log)}
-	a := runact.New(runact.Deps{DB: e.db, Tools: reg, Offerer: offerer, MCP: pool, Secrets: eng,
+	a := runact.New(runact.Deps{DB: e.db, Tools: reg, Offerer: offerer, Adapters: adapters, Secrets: eng,
 		Models: e.res, Log: log, Heartbeat: 200 * time.Millisecond})
 	w := sdkworker.New(e.c, e.queue, sdkworker.Options{})
 	run.Register(w, a)

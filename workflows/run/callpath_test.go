@@ -19,6 +19,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	runact "github.com/guilds/guilds/activities/run"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/oauthgeneric"
 	"github.com/guilds/guilds/internal/grants"
@@ -92,7 +93,7 @@ func newOAuthRemote(t *testing.T, e *env, slug string) *oauthRemote {
 	o.pool = mcppool.New(mcppool.Options{DB: e.db, Credentials: o.eng.Resolver()})
 	t.Cleanup(o.pool.Close)
 
-	c, _, err := grants.Connect(ctx, e.db, platformAdmin, nil, grants.ConnectInput{Slug: slug, OwnerScope: grants.ScopeGuild, OwnerID: e.guild})
+	c, _, err := connections.Connect(ctx, e.db, platformAdmin, nil, connections.ConnectInput{Slug: slug, OwnerScope: grants.ScopeGuild, OwnerID: e.guild})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func newOAuthRemote(t *testing.T, e *env, slug string) *oauthRemote {
 	if _, err := o.eng.CompleteOAuth(ctx, back.Query().Get("state"), back.Query().Get("code")); err != nil {
 		t.Fatal(err)
 	}
-	if err := grants.MarkConnected(ctx, e.db, c.ID, ""); err != nil {
+	if err := connections.MarkConnected(ctx, e.db, c.ID, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := o.pool.Sync(ctx, c.ID); err != nil {
@@ -195,7 +196,7 @@ func TestRunStopsCallingARemoteToolTurnedOff(t *testing.T) {
 					// reaches this worker's resolver through Redis only, so
 					// it is left out: the call-time checks must suffice).
 					if kind == "deleted login" {
-						if err := grants.DeleteConnection(ctx, e.db, platformAdmin, o.conn); err != nil {
+						if err := connections.DeleteConnection(ctx, e.db, platformAdmin, o.conn); err != nil {
 							t.Errorf("delete the login: %v", err)
 						}
 					} else if _, err := bindings.PutBinding(ctx, e.db, platformAdmin, grants.BindingInput{Scope: grants.ScopeGuild, ScopeID: e.guild,

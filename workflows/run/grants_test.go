@@ -14,6 +14,7 @@ import (
 
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/grants/grantstest"
 	"github.com/guilds/guilds/internal/integrations"
@@ -41,12 +42,12 @@ func (e *env) startGrantsWorker() {
 	if err := grants.Seed(ctx, e.db, grantstest.Registry()); err != nil {
 		e.t.Fatal(err)
 	}
-	c, _, err := grants.Connect(ctx, e.db, platformAdmin, nil, grants.ConnectInput{Slug: "notion",
+	c, _, err := connections.Connect(ctx, e.db, platformAdmin, nil, connections.ConnectInput{Slug: "notion",
 		OwnerScope: grants.ScopeGuild, OwnerID: e.guild})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := grants.MarkConnected(ctx, e.db, c.ID, "@acme"); err != nil {
+	if err := connections.MarkConnected(ctx, e.db, c.ID, "@acme"); err != nil {
 		e.t.Fatal(err)
 	}
 	if err := grants.SyncListedTools(ctx, e.db, c.ID, []grants.ListedTool{{Name: "lookup",

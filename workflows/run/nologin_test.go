@@ -63,7 +63,7 @@ func TestRunCallsANoLoginServerUntilTurnedOff(t *testing.T) {
 	t.Cleanup(pool.Close)
 	svc := &connections.Service{DB: e.db, Engine: eng, Sessions: pool, Checker: mcppool.Checker{DB: e.db, Engine: eng}}
 	if _, err := svc.Connect(ctx, platformAdmin, connections.Request{
-		Login: grants.ConnectInput{Slug: "open", OwnerScope: grants.ScopeGuild, OwnerID: e.guild}}); err != nil {
+		Login: connections.ConnectInput{Slug: "open", OwnerScope: grants.ScopeGuild, OwnerID: e.guild}}); err != nil {
 		t.Fatalf("turn the server on: %v", err)
 	}
 	(&oauthRemote{eng: eng, pool: pool}).startWorker(t, e)

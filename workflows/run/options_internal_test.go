@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/tools"
 )
@@ -17,7 +18,7 @@ func TestRemoteToolActivityOutlivesThePoolTimeout(t *testing.T) {
 		timeout time.Duration
 	}{
 		tools.ClassMCP:     {"tools/call", mcppool.CallTimeout},
-		tools.ClassAdapter: {"longest adapter tool", mcppool.AdapterMaxTimeout},
+		tools.ClassAdapter: {"longest adapter tool", host.MaxTimeout},
 	} {
 		got := toolOptions(class, false, "x", "{}").StartToCloseTimeout
 		if got <= pool.timeout {

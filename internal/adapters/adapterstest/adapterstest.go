@@ -1,8 +1,8 @@
 // Package adapterstest sets up what an adapter's end-to-end test goes
 // through in production: the adapter's catalog row from the manifests
 // (pointed at a fake service), a pending login to it, the connector engine
-// on a fresh PostgreSQL database, the session pool and a KeyLogin. Run is
-// the conformance suite every adapter passes through them.
+// on a fresh PostgreSQL database, the adapter host and the connect service.
+// Run is the conformance suite every adapter passes through them.
 package adapterstest
 
 import (
@@ -14,10 +14,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/guilds/guilds/internal/adapters/host"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
-	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
 )
@@ -28,22 +29,24 @@ type Env struct {
 	ConnectionID string
 	Tools        int // the manifest's tool count for the row
 	Engine       *connectors.Engine
-	Pool         *mcppool.Pool
-	Login        mcppool.KeyLogin
+	Host         *host.Host
+	// Service is the connect service over Host, as the API builds it.
+	Service *connections.Service
+	t       testing.TB
 }
 
 // New builds the environment for the manifest entry slug, its URL replaced by url.
 func New(t testing.TB, slug, url string) *Env {
 	t.Helper()
-	return NewWithPool(t, slug, url, mcppool.Options{})
+	return NewWithHost(t, slug, url, host.Options{})
 }
 
-// NewWithPool is New with the pool's options (its timeouts, say); their DB
+// NewWithHost is New with the host's options (its timeout, say); their DB
 // and Credentials are the environment's.
-func NewWithPool(t testing.TB, slug, url string, o mcppool.Options) *Env {
+func NewWithHost(t testing.TB, slug, url string, o host.Options) *Env {
 	t.Helper()
 	db := testdb.New(t)
-	e := &Env{DB: db}
+	e := &Env{DB: db, t: t}
 	e.ConnectionID, e.Tools = catalogRow(t, db, slug, url)
 	entry, err := secret.GenerateKey("k1")
 	if err != nil {
@@ -60,10 +63,29 @@ func NewWithPool(t testing.TB, slug, url string, o mcppool.Options) *Env {
 	}
 	t.Cleanup(e.Engine.Close)
 	o.DB, o.Credentials = db, e.Engine.Resolver()
-	e.Pool = mcppool.New(o)
-	t.Cleanup(e.Pool.Close)
-	e.Login = mcppool.KeyLogin{DB: db, Engine: e.Engine, Pool: e.Pool}
+	e.Host = host.New(o)
+	e.Service = &connections.Service{DB: db, Engine: e.Engine, Adapters: e.Host, Log: o.Log}
 	return e
+}
+
+// Connect checks a key with the service and stores it, as the API's key
+// connect does, and answers the tools it listed by model-facing name.
+func (e *Env) Connect(ctx context.Context, key string) ([]string, error) {
+	return e.ConnectValues(ctx, map[string]string{connectors.MetaTokenField: key})
+}
+
+// ConnectValues is Connect with a multi-field key (catalog key_fields).
+func (e *Env) ConnectValues(ctx context.Context, values map[string]string) ([]string, error) {
+	r, err := e.Service.ConnectKey(ctx, e.ConnectionID, values)
+	if err != nil {
+		return nil, err
+	}
+	c := connectionstest.Get(e.t, e.DB, e.ConnectionID)
+	names := make([]string, len(r.Listed))
+	for i, l := range r.Listed {
+		names[i] = grants.ModelName(c.Server.Slug, l.Name)
+	}
+	return names, nil
 }
 
 // catalogRow inserts the manifest's row for slug (kind adapter) with its

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/adapters/host"
+	"github.com/guilds/guilds/internal/connections"
 )
 
 // Spec is what the conformance run of one adapter needs: its manifest slug,
@@ -15,8 +16,8 @@ import (
 type Spec struct {
 	Slug string
 	URL  string // the fake service, in place of the manifest's URL
-	// Pool sets the pool's options (its timeouts, say).
-	Pool mcppool.Options
+	// Host sets the adapter host's options (its timeout, say).
+	Host host.Options
 
 	// BadKeys are each refused by Connect with ErrKeyRejected, and none is
 	// stored.
@@ -63,19 +64,19 @@ type Call struct {
 func Run(t *testing.T, s Spec) *Env {
 	t.Helper()
 	ctx := context.Background()
-	e := NewWithPool(t, s.Slug, s.URL, s.Pool)
+	e := NewWithHost(t, s.Slug, s.URL, s.Host)
 	secrets := append([]string{s.GoodKey}, s.Secrets...)
 	for _, v := range s.GoodValues {
 		secrets = append(secrets, v)
 	}
 
 	for _, bad := range s.BadKeys {
-		if _, err := e.Login.Connect(ctx, e.ConnectionID, bad); !errors.Is(err, mcppool.ErrKeyRejected) {
+		if _, err := e.Connect(ctx, bad); !errors.Is(err, connections.ErrKeyRejected) {
 			t.Fatalf("%s: bad key %q: %v, want ErrKeyRejected", s.Slug, bad, err)
 		}
 	}
 	for i, bad := range s.BadValues {
-		if _, err := e.Login.ConnectConfig(ctx, e.ConnectionID, bad); !errors.Is(err, mcppool.ErrKeyRejected) {
+		if _, err := e.ConnectValues(ctx, bad); !errors.Is(err, connections.ErrKeyRejected) {
 			t.Fatalf("%s: bad values #%d: %v, want ErrKeyRejected", s.Slug, i, err)
 		}
 	}
@@ -83,20 +84,20 @@ func Run(t *testing.T, s Spec) *Env {
 		t.Fatalf("%s: a rejected key was stored", s.Slug)
 	}
 
-	connect := func() ([]mcppool.Tool, error) { return e.Login.Connect(ctx, e.ConnectionID, s.GoodKey) }
+	connect := func() ([]string, error) { return e.Connect(ctx, s.GoodKey) }
 	if s.GoodValues != nil {
-		connect = func() ([]mcppool.Tool, error) { return e.Login.ConnectConfig(ctx, e.ConnectionID, s.GoodValues) }
+		connect = func() ([]string, error) { return e.ConnectValues(ctx, s.GoodValues) }
 	}
 	listed, err := connect()
 	if err != nil || len(listed) != s.Tools || e.Tools != s.Tools {
 		t.Fatalf("%s: connect: %v, %d tools listed, %d in the manifest, want %d", s.Slug, err, len(listed), e.Tools, s.Tools)
 	}
 	names := map[string]bool{}
-	for _, tool := range listed {
-		names[tool.Name] = true
+	for _, name := range listed {
+		names[name] = true
 	}
 	for i, want := range s.Listed {
-		if !names[want] || (i == 0 && listed[0].Name != want) {
+		if !names[want] || (i == 0 && listed[0] != want) {
 			t.Fatalf("%s: %s not listed, or not first: %v", s.Slug, want, listed)
 		}
 	}
@@ -114,7 +115,7 @@ func Run(t *testing.T, s Spec) *Env {
 		if args == "" {
 			args = "{}"
 		}
-		out, err := e.Pool.Call(ctx, e.ConnectionID, c.Tool, json.RawMessage(args))
+		out, err := e.Host.Call(ctx, e.ConnectionID, c.Tool, json.RawMessage(args))
 		where := s.Slug + " " + c.Tool + " " + args
 		text := out
 		if c.WantErr {

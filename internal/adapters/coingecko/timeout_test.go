@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/adapters/adapterstest"
-	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/adapters/host"
 )
 
 // A call the service never answers ends at the pool's adapter timeout with a
@@ -32,19 +32,19 @@ func TestAdapterTimeoutEndsTheCall(t *testing.T) {
 		f.serve(w, r)
 	}))
 	t.Cleanup(func() { close(release); slow.Close() })
-	e := adapterstest.NewWithPool(t, "coingecko", slow.URL, mcppool.Options{AdapterTimeout: 200 * time.Millisecond})
-	if _, err := e.Login.Connect(ctx, e.ConnectionID, goodKey); err != nil {
+	e := adapterstest.NewWithHost(t, "coingecko", slow.URL, host.Options{Timeout: 200 * time.Millisecond})
+	if _, err := e.Connect(ctx, goodKey); err != nil {
 		t.Fatal(err)
 	}
 	args := json.RawMessage(`{"ids":["bitcoin"]}`)
 
 	stall.Store(true)
-	_, err := e.Pool.Call(ctx, e.ConnectionID, "prices", args)
+	_, err := e.Host.Call(ctx, e.ConnectionID, "prices", args)
 	if err == nil || err.Error() != "coingecko: HTTP request did not answer within 200ms" {
 		t.Fatalf("slow call: %v", err)
 	}
 	stall.Store(false)
-	out, err := e.Pool.Call(ctx, e.ConnectionID, "prices", args)
+	out, err := e.Host.Call(ctx, e.ConnectionID, "prices", args)
 	if err != nil || !strings.Contains(out, "\nbitcoin\t67187\t") {
 		t.Fatalf("the call after the slow one: %q %v", out, err)
 	}

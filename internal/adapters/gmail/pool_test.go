@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/guilds/guilds/internal/adapters/adapterstest"
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
-	"github.com/guilds/guilds/internal/mcppool"
 )
 
 // The adapter behind the session pool on a real Postgres: the manifest's
@@ -61,8 +61,7 @@ func TestThroughPoolOAuthRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	connectionstest.SetConnected(t, e.DB, e.ConnectionID, "")
-	pool := mcppool.New(mcppool.Options{DB: e.DB, Credentials: fixedToken(goodToken)})
-	t.Cleanup(pool.Close)
+	pool := host.New(host.Options{DB: e.DB, Credentials: fixedToken(goodToken)})
 
 	out, err := pool.Call(ctx, e.ConnectionID, "list_labels", json.RawMessage(`{"limit":2}`))
 	if err != nil || out != "id\tname\ttype\nLabel_15\tclients/Acme\tuser\nLabel_14\tReceipts\tuser\n" {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/guilds/guilds/internal/adapters/adapterstest"
 	"github.com/guilds/guilds/internal/adapters/qonto/qontotest"
-	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/validation"
 )
 
@@ -25,19 +25,19 @@ func TestAFieldTooShortToRedactIsRefused(t *testing.T) {
 		"values.login":      {"login": "acme", "secret_key": secretKey},
 		"values.secret_key": {"login": login, "secret_key": "9f1c2"},
 	} {
-		_, err := e.Login.ConnectConfig(ctx, e.ConnectionID, values)
+		_, err := e.ConnectValues(ctx, values)
 		var v *validation.Error
 		if !errors.As(err, &v) || v.Problems[0].Field != field || strings.Contains(err.Error(), values["login"]+":") {
 			t.Fatalf("%s: %v", field, err)
 		}
 	}
-	_, err := e.Login.ConnectConfig(ctx, e.ConnectionID, map[string]string{"login": login})
+	_, err := e.ConnectValues(ctx, map[string]string{"login": login})
 	var v *validation.Error
-	if !errors.As(err, &v) || v.Problems[0].Field != "values.secret_key" || errors.Is(err, mcppool.ErrKeyRejected) {
+	if !errors.As(err, &v) || v.Problems[0].Field != "values.secret_key" || errors.Is(err, connections.ErrKeyRejected) {
 		t.Fatalf("missing secret_key: %v", err)
 	}
 	// The old single key is no longer taken for a row with key fields.
-	if _, err := e.Login.ConnectConfig(ctx, e.ConnectionID, map[string]string{"token": goodKey}); !errors.As(err, &v) ||
+	if _, err := e.ConnectValues(ctx, map[string]string{"token": goodKey}); !errors.As(err, &v) ||
 		!strings.Contains(err.Error(), "values.token") || strings.Contains(err.Error(), secretKey) {
 		t.Fatalf("a single key: %v", err)
 	}

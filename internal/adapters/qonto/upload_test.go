@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/adapters/qonto"
 	"github.com/guilds/guilds/internal/adapters/qonto/qontotest"
-	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/workspacefiles"
 	"github.com/guilds/guilds/internal/workspaces"
 	"github.com/guilds/guilds/sandbox"
@@ -119,7 +119,7 @@ func TestUploadInvoiceFromTheWorkspace(t *testing.T) {
 	f.svc.Slow(long, 21) // 20 polls of 2 s: 40 s
 	slowClock := &stepClock{now: clock}
 	patient := &qonto.Adapter{Clock: slowClock}
-	limit := adapters.CallTimeout(patient, "upload_invoice", mcppool.AdapterTimeout, mcppool.AdapterMaxTimeout)
+	limit := adapters.CallTimeout(patient, "upload_invoice", host.Timeout, host.MaxTimeout)
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	out, err = patient.Call(pctx, f.conn(goodKey), "upload_invoice", json.RawMessage(`{"transaction_id":"`+long+`","path":"invoices/scan.jpg"}`))
 	cancel()

@@ -28,7 +28,7 @@ const (
 
 // KeyError is a key refused by its shape or by its service, naming the
 // field; it matches adapters.ErrRejected, and the connect check reports the
-// field (mcppool.KeyRejectedError). Its message never holds the key.
+// field (connections.KeyRejectedError). Its message never holds the key.
 type KeyError struct {
 	Field  string
 	Reason string

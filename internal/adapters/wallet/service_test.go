@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/guilds/guilds/internal/adapters/adapterstest"
-	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/adapters/host"
 )
 
 // The spend tools are written Off at the connection owner's scope on the
@@ -20,27 +20,26 @@ func TestSpendToolsStartOffAndStayAsTheOperatorSetsThem(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFakes(t, "")
-	e := adapterstest.New(t, "wallet", f.URL())
 	var logs bytes.Buffer
-	login := mcppool.KeyLogin{DB: e.DB, Engine: e.Engine, Pool: e.Pool, Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	e := adapterstest.NewWithHost(t, "wallet", f.URL(), host.Options{Log: log})
 
 	// A check the service cannot answer is logged without any key.
 	down := newFakes(t, "")
 	down.Close()
-	dead := adapterstest.New(t, "wallet", down.URL())
-	deadLogin := mcppool.KeyLogin{DB: dead.DB, Engine: dead.Engine, Pool: dead.Pool, Log: login.Log}
-	if _, err := deadLogin.ConnectConfig(ctx, dead.ConnectionID, goodValues()); err == nil {
+	dead := adapterstest.NewWithHost(t, "wallet", down.URL(), host.Options{Log: log})
+	if _, err := dead.ConnectValues(ctx, goodValues()); err == nil {
 		t.Fatal("connected to a service that is down")
 	}
 
 	noUni := goodValues()
 	delete(noUni, "uniswap_api_key")
-	listed, err := login.ConnectConfig(ctx, e.ConnectionID, noUni)
+	listed, err := e.ConnectValues(ctx, noUni)
 	if err != nil || len(listed) != 11 {
 		t.Fatalf("connect without a Uniswap key: %d tools, %v", len(listed), err)
 	}
 	for _, tool := range listed {
-		if tool.RemoteName == "uniswap_swap" {
+		if tool == "wallet_uniswap_swap" {
 			t.Fatal("uniswap_swap listed without a Uniswap key")
 		}
 	}
@@ -76,7 +75,7 @@ func TestSpendToolsStartOffAndStayAsTheOperatorSetsThem(t *testing.T) {
 	if _, err := e.DB.Exec(ctx, `UPDATE bindings SET enabled = true WHERE catalog_id = 'wallet_send'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Pool.Sync(ctx, e.ConnectionID); err != nil {
+	if _, err := e.Host.Sync(ctx, e.ConnectionID); err != nil {
 		t.Fatal(err)
 	}
 	if got := off(); got["wallet_send"] || !got["wallet_call"] {

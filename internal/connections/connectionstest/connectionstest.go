@@ -7,7 +7,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/store"
 )
 

@@ -1,4 +1,4 @@
-package mcppool_test
+package host_test
 
 import (
 	"context"
@@ -12,9 +12,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/adapters/host"
+	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connectors"
-	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/testdb"
 )
 
@@ -82,29 +84,24 @@ func TestAdapterConnectAndCall(t *testing.T) {
 	ctx := context.Background()
 	var revoked atomic.Bool
 	svc := quoteService(t, "qk-good-123", &revoked)
-	id := pendingConnection(t, db, "quotes", "http", svc.URL, `{"adapter":"test_quotes"}`)
-	if _, err := db.Exec(ctx, `UPDATE mcp_servers SET kind = 'adapter', auth = 'token' WHERE slug = 'quotes'`); err != nil {
-		t.Fatal(err)
-	}
+	id := adapterRow(t, db, "quotes", svc.URL, "token", `{"adapter":"test_quotes"}`, connstore.StatusPending)
 	if _, err := db.Exec(ctx, `INSERT INTO mcp_catalog_tools (server_id, name, description, input_schema, position)
 		SELECT id, 'quote', 'A price', '{"type":"object","properties":{"symbol":{"type":"string"}},"required":["symbol"]}', 0
 		FROM mcp_servers WHERE slug = 'quotes'`); err != nil {
 		t.Fatal(err)
 	}
 	eng := newEngine(t, db, "quotes")
-	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver()})
-	t.Cleanup(pool.Close)
-	login := mcppool.KeyLogin{DB: db, Engine: eng, Pool: pool}
+	pool := host.New(host.Options{DB: db, Credentials: eng.Resolver()})
 
-	if _, err := login.Connect(ctx, id, "qk-bad-123"); !errors.Is(err, mcppool.ErrKeyRejected) {
+	if _, err := connectKey(ctx, db, eng, pool, id, "qk-bad-123"); !errors.Is(err, connections.ErrKeyRejected) {
 		t.Fatalf("bad key: %v", err)
 	}
 	if n := scalar(t, db, `SELECT count(*)::text FROM connection_credentials`); n != "0" {
 		t.Fatalf("a rejected key was stored (%s rows)", n)
 	}
-	listed, err := login.Connect(ctx, id, "qk-good-123")
-	if err != nil || len(listed) != 1 || listed[0].Name != "quotes_quote" {
-		t.Fatalf("connect: %v %+v", err, listed)
+	r, err := connectKey(ctx, db, eng, pool, id, "qk-good-123")
+	if err != nil || len(r.Listed) != 1 || r.Listed[0].Name != "quote" {
+		t.Fatalf("connect: %v %+v", err, r.Listed)
 	}
 	if c := connectionstest.Get(t, db, id); string(c.Status)+" "+c.AccountHint != "connected plan pro" {
 		got := string(c.Status) + " " + c.AccountHint
@@ -114,7 +111,7 @@ func TestAdapterConnectAndCall(t *testing.T) {
 	if err != nil || out != "symbol\tprice\nETH\t101.5\n" {
 		t.Fatalf("call: %q %v", out, err)
 	}
-	if tools, err := pool.List(ctx, id); err != nil || len(tools) != 1 || tools[0].RemoteName != "quote" {
+	if tools, err := pool.List(ctx, id); err != nil || len(tools) != 1 || tools[0].Name != "quote" {
 		t.Fatalf("list: %v %+v", err, tools)
 	}
 	if line, err := pool.Probe(ctx, id); err != nil || line != "quotes accepts the stored key (plan pro)" {
@@ -137,12 +134,9 @@ func TestAdapterNotBuiltIn(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	id := pendingConnection(t, db, "nope", "http", "https://api.nope.test", `{"adapter":"nope"}`)
-	if _, err := db.Exec(ctx, `UPDATE mcp_servers SET kind = 'adapter', auth = 'token' WHERE slug = 'nope'`); err != nil {
-		t.Fatal(err)
-	}
+	id := adapterRow(t, db, "nope", "https://api.nope.test", "token", `{"adapter":"nope"}`, connstore.StatusPending)
 	eng := newEngine(t, db, "nope")
-	_, err := mcppool.KeyLogin{DB: db, Engine: eng}.Connect(ctx, id, "any-key-0123")
+	_, err := connectKey(ctx, db, eng, host.New(host.Options{DB: db, Credentials: eng.Resolver()}), id, "any-key-0123")
 	var nb *adapters.ErrNotBuiltIn
 	if !errors.As(err, &nb) || !strings.Contains(err.Error(), "not built into this platform") {
 		t.Fatalf("connect: %v", err)
@@ -181,17 +175,13 @@ func TestOAuthAdapterRefreshesOnceOn401(t *testing.T) {
 		_, _ = w.Write([]byte(`{"data":"inbox"}`))
 	}))
 	t.Cleanup(svc.Close)
-	ok := addConnection(t, db, "mail_ok", svc.URL, "oauth", `{"adapter":"test_bearer"}`)
-	dead := addConnection(t, db, "mail_dead", svc.URL, "oauth", `{"adapter":"test_bearer"}`)
-	if _, err := db.Exec(ctx, `UPDATE mcp_servers SET kind = 'adapter' WHERE slug IN ('mail_ok', 'mail_dead')`); err != nil {
-		t.Fatal(err)
-	}
+	ok := adapterRow(t, db, "mail_ok", svc.URL, "oauth", `{"adapter":"test_bearer"}`, connstore.StatusConnected)
+	dead := adapterRow(t, db, "mail_dead", svc.URL, "oauth", `{"adapter":"test_bearer"}`, connstore.StatusConnected)
 	c := &creds{tokens: map[uuid.UUID][]string{
 		uuid.MustParse(ok):   {"tok-stale", "tok-fresh"},
 		uuid.MustParse(dead): {"tok-stale", "tok-also-refused"},
 	}}
-	pool := mcppool.New(mcppool.Options{DB: db, Credentials: c})
-	t.Cleanup(pool.Close)
+	pool := host.New(host.Options{DB: db, Credentials: c})
 
 	if out, err := pool.Call(ctx, ok, "read", nil); err != nil || out != "inbox" {
 		t.Fatalf("after one refresh: %q %v", out, err)
@@ -219,13 +209,9 @@ func TestAdapterErrorsDoNotCarryTheKey(t *testing.T) {
 		http.Error(w, "upstream failed for key "+r.Header.Get("X-Quote-Key"), http.StatusBadGateway)
 	}))
 	t.Cleanup(svc.Close)
-	id := addConnection(t, db, "echoing", svc.URL, "token", `{"adapter":"test_quotes"}`)
-	if _, err := db.Exec(ctx, `UPDATE mcp_servers SET kind = 'adapter' WHERE slug = 'echoing'`); err != nil {
-		t.Fatal(err)
-	}
+	id := adapterRow(t, db, "echoing", svc.URL, "token", `{"adapter":"test_quotes"}`, connstore.StatusConnected)
 	const key = "qk-echoed-secret-42"
-	pool := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {key}}}})
-	t.Cleanup(pool.Close)
+	pool := host.New(host.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {key}}}})
 	_, err := pool.Call(ctx, id, "quote", json.RawMessage(`{"symbol":"ETH"}`))
 	if err == nil || !strings.Contains(err.Error(), "502") || strings.Contains(err.Error(), key) {
 		t.Fatalf("call: %v", err)

@@ -1,4 +1,4 @@
-package mcppool_test
+package host_test
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/adapters"
-	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/adapters/host"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/testdb"
 )
 
-// slowToolAdapter's tool "long" asks for more time than the pool's default
+// slowToolAdapter's tool "long" asks for more time than the host's default
 // (adapters.ToolTimeouts); every call answers how far away its deadline is.
 type slowToolAdapter struct{}
 
@@ -33,7 +34,7 @@ func (slowToolAdapter) Call(ctx context.Context, _ adapters.Conn, _ string, _ js
 		return "none", nil
 	case left <= 2*time.Second:
 		return "default", nil
-	case left > time.Minute && left <= mcppool.AdapterMaxTimeout:
+	case left > time.Minute && left <= host.MaxTimeout:
 		return "long", nil
 	default:
 		return "other", nil
@@ -42,20 +43,16 @@ func (slowToolAdapter) Call(ctx context.Context, _ adapters.Conn, _ string, _ js
 
 func init() { adapters.Register(slowToolAdapter{}) }
 
-// The pool bounds an adapter's call by the tool's own timeout when it names
-// one, up to AdapterMaxTimeout, and by AdapterTimeout otherwise.
+// The host bounds an adapter's call by the tool's own timeout when it names
+// one, up to host.MaxTimeout, and by Timeout otherwise.
 func TestAdapterToolTimeouts(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	id := pendingConnection(t, db, "slowtools", "http", "https://api.slowtools.test", `{"adapter":"test_tool_timeouts"}`)
-	if _, err := db.Exec(ctx, `UPDATE mcp_servers SET kind = 'adapter', auth = 'token' WHERE slug = 'slowtools'`); err != nil {
-		t.Fatal(err)
-	}
+	id := adapterRow(t, db, "slowtools", "https://api.slowtools.test", "token", `{"adapter":"test_tool_timeouts"}`, connstore.StatusPending)
 	eng := newEngine(t, db, "slowtools")
-	pool := mcppool.New(mcppool.Options{DB: db, Credentials: eng.Resolver(), AdapterTimeout: 2 * time.Second})
-	t.Cleanup(pool.Close)
-	if _, err := (mcppool.KeyLogin{DB: db, Engine: eng, Pool: pool}).Connect(ctx, id, "any-key-0123"); err != nil {
+	pool := host.New(host.Options{DB: db, Credentials: eng.Resolver(), Timeout: 2 * time.Second})
+	if _, err := connectKey(ctx, db, eng, pool, id, "any-key-0123"); err != nil {
 		t.Fatal(err)
 	}
 	for tool, want := range map[string]string{"long": "long", "short": "default"} {
@@ -63,7 +60,7 @@ func TestAdapterToolTimeouts(t *testing.T) {
 			t.Errorf("%s: %q %v, want %q", tool, out, err, want)
 		}
 	}
-	if got := adapters.CallTimeout(slowToolAdapter{}, "long", time.Second, mcppool.AdapterMaxTimeout); got != mcppool.AdapterMaxTimeout {
+	if got := adapters.CallTimeout(slowToolAdapter{}, "long", time.Second, host.MaxTimeout); got != host.MaxTimeout {
 		t.Fatalf("CallTimeout capped at %s", got)
 	}
 }

@@ -1,11 +1,12 @@
-package grants
+package connections
 
 import (
 	"context"
 	"errors"
 
 	"github.com/guilds/guilds/internal/access"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/connstore"
+	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -24,28 +25,28 @@ type OpenLogin struct {
 // it is written. It writes nothing; a refused input is the error PutBinding
 // would answer. The platform scope gets no login of its own: its logins are
 // the box's, made by the instance admin at the terminal.
-func PlanOpenLogin(ctx context.Context, db store.DB, p access.Principal, in BindingInput) (OpenLogin, error) {
-	if in.CatalogKind != KindMCP || in.Enabled == nil || !*in.Enabled || in.ConnectionID != nil || in.Scope == ScopePlatform {
+func PlanOpenLogin(ctx context.Context, db store.DB, p access.Principal, in grants.BindingInput) (OpenLogin, error) {
+	if in.CatalogKind != grants.KindMCP || in.Enabled == nil || !*in.Enabled || in.ConnectionID != nil || in.Scope == grants.ScopePlatform {
 		return OpenLogin{}, nil
 	}
-	t, err := resolveTarget(ctx, db, p, in, true)
+	place, serverID, err := grants.BindingPlace(ctx, db, p, in)
 	if err != nil {
 		return OpenLogin{}, err
 	}
-	srv, err := LoadServerRoute(ctx, db, t.serverID)
+	srv, err := grants.LoadServerRoute(ctx, db, serverID)
 	if err != nil || !srv.NoLogin {
 		return OpenLogin{}, err
 	}
-	if serving, err := servingLogin(ctx, db, t.place, t.serverID); err != nil || serving != "" {
+	if serving, err := grants.ServingLogin(ctx, db, place, serverID); err != nil || serving != "" {
 		return OpenLogin{}, err
 	}
-	owner := t.place.ID()
-	id, status, err := connstore.FindForOwner(ctx, db, t.serverID, string(t.place.Scope), &owner)
+	owner := place.ID()
+	id, status, err := connstore.FindForOwner(ctx, db, serverID, string(place.Scope), &owner)
 	switch {
 	case err == nil && status == StatusConnected:
 		return OpenLogin{Bind: id.String()}, nil
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return OpenLogin{}, err
 	}
-	return OpenLogin{Connect: &ConnectInput{ServerID: t.serverID, OwnerScope: t.place.Scope, OwnerID: owner}}, nil
+	return OpenLogin{Connect: &ConnectInput{ServerID: serverID, OwnerScope: place.Scope, OwnerID: owner}}, nil
 }

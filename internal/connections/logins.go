@@ -1,4 +1,4 @@
-package grants
+package connections
 
 import (
 	"context"
@@ -7,14 +7,16 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/access"
-	"github.com/guilds/guilds/internal/connections/connstore"
+	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/connstore"
+	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/validation"
 )
 
-// Status is a login's status: connstore's type, so that a grants.Connection
-// and the engine's view of the same row compare without conversions.
+// Status is a login's status: connstore's type, so that a Connection and the
+// engine's view of the same row compare without conversions.
 type Status = connstore.Status
 
 // Connection statuses.
@@ -26,28 +28,32 @@ const (
 
 // Connection is a login's metadata; credentials never appear here.
 type Connection struct {
-	ID          string    `json:"id"`
-	ServerID    string    `json:"server_id"`
-	ServerSlug  string    `json:"server_slug"`
-	ServerName  string    `json:"server_name"`
-	OwnerScope  Scope     `json:"owner_scope"`
-	OwnerID     string    `json:"owner_id,omitempty"`
-	Status      Status    `json:"status"`
-	AccountHint string    `json:"account_hint"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
-	owner       Place
+	ID          string       `json:"id"`
+	ServerID    string       `json:"server_id"`
+	ServerSlug  string       `json:"server_slug"`
+	ServerName  string       `json:"server_name"`
+	OwnerScope  grants.Scope `json:"owner_scope"`
+	OwnerID     string       `json:"owner_id,omitempty"`
+	Status      Status       `json:"status"`
+	AccountHint string       `json:"account_hint"`
+	CreatedAt   time.Time    `json:"created_at"`
+	UpdatedAt   time.Time    `json:"updated_at"`
+	owner       grants.Place
+	kind        catalog.Kind
 }
 
 // Owner is the place that owns the login.
-func (c Connection) Owner() Place { return c.owner }
+func (c Connection) Owner() grants.Place { return c.owner }
+
+// Kind is the catalog kind of the login's server: what serves its calls.
+func (c Connection) Kind() catalog.Kind { return c.kind }
 
 // ConnectInput asks for a login of a server at a scope.
 type ConnectInput struct {
-	ServerID   string `json:"server_id"`
-	Slug       string `json:"slug"`
-	OwnerScope Scope  `json:"owner_scope"`
-	OwnerID    string `json:"owner_id"`
+	ServerID   string       `json:"server_id"`
+	Slug       string       `json:"slug"`
+	OwnerScope grants.Scope `json:"owner_scope"`
+	OwnerID    string       `json:"owner_id"`
 }
 
 // ErrNotSetUp is returned when the box lacks what a server's Connect needs.
@@ -86,12 +92,10 @@ var ErrPlatformReserved = errors.New("platform-scope logins are reserved: the bo
 // fromRow is the API's view of a stored login.
 func fromRow(r connstore.Connection) Connection {
 	c := Connection{ID: r.ID.String(), ServerID: r.Server.ID.String(), ServerSlug: r.Server.Slug, ServerName: r.Server.Name,
-		OwnerScope: Scope(r.OwnerScope), OwnerID: r.OwnerID, Status: r.Status, AccountHint: r.AccountHint,
+		OwnerScope: grants.Scope(r.OwnerScope), OwnerID: r.OwnerID, Status: r.Status, AccountHint: r.AccountHint,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
-	c.owner = Place{Scope: c.OwnerScope, OrgID: r.OrgID, GuildID: r.GuildID}
-	if c.OwnerScope == ScopeAgent {
-		c.owner.AgentID = c.OwnerID
-	}
+	c.owner = grants.PlaceOf(r)
+	c.kind = r.Server.Kind
 	return c
 }
 
@@ -109,7 +113,7 @@ func LoadConnection(ctx context.Context, db store.DB, id string) (Connection, er
 }
 
 func canSeeConn(p access.Principal, c Connection) bool {
-	return c.OwnerScope == ScopePlatform || p.CanSeeOrg(c.owner.OrgID)
+	return c.OwnerScope == grants.ScopePlatform || p.CanSeeOrg(c.owner.OrgID)
 }
 
 // GetConnection returns a connection the principal can see.
@@ -125,14 +129,14 @@ func GetConnection(ctx context.Context, db store.DB, p access.Principal, id stri
 }
 
 // ListConnections lists the visible connections, all of them or those of one owner.
-func ListConnections(ctx context.Context, db store.DB, p access.Principal, ownerScope Scope, ownerID string) ([]Connection, error) {
+func ListConnections(ctx context.Context, db store.DB, p access.Principal, ownerScope grants.Scope, ownerID string) ([]Connection, error) {
 	if ownerScope != "" {
 		var probs validation.Problems
-		checkScopeInput(&probs, "owner_scope", "owner_id", ownerScope, ownerID)
+		grants.CheckScopeInput(&probs, "owner_scope", "owner_id", ownerScope, ownerID)
 		if err := probs.Err(); err != nil {
 			return nil, err
 		}
-		if _, err := visiblePlace(ctx, db, p, ownerScope, ownerID); err != nil {
+		if _, err := grants.VisiblePlace(ctx, db, p, ownerScope, ownerID); err != nil {
 			return nil, err
 		}
 	} else if ownerID != "" {
@@ -154,17 +158,27 @@ func ListConnections(ctx context.Context, db store.DB, p access.Principal, owner
 // Connect creates a pending login of a server at a scope, or returns the
 // pending or disconnected one already there so it can be retried. A connected
 // login at the same scope is a conflict. created reports a new row.
-func Connect(ctx context.Context, db store.DB, p access.Principal, integ *integrations.Registry, in ConnectInput) (c Connection, created bool, err error) {
+func Connect(ctx context.Context, db store.DB, p access.Principal, integ *integrations.Registry, in ConnectInput) (Connection, bool, error) {
+	r, created, err := ConnectRow(ctx, db, p, integ, in)
+	if err != nil {
+		return Connection{}, false, err
+	}
+	return fromRow(r), created, nil
+}
+
+// ConnectRow is Connect answering the login's row, which the connect
+// service passes along instead of reading it again.
+func ConnectRow(ctx context.Context, db store.DB, p access.Principal, integ *integrations.Registry, in ConnectInput) (c connstore.Connection, created bool, err error) {
 	var probs validation.Problems
 	probs.Check(in.ServerID != "" || in.Slug != "", "server_id", "server_id or slug is required")
-	checkScopeInput(&probs, "owner_scope", "owner_id", in.OwnerScope, in.OwnerID)
+	grants.CheckScopeInput(&probs, "owner_scope", "owner_id", in.OwnerScope, in.OwnerID)
 	if err := probs.Err(); err != nil {
 		return c, false, err
 	}
-	if in.OwnerScope == ScopePlatform {
+	if in.OwnerScope == grants.ScopePlatform {
 		return c, false, fmt.Errorf("%w; connect this server at an organisation, guild or agent scope instead", ErrPlatformReserved)
 	}
-	owner, err := visiblePlace(ctx, db, p, in.OwnerScope, in.OwnerID)
+	owner, err := grants.VisiblePlace(ctx, db, p, in.OwnerScope, in.OwnerID)
 	if err != nil {
 		return c, false, err
 	}
@@ -172,7 +186,7 @@ func Connect(ctx context.Context, db store.DB, p access.Principal, integ *integr
 	if key == "" {
 		key, field = in.Slug, "slug"
 	}
-	srv, err := GetServer(ctx, db, integ, key)
+	srv, err := grants.GetServer(ctx, db, integ, key)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !srv.Published) {
 		return c, false, &validation.Error{Problems: []validation.Problem{{Field: field,
 			Message: fmt.Sprintf("%q names no published catalog server (GET /api/mcp/servers lists them)", key)}}}
@@ -180,7 +194,7 @@ func Connect(ctx context.Context, db store.DB, p access.Principal, integ *integr
 	if err != nil {
 		return c, false, err
 	}
-	if srv.OAuthSetupState == SetupUnsupported {
+	if srv.OAuthSetupState == grants.SetupUnsupported {
 		return c, false, &ErrNotSetUp{Server: srv.Name, Missing: srv.MissingVariables}
 	}
 	var ownerArg *string
@@ -200,7 +214,7 @@ func Connect(ctx context.Context, db store.DB, p access.Principal, integ *integr
 	if err != nil {
 		return c, false, err
 	}
-	c, err = LoadConnection(ctx, db, id.String())
+	c, err = connstore.Get(ctx, db, id)
 	return c, created, err
 }
 
@@ -212,7 +226,7 @@ func DeleteConnection(ctx context.Context, db store.DB, p access.Principal, id s
 	if err != nil {
 		return err
 	}
-	if c.OwnerScope == ScopePlatform {
+	if c.OwnerScope == grants.ScopePlatform {
 		return fmt.Errorf("%w; the box's platform login %s stays as it is", ErrPlatformReserved, c.ID)
 	}
 	cid, err := connstore.ParseID(c.ID)
@@ -225,19 +239,23 @@ func DeleteConnection(ctx context.Context, db store.DB, p access.Principal, id s
 // MarkConnected records a successful login: status connected, the account
 // hint, and the enabled mcp binding (with this connection) at the owner's scope.
 func MarkConnected(ctx context.Context, db store.DB, connectionID, accountHint string) error {
-	c, err := LoadConnection(ctx, db, connectionID)
+	cid, err := connstore.ParseID(connectionID)
 	if err != nil {
 		return err
 	}
-	cid, err := connstore.ParseID(c.ID)
+	r, err := connstore.Get(ctx, db, cid)
 	if err != nil {
 		return err
 	}
-	if err := connstore.SetConnected(ctx, db, cid, accountHint); err != nil {
+	return MarkRowConnected(ctx, db, r, accountHint)
+}
+
+// MarkRowConnected is MarkConnected of a login whose row the caller loaded.
+func MarkRowConnected(ctx context.Context, db store.DB, r connstore.Connection, accountHint string) error {
+	if err := connstore.SetConnected(ctx, db, r.ID, accountHint); err != nil {
 		return err
 	}
-	conn := c.ID
-	return upsertBinding(ctx, db, c.owner, KindMCP, c.ServerID, c.ServerID, true, &conn)
+	return grants.BindLogin(ctx, db, r)
 }
 
 // MarkDisconnected records a login that no longer works; its bindings stay.
@@ -254,7 +272,7 @@ func MarkDisconnected(ctx context.Context, db store.DB, connectionID string) err
 // agents (the owner triggers of migration 004 cascade them). Read in the
 // deleting transaction, so the caller can close their sessions and have
 // every replica forget them once the delete has committed.
-func ConnectionsUnder(ctx context.Context, db store.DB, scope Scope, id string) ([]string, error) {
+func ConnectionsUnder(ctx context.Context, db store.DB, scope grants.Scope, id string) ([]string, error) {
 	return connstore.IDsUnder(ctx, db, string(scope), id)
 }
 
@@ -263,3 +281,6 @@ func ConnectionsUnder(ctx context.Context, db store.DB, scope Scope, id string) 
 func ConnectionsOfServer(ctx context.Context, db store.DB, idOrSlug string) ([]string, error) {
 	return connstore.IDsOfServer(ctx, db, idOrSlug)
 }
+
+// ConnectionOf is the API's view of a login row the caller loaded.
+func ConnectionOf(r connstore.Connection) Connection { return fromRow(r) }

@@ -1,8 +1,10 @@
 // Package connstore is the mcp_connections table: the one Connection row
 // type, its typed id and Status, and every query that reads or writes the
 // table. It depends on nothing above internal/store and internal/catalog, so
-// that the connectors engine, grants and the MCP pool can use it while the
-// connect service (internal/connections) uses them.
+// that the connectors engine, grants, the MCP pool and the adapter host use
+// it while the connect service (internal/connections) uses them; it sits
+// beside the service, not under it, since those layers are below the service
+// (docs/adr/0623).
 package connstore
 
 import (
