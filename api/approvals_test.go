@@ -118,6 +118,23 @@ func TestApprovalPoliciesAreCheckedWhenSaved(t *testing.T) {
 	if r.Status != 200 || !eff.Decided || !eff.Ask || eff.Scope != "guild" || eff.WaitText != "48h0m0s" || eff.Version == "" {
 		t.Fatalf("effective at the agent: %d %s", r.Status, r.Body)
 	}
+	// The Tools view shows the setting beside the tool, with its scope.
+	var view struct {
+		Native []struct {
+			Name     string               `json:"name"`
+			Approval *approvals.Effective `json:"approval"`
+		} `json:"native"`
+	}
+	e.Do(annTok, "GET", "/api/agents/"+agent+"/tools", nil).JSON(&view)
+	shown := false
+	for _, n := range view.Native {
+		if n.Name == "report_issue" {
+			shown = n.Approval != nil && n.Approval.Ask && n.Approval.Scope == "guild"
+		}
+	}
+	if !shown {
+		t.Errorf("the Tools view does not show report_issue asking: %+v", view.Native)
+	}
 	// The agent says "do not ask" under the guild's Ask.
 	if r := put(annTok, map[string]any{"scope": "agent", "scope_id": agent, "tool": "report_issue", "ask": false}); r.Status != 200 {
 		t.Fatalf("agent override: %d %s", r.Status, r.Body)

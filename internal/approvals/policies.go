@@ -199,3 +199,48 @@ func nonNil(r []Rule) []Rule {
 	}
 	return r
 }
+
+// Chain returns every setting that applies at a place, for all tools, in
+// one query: the Tools view resolves each tool from it (In).
+func Chain(ctx context.Context, db store.DB, at Place) ([]Setting, error) {
+	rows, err := db.Query(ctx, `SELECT scope, coalesce(scope_id::text, ''), tool, ask, rules, wait_seconds, updated_by, updated_at
+		FROM approval_policies
+		WHERE (scope = 'agent' AND agent_id = $1) OR (scope = 'guild' AND guild_id = $2) OR
+			(scope = 'organisation' AND organisation_id = $3) OR scope = 'platform'`,
+		nullable(at.AgentID), nullable(at.GuildID), nullable(at.OrganisationID))
+	if err != nil {
+		return nil, store.Map(err)
+	}
+	defer rows.Close()
+	var out []Setting
+	for rows.Next() {
+		s, err := scanSetting(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+var scopeRank = map[string]int{ScopeAgent: 0, ScopeGuild: 1, ScopeOrganisation: 2, ScopePlatform: 3}
+
+// In resolves one tool from a place's chain as Resolve does: the narrowest
+// scope with a setting decides.
+func In(chain []Setting, tool string) Effective {
+	var best *Setting
+	for i := range chain {
+		s := &chain[i]
+		if s.Tool == tool && (best == nil || scopeRank[s.Scope] < scopeRank[best.Scope]) {
+			best = s
+		}
+	}
+	if best == nil {
+		return Effective{}
+	}
+	state := "on"
+	if best.Ask {
+		state = "ask"
+	}
+	return Effective{Setting: *best, Decided: true, Version: Version(best.Scope, best.ScopeID, state, best.Policy)}
+}

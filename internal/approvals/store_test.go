@@ -156,3 +156,32 @@ func useIn(db *pgxpool.Pool, id string, b approvals.Binding) (approvals.Request,
 	})
 	return r, err
 }
+
+func TestTheChainResolvesLikeTheWalk(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	types := map[string]approvals.ArgType{"amount": "string"}
+	save := func(scope, id, tool string, ask bool) {
+		t.Helper()
+		if _, err := approvals.Save(ctx, w.db, approvals.Setting{Scope: scope, ScopeID: id, Tool: tool, Ask: ask}, types); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(approvals.ScopePlatform, "", "wallet_send", true)
+	save(approvals.ScopeGuild, w.guild, "wallet_send", false)
+	save(approvals.ScopeOrganisation, w.org, "gmail_send", true)
+	at := approvals.Place{OrganisationID: w.org, GuildID: w.guild, AgentID: w.agent}
+	chain, err := approvals.Chain(ctx, w.db, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"wallet_send", "gmail_send", "notes_write"} {
+		walked, err := approvals.Resolve(ctx, w.db, at, tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := approvals.In(chain, tool); got.Decided != walked.Decided || got.Ask != walked.Ask || got.Scope != walked.Scope || got.Version != walked.Version {
+			t.Errorf("%s: chain %+v, walk %+v", tool, got, walked)
+		}
+	}
+}

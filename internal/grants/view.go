@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/approvals"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/githubapp"
@@ -38,6 +39,9 @@ type NativeToolView struct {
 	Offered          bool     `json:"offered"`
 	NotOffered       string   `json:"not_offered,omitempty"`
 	MissingVariables []string `json:"missing_variables,omitempty"`
+	// Approval is the approval setting that decides for the tool here, when
+	// a scope has one (docs/adr/0514): ask first, or explicitly not.
+	Approval *approvals.Effective `json:"approval,omitempty"`
 }
 
 // LoginView is the login a server resolves to at a scope.
@@ -59,6 +63,8 @@ type ServerToolView struct {
 	Switch      Switch `json:"switch"`
 	Enabled     bool   `json:"enabled"`
 	DecidedBy   Scope  `json:"decided_by,omitempty"`
+	// Approval: as NativeToolView's.
+	Approval *approvals.Effective `json:"approval,omitempty"`
 }
 
 // ServerView is one catalog server in the Tools view.
@@ -215,7 +221,7 @@ func (s *Service) View(ctx context.Context, db store.DB, p access.Principal, sco
 		}
 		v.Servers = append(v.Servers, sv)
 	}
-	return v, nil
+	return v, s.withApprovals(ctx, db, pl, &v)
 }
 
 // ownLogins returns the logins owned at a place, by server id.
@@ -273,4 +279,28 @@ func (s *Service) viewLogins(ctx context.Context, db store.DB, res Resolved) (ma
 		out[c.ID.String()] = loginTools{view: loginView(c, ""), tools: listed}
 	}
 	return out, nil
+}
+
+// withApprovals shows, beside each tool, the approval setting that decides
+// for it at this place: one query for the whole view.
+func (s *Service) withApprovals(ctx context.Context, db store.DB, pl Place, v *ToolsView) error {
+	chain, err := approvals.Chain(ctx, db, approvals.Place{OrganisationID: pl.OrgID, GuildID: pl.GuildID, AgentID: pl.AgentID})
+	if err != nil || len(chain) == 0 {
+		return err
+	}
+	decided := func(tool string) *approvals.Effective {
+		if eff := approvals.In(chain, tool); eff.Decided {
+			return &eff
+		}
+		return nil
+	}
+	for i := range v.Native {
+		v.Native[i].Approval = decided(v.Native[i].Name)
+	}
+	for i := range v.Servers {
+		for j := range v.Servers[i].Tools {
+			v.Servers[i].Tools[j].Approval = decided(v.Servers[i].Tools[j].Name)
+		}
+	}
+	return nil
 }

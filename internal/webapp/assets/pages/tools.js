@@ -41,6 +41,17 @@ function decided(by) {
   return by ? h("span", { class: "decided" }, "decided by the " + (scopeWord[by] || by)) : h("span", { class: "decided" }, "default");
 }
 
+// asks shows an approval setting that decides for a tool (docs/approvals.md):
+// "asks first", with its rules, or an explicit "does not ask" under a wider Ask.
+function asks(a) {
+  if (!a) return null;
+  const where = scopeWord[a.scope] || a.scope;
+  if (!a.ask) return h("span", { class: "badge", title: "an approval setting of the " + where }, "does not ask · the " + where);
+  const rules = (a.policy?.rules || []).map((r) => `${r.arg} ${r.op} ${r.value || (r.values || []).join(", ")}`);
+  return h("span", { class: "badge warn", title: rules.length ? "asks when " + rules.join(" or ") : "asks before every call" },
+    "asks first · the " + where + (rules.length ? " · when " + rules.join(" or ") : ""));
+}
+
 // switch3 is a radio group Inherit / On / Off; change(value) writes it.
 function switch3(label, value, change, disabled) {
   const name = "sw-" + Math.random().toString(36).slice(2);
@@ -116,7 +127,7 @@ function serverCard(s, row, ctx) {
       h("ul", {}, s.tools.map((t) => h("li", { class: "tool", "data-tool": t.name },
         h("span", { class: "tool-name" }, t.remote_name || t.name),
         switch3(`${t.remote_name || t.name} at this ${ctx.scope}`, t.switch, (v) => writeSwitch(ctx, "mcp_tool", t.name, v), !t.listed),
-        h("span", { class: "state" }, t.enabled ? "On" : "Off", " ", decided(t.decided_by)),
+        h("span", { class: "state" }, t.enabled ? "On" : "Off", " ", decided(t.decided_by)), " ", asks(t.approval),
         t.description ? h("p", { class: "muted" }, t.description) : null)))));
   }
   return card;
@@ -226,7 +237,7 @@ function nativeTable(native, ctx) {
       h("td", {}, n.group || n.family || ""),
       h("td", {}, n.is_binding ? switch3(`${n.name} at this ${ctx.scope}`, n.switch, (v) => writeSwitch(ctx, "native_tool", n.name, v)) :
         h("span", { class: "muted" }, n.gate && n.gate !== "always" ? `follows the agent's ${n.gate} flag` : "always on")),
-      h("td", {}, n.is_binding ? [n.enabled ? "On" : "Off", " ", decided(n.decided_by), " "] : null,
+      h("td", {}, n.is_binding ? [n.enabled ? "On" : "Off", " ", decided(n.decided_by), " "] : null, asks(n.approval), " ",
         n.not_offered && n.not_offered !== "turned off" ? h("span", { class: "badge warn" }, "not offered: " + n.not_offered,
           (n.missing_variables || []).length ? [" (set ", n.missing_variables.map((v, i) => [i ? ", " : "", h("code", {}, v)]), ")"] : null) :
           (!n.is_binding ? (n.offered === false ? "Off" : "On") : null))))));
