@@ -9,6 +9,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/audit"
+	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -85,4 +86,19 @@ func (s *Server) exportAudit(admin bool) gin.HandlerFunc {
 			s.Log.WarnContext(ctx, "audit export ended early", "err", err)
 		}
 	}
+}
+
+// recordChange writes the audit event of an operator's change, in the
+// request's transaction: where it happened (a grants place), what changed
+// and to what (outcome: on, off, inherit, removed…).
+func recordChange(ctx context.Context, db store.DB, p access.Principal, at grants.Place, e audit.Event) error {
+	e.OrganisationID, e.GuildID, e.AgentID, e.Actor = at.OrgID, at.GuildID, at.AgentID, actor(p)
+	return audit.Record(ctx, db, e)
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
 }

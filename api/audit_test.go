@@ -51,3 +51,23 @@ func TestAuditTrailIsTheOrganisationsOwn(t *testing.T) {
 		t.Fatalf("the admin sees %d events", len(all))
 	}
 }
+
+// An operator's switches leave events in the trail, with who wrote them.
+func TestBindingChangesAreAudited(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	org, guild, _ := e.Hierarchy()
+	annID, annTok := newOperator(t, e, org, "ann")
+	body := map[string]any{"scope": "guild", "scope_id": guild, "catalog_kind": "native_tool", "catalog_id": "note_get", "enabled": false}
+	if r := e.Do(annTok, "PUT", "/api/bindings", body); r.Status != 200 {
+		t.Fatalf("put binding: %d %s", r.Status, r.Body)
+	}
+	if r := e.Do(annTok, "DELETE", "/api/bindings", body); r.Status != 204 {
+		t.Fatalf("delete binding: %d %s", r.Status, r.Body)
+	}
+	var got []audit.Event
+	e.Do(annTok, "GET", "/api/orgs/"+org+"/audit?action=binding", nil).JSON(&got)
+	if len(got) != 2 || got[0].Outcome != "inherit" || got[1].Outcome != "off" || got[1].Tool != "note_get" ||
+		got[1].GuildID != guild || got[1].Actor != "user:"+annID {
+		t.Fatalf("binding events: %+v", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
@@ -146,10 +147,15 @@ func getConnection(ctx context.Context, c *gin.Context, db store.DB, p access.Pr
 // its MCP session and has every replica drop its cached credential after
 // the commit.
 func (s *Server) deleteConnection(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	if err := s.connectService().Delete(ctx, db, p, c.Param("id")); err != nil {
+	conn, err := connections.GetConnection(ctx, db, p, c.Param("id"))
+	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, nil
+	if err := s.connectService().Delete(ctx, db, p, conn.ID); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, recordChange(ctx, db, p, conn.Owner(), audit.Event{Action: audit.ActionDisconnect,
+		Tool: conn.ServerSlug, Kind: "login", LoginScope: string(conn.OwnerScope), AccountHint: conn.AccountHint, Outcome: "deleted"})
 }
 
 func listBindings(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
@@ -169,6 +175,9 @@ func (s *Server) putBinding(ctx context.Context, c *gin.Context, db store.DB, p 
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		if out, err = s.offers.PutBinding(ctx, tx, p, in); err != nil {
+			return err
+		}
+		if err := s.auditBinding(ctx, tx, p, out.Scope, out.ScopeID, out.CatalogKind, out.CatalogID, out.ConnectionID, onOff(out.Enabled)); err != nil {
 			return err
 		}
 		// Checked on the written state, in the same transaction: a refusal
@@ -252,7 +261,19 @@ func (s *Server) deleteBinding(ctx context.Context, c *gin.Context, db store.DB,
 	if err := bindJSON(c, &in); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, s.offers.DeleteBinding(ctx, db, p, in)
+	if err := s.offers.DeleteBinding(ctx, db, p, in); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, s.auditBinding(ctx, db, p, in.Scope, in.ScopeID, in.CatalogKind, in.CatalogID, "", "inherit")
+}
+
+// auditBinding records a switch an operator wrote (or removed) at a scope.
+func (s *Server) auditBinding(ctx context.Context, db store.DB, p access.Principal, scope grants.Scope, scopeID, kind, item, conn, to string) error {
+	at, err := grants.LoadPlace(ctx, db, scope, scopeID)
+	if err != nil {
+		return err
+	}
+	return recordChange(ctx, db, p, at, audit.Event{Action: audit.ActionBinding, Tool: item, Kind: kind, ConnectionID: conn, Outcome: to})
 }
 
 func (s *Server) toolsView(scope grants.Scope) handler {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/agentsecrets"
+	"github.com/guilds/guilds/internal/audit"
+	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -152,7 +154,21 @@ func putSecretGrant(ctx context.Context, c *gin.Context, db store.DB, p access.P
 		return 0, nil, err
 	}
 	out, err := agentsecrets.SetGrant(ctx, db, owner, c.Param("name"), target, enabled, actor(p))
-	return http.StatusOK, out, err
+	if err != nil {
+		return 0, nil, err
+	}
+	to := "granted"
+	if !enabled {
+		to = "revoked"
+	}
+	return http.StatusOK, out, auditSecretGrant(ctx, db, p, target, c.Param("name"), to)
+}
+
+// auditSecretGrant records a secret's grant written at target in the audit
+// trail (the secret's own history is agent_secret_audit).
+func auditSecretGrant(ctx context.Context, db store.DB, p access.Principal, target agentsecrets.Place, name, to string) error {
+	return recordChange(ctx, db, p, grants.Place{OrgID: target.OrgID, GuildID: target.GuildID, AgentID: target.AgentID},
+		audit.Event{Action: audit.ActionSecretGrant, Tool: name, Kind: "secret", Outcome: to})
 }
 
 func deleteSecretGrant(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
@@ -161,7 +177,10 @@ func deleteSecretGrant(ctx context.Context, c *gin.Context, db store.DB, p acces
 		return 0, nil, err
 	}
 	out, err := agentsecrets.RemoveGrant(ctx, db, owner, c.Param("name"), target, actor(p))
-	return http.StatusOK, out, err
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, out, auditSecretGrant(ctx, db, p, target, c.Param("name"), "inherit")
 }
 
 func listSecretAudit(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
