@@ -101,8 +101,9 @@ func TestTheLane(t *testing.T) {
 		{name: "long request to a file", req: laneRequest{Mode: "echo", Pad: long}, file: true},
 		{name: "secret to a file", req: laneRequest{Mode: "echo", Secret: secret}, edit: func(o *helper.Options) { o.Secret = true }, file: true},
 		{name: "non-zero exit", req: laneRequest{Mode: "exit"}, wantErr: "the lane helper failed (exit 3): lanehelper: the thing broke"},
-		{name: "timeout", req: laneRequest{Mode: "hang"}, edit: func(o *helper.Options) { o.Timeout = 100 * time.Millisecond },
-			wantErr: "lane_test did not finish within 100ms"},
+		{name: "timeout", req: laneRequest{Mode: "hang"}, edit: func(o *helper.Options) { o.Timeout = 2 * time.Second },
+			// the helper never answers: the bound only has to outlast a slow start
+			wantErr: "lane_test did not finish within 2s"},
 		{name: "truncation", req: laneRequest{Mode: "flood"}, edit: func(o *helper.Options) { o.MaxOutput = 4096 },
 			wantErr: "the lane helper's answer was too long"},
 	} {

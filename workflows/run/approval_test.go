@@ -46,25 +46,37 @@ func (g *askGate) Need(_ context.Context, _ runs.Run, offered runs.OfferedTool, 
 	return &runact.ApprovalNeed{PolicyVersion: g.version, Because: "the test policy", Wait: g.wait}, nil
 }
 
-// pending waits for the run's n-th request to be pending and returns it.
+// pending waits for the run's n-th request to be pending and returns it. A
+// run that starts to wait changes its status to waiting, which notifies
+// guilds_run_events: the query runs again at each notification, never on a
+// clock.
 func (e *env) pending(runID string, n int) approvals.Request {
 	e.t.Helper()
-	deadline := time.Now().Add(2 * time.Minute) // a failure bound, not a pace
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a failure bound, not a pace
+	defer cancel()
+	conn, err := e.db.Acquire(ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN guilds_run_events"); err != nil {
+		e.t.Fatal(err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), "UNLISTEN guilds_run_events") //nolint:errcheck
 	for {
 		var id string
-		err := e.db.QueryRow(context.Background(), `SELECT id FROM approval_requests WHERE run_id = $1 AND state = 'pending'
+		err := conn.QueryRow(ctx, `SELECT id FROM approval_requests WHERE run_id = $1 AND state = 'pending'
 			AND (SELECT count(*) FROM approval_requests WHERE run_id = $1) >= $2`, runID, n).Scan(&id)
 		if err == nil {
-			r, err := approvals.Get(context.Background(), e.db, id, nil)
+			r, err := approvals.Get(ctx, e.db, id, nil)
 			if err != nil {
 				e.t.Fatal(err)
 			}
 			return r
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("run %s: no pending request %d", runID, n)
+		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+			e.t.Fatalf("run %s: no pending request %d: %v", runID, n, err)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
