@@ -92,6 +92,12 @@ load: temporal ## Load harness (not in make test): LOAD_RUNS runs × LOAD_CALLS 
 	LOAD_RUNS=$(LOAD_RUNS) LOAD_CALLS=$(LOAD_CALLS) TEMPORAL_CLI=$(abspath $(TEMPORAL_CLI)) \
 		$(GO) test -tags load -count=1 -timeout 30m -run '^TestLoad$$' -v ./workflows/run/
 
+.PHONY: fairness
+FAIR_QUIET ?= 2
+fairness: temporal ## Fairness harness (not in make test): a noisy organisation at 100x a quiet one's load, with and without fairness keys; see docs/benchmarks.md
+	for f in on off; do FAIRNESS=$$f FAIR_QUIET=$(FAIR_QUIET) LOAD_CALLS=$(LOAD_CALLS) TEMPORAL_CLI=$(abspath $(TEMPORAL_CLI)) \
+		$(GO) test -tags load -count=1 -timeout 30m -run '^TestFairness$$' -v ./workflows/run/ || exit 1; done
+
 .PHONY: bench
 bench: ## Run the benchmarks recorded in docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -12,7 +12,9 @@ fi
 attrs=()
 for sa in GuildsOrganisation GuildsGuild GuildsAgent GuildsTrigger; do attrs+=(--search-attribute "$sa=Keyword"); done
 log=$(mktemp -t temporal-test.XXXXXX.log)
-"$cli" server start-dev --headless --ip 127.0.0.1 --port "$port" --log-level warn "${attrs[@]}" >"$log" 2>&1 &
+# Fairness on, as guilds dev runs it (docs/adr/0519-fairness-between-organisations.md).
+"$cli" server start-dev --headless --ip 127.0.0.1 --port "$port" --log-level warn "${attrs[@]}" \
+  --dynamic-config-value matching.enableFairness=true >"$log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 for _ in $(seq 1 120); do

@@ -120,7 +120,11 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		// Eager activity dispatch hands an activity to the worker that scheduled
 		// it without a task-queue round trip: 54 ms to 4.7 ms per activity here
 		// (docs/adr/0511-fast-path.md). A production cluster sets it the same way.
-		"--dynamic-config-value", "system.enableActivityEagerExecution=true"}
+		"--dynamic-config-value", "system.enableActivityEagerExecution=true",
+		// Task queues dispatch by each run's fairness key (its organisation)
+		// and priority (its trigger), so one organisation's burst cannot
+		// starve another's (docs/adr/0519-fairness-between-organisations.md).
+		"--dynamic-config-value", "matching.enableFairness=true"}
 	if o.DBFile != "" {
 		if err := os.MkdirAll(filepath.Dir(o.DBFile), 0o700); err != nil {
 			return nil, err

@@ -137,6 +137,7 @@ func answer(ctx workflow.Context, messageID string, dec groupact.DecideOutput, r
 		StaticSummary: fmt.Sprintf("run of %s (group, chat message #%d)", del.AgentName, dec.Seq),
 		Memo: map[string]any{"agent": del.AgentName, "run_id": del.RunID, "trigger": runs.TriggerGroup,
 			"group_message_id": messageID, "group_message_seq": dec.Seq, "guild_id": dec.GuildID},
+		Priority: runwf.Priority(del.OrganisationID, runs.TriggerGroup),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			runwf.SAOrganisation.ValueSet(del.OrganisationID),
 			runwf.SAGuild.ValueSet(del.GuildID),

@@ -198,6 +198,11 @@ func TestRunOverRealGrants(t *testing.T) {
 			t.Errorf("search attribute %s = %q, want %q", key, got, want)
 		}
 	}
+	// Fairness between organisations (docs/adr/0519): the organisation is
+	// the fairness key and a direct run goes first.
+	if p := info.GetPriority(); p.GetFairnessKey() != e.org || p.GetPriorityKey() != 1 {
+		t.Errorf("priority = %v, want fairness key %s and priority 1", p, e.org)
+	}
 	summaries := map[string]bool{}
 	for _, ev := range fetchHistory(t, e, id).GetEvents() {
 		// Quick tools run as local activities, recorded as markers.

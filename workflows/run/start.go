@@ -101,6 +101,7 @@ func Start(ctx context.Context, c client.Client, db store.DB, in Input) (string,
 		TaskQueue:     queue,
 		StaticSummary: fmt.Sprintf("run of %s (%s)", agent.Name, in.Trigger),
 		Memo:          map[string]any{"agent": agent.Name, "run_id": r.ID},
+		Priority:      Priority(agent.OrganisationID, in.Trigger),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			SAOrganisation.ValueSet(agent.OrganisationID),
 			SAGuild.ValueSet(agent.GuildID),

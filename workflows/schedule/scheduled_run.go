@@ -97,6 +97,7 @@ func ScheduledRun(ctx workflow.Context, p ScheduledRunParams) (ScheduledRunResul
 		WorkflowID:    runwf.WorkflowID(out.RunID),
 		StaticSummary: fmt.Sprintf("run of %s (schedule)", out.AgentName),
 		Memo:          map[string]any{"agent": out.AgentName, "run_id": out.RunID, "schedule_id": p.ScheduleID},
+		Priority:      runwf.Priority(out.OrganisationID, runs.TriggerSchedule),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			runwf.SAOrganisation.ValueSet(out.OrganisationID),
 			runwf.SAGuild.ValueSet(out.GuildID),
