@@ -57,6 +57,8 @@ func (s *Server) orgRoutes() []route {
 			Status: 204, Handle: s.endingWorkspaces(theAgent, "agent deleted",
 				s.deleteAndForget(loginsUnder(grants.ScopeAgent), s.withoutSchedules(deleteAgent))), NoTx: true},
 
+		{Method: "GET", Path: "/api/users", Tag: "users", Admin: true, Summary: "List every user with their organisations and whether they are disabled",
+			Reply: []access.Account{}, Handle: listUsers},
 		{Method: "POST", Path: "/api/users", Tag: "users", Admin: true, Summary: "Create an operator user and mint its first API token",
 			Body: userInput{}, Reply: userCreated{}, Status: 201, Handle: createUser},
 	}
@@ -208,6 +210,11 @@ type userInput struct {
 type userCreated struct {
 	User  access.User `json:"user"`
 	Token string      `json:"token"`
+}
+
+func listUsers(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
+	out, err := access.ListUsers(ctx, db)
+	return http.StatusOK, out, err
 }
 
 func createUser(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -108,6 +109,31 @@ func TestVisibilityByMembership(t *testing.T) {
 	// Admin-only routes are 403 for operators.
 	if r := e.Do(op, "POST", "/api/users", map[string]any{"name": "x"}); r.Status != 403 {
 		t.Errorf("operator creating users: %d", r.Status)
+	}
+	if r := e.Do(op, "GET", "/api/users", nil); r.Status != 403 {
+		t.Errorf("operator listing users: %d", r.Status)
+	}
+	// The instance admin's list names each user's organisations and state.
+	r = e.Admin("GET", "/api/users", nil)
+	if r.Status != 200 {
+		t.Fatalf("list users: %d %s", r.Status, r.Body)
+	}
+	var users []struct {
+		Name          string
+		DisabledAt    *string `json:"disabled_at"`
+		Organisations []struct{ Name string }
+	}
+	if err := json.Unmarshal(r.Body, &users); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, u := range users {
+		if len(u.Organisations) > 0 && u.Organisations[0].Name == "Mine" && u.DisabledAt == nil {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the list does not show the operator as a member of Mine: %s", r.Body)
 	}
 }
 

@@ -181,6 +181,7 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"GET /api/admin/audit/export":        {{"/api/admin/audit/export", nil, 403}},
 		"POST /api/admin/mcp/servers":        {{"/api/admin/mcp/servers", map[string]any{"slug": "x", "name": "x"}, 403}},
 		"POST /api/users":                    {{"/api/users", map[string]any{"name": "x", "organisation_id": v.org}, 403}},
+		"GET /api/users":                     {{"/api/users", nil, 403}},
 		"GET /api/mcp/oauth/callback":        {{"/api/mcp/oauth/callback?state=forged&code=x", nil, 400}},
 		"POST /api/mcp/oauth/callback":       {{"/api/mcp/oauth/callback", map[string]any{"state": "forged", "code": "x"}, 400}},
 		// The GitHub installation picker answers only a pending login's own state.

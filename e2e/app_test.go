@@ -362,3 +362,20 @@ func (b *browser) shot(name string) {
 		b.t.Fatal(err)
 	}
 }
+
+// waitGone waits until no element matches sel.
+func (b *browser) waitGone(sel string) {
+	b.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	js := fmt.Sprintf(`String(document.querySelector(%q) === null)`, sel)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		cancel()
+		if err == nil && v == "true" {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.t.Fatalf("%s is still on the page\npage: %s", sel, b.bodyText())
+}

@@ -101,9 +101,13 @@ type Resolver struct {
 }
 
 // Split parses an agent's model: "provider/model" when the first segment
-// names a known provider, else a bare model ("" provider).
+// names a known provider, a provider's name alone (or "provider/") for that
+// provider's default model, else a bare model ("" provider).
 func Split(model string) (providerName, name string) {
 	model = strings.TrimSpace(model)
+	if Known(model) {
+		return model, ""
+	}
 	if i := strings.IndexByte(model, '/'); i > 0 && Known(model[:i]) {
 		return model[:i], model[i+1:]
 	}

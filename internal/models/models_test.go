@@ -243,3 +243,34 @@ func TestSetOrgKeyRefusesAKeyTooShortToRedact(t *testing.T) {
 		t.Fatalf("an 8-character key: %v", err)
 	}
 }
+
+// A provider picked with the model left empty means that provider's default
+// model, never a model named after the provider (issue 34).
+func TestSplitProviderAlone(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"openrouter":               {"openrouter", ""},
+		"openrouter/":              {"openrouter", ""},
+		" deepinfra ":              {"deepinfra", ""},
+		"openrouter/openai/gpt-4o": {"openrouter", "openai/gpt-4o"},
+		"openai/gpt-4o":            {"", "openai/gpt-4o"},
+		"claude-sonnet-4-5":        {"", "claude-sonnet-4-5"},
+		"":                         {"", ""},
+	} {
+		if p, m := models.Split(in); p != want[0] || m != want[1] {
+			t.Errorf("Split(%q) = %q, %q; want %q, %q", in, p, m, want[0], want[1])
+		}
+	}
+	r := &models.Resolver{Integrations: integrations.New(func(k string) string {
+		if k == "OPENROUTER_API_KEY" {
+			return "sk-or-box-key-0123456789"
+		}
+		return ""
+	})}
+	target, err := r.Resolve(context.Background(), nil, "", "openrouter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.Provider != "openrouter" || target.Model == "openrouter" || target.Model == "" {
+		t.Errorf("an agent on openrouter with no model resolves to %s/%s, want the provider's default", target.Provider, target.Model)
+	}
+}

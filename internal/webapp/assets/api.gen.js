@@ -200,6 +200,8 @@ export const get_runs_by_id_secret_requests = (id, opts) => call("GET", `/api/ru
 export const get_session = (opts) => call("GET", `/api/session`, undefined, opts);
 /** GET /api/tokens: Your API tokens (an instance admin sees every user's, or one user's with ?user_id=); never their values */
 export const get_tokens = (opts) => call("GET", `/api/tokens`, undefined, opts);
+/** GET /api/users: List every user with their organisations and whether they are disabled */
+export const get_users = (opts) => call("GET", `/api/users`, undefined, opts);
 /** PATCH /api/admin/mcp/servers/{id}: Change a catalog server (it then keeps the admin's copy across reseeds) */
 export const patch_admin_mcp_servers_by_id = (id, body, opts) => call("PATCH", `/api/admin/mcp/servers/${encodeURIComponent(id)}`, body, opts);
 /** PATCH /api/agents/{id}: Change an agent */

@@ -33,9 +33,13 @@ async function whoAmI() {
   } catch {
     app.me = null;
   }
-  if (app.me) {
-    try { app.instance = await api.get_instance(); } catch { app.instance = null; }
-  }
+  if (app.me) await readInstance();
+}
+
+// readInstance reads what the box can do again: a model key set or removed
+// since the last page changes the banner.
+async function readInstance() {
+  try { app.instance = await api.get_instance(); } catch { app.instance = null; }
 }
 
 function renderNav() {
@@ -72,6 +76,7 @@ async function render() {
   const path = location.pathname;
   leave();
   if (!app.me && path !== "/signin") await whoAmI();
+  else if (app.me) readInstance().then(renderBanner);
   // A login's landing pages answer without a session: the browser's login cookie is the key.
   if (!app.me && path !== "/signin" && !path.startsWith("/connected")) {
     return navigate("/signin?next=" + encodeURIComponent(path + location.search), true);

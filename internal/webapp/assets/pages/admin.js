@@ -11,7 +11,7 @@ export async function adminPage(main) {
   main.append(tabs([
     { id: "catalog", label: "Connector catalog", render: catalogPanel },
     { id: "keys", label: "Platform keys", render: keysPanel },
-    { id: "users", label: "Users", coming: "listing users (the API can create, disable and enable them; use guilds users)" },
+    { id: "users", label: "Users", render: usersPanel },
   ], tab, setTab));
 }
 
@@ -47,6 +47,38 @@ async function catalogPanel(panel) {
       { name: "description", label: "Description", type: "textarea" }, { name: "published", label: "Published", type: "checkbox" }],
     onSubmit: async (v) => { await api.post_admin_mcp_servers(v); status(`${v.name} added`); clear(panel); catalogPanel(panel); },
   }));
+}
+
+// usersPanel lists every user with their organisations; a new operator's
+// token is shown once, and disabling asks first.
+async function usersPanel(panel) {
+  try {
+    const [users, orgs] = await Promise.all([api.get_users(), api.get_orgs()]);
+    const redraw = () => { clear(panel); usersPanel(panel); };
+    panel.append(h("h2", {}, "Users"), h("table", { id: "users" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Name"), h("th", {}, "Organisations"), h("th", {}, "State"), h("th", {}, ""))),
+      h("tbody", {}, users.map((u) => h("tr", {},
+        h("td", {}, h("strong", {}, u.name), u.email ? h("span", { class: "muted" }, " ", u.email) : null, u.instance_admin ? h("span", { class: "badge" }, "instance admin") : null),
+        h("td", {}, u.organisations.length ? u.organisations.map((o) => o.name).join(", ") : h("span", { class: "muted" }, "none")),
+        h("td", {}, u.disabled_at ? h("span", { class: "badge warn" }, "disabled") : "active"),
+        h("td", {}, u.id === app.me?.user_id ? h("span", { class: "muted" }, "you") : h("button", { type: "button", class: u.disabled_at ? "small" : "danger small", onclick: async () => {
+          if (u.disabled_at) { await api.post_users_by_id_enable(u.id); status(`${u.name} enabled`); return redraw(); }
+          if (!confirm(`Disable ${u.name}? Every token of theirs is refused until you enable them again.`)) return;
+          await api.post_users_by_id_disable(u.id); status(`${u.name} disabled`); redraw();
+        } }, u.disabled_at ? `Enable ${u.name}` : `Disable ${u.name}`)))))));
+    const minted = h("div", { id: "user-token", "aria-live": "polite" });
+    panel.append(h("h2", {}, "Add an operator"), form({
+      label: "Add an operator", submit: "Add operator",
+      fields: [{ name: "name", label: "Name", required: true }, { name: "email", label: "Email", type: "email" },
+        { name: "organisation_id", label: "Organisation", type: "select", options: [{ value: "", label: "(none yet)" }, ...orgs.map((o) => ({ value: o.id, label: o.name }))] }],
+      onSubmit: async (v) => {
+        const r = await api.post_users(v);
+        clear(panel); await usersPanel(panel);
+        panel.append(minted);
+        clear(minted, h("p", {}, `${r.user.name}'s API token, shown once: give it to them to sign in.`), h("code", { class: "token" }, r.token));
+      },
+    }));
+  } catch (e) { panel.append(errorBox(e)); }
 }
 
 async function keysPanel(panel) {

@@ -35,7 +35,10 @@ function numberField(name, label, value) {
     h("p", { class: "field-error", id: id + "-err", "aria-live": "polite" }));
 }
 
+// splitModel mirrors models.Split: a provider's name alone is that provider
+// with its default model.
 function splitModel(model, providers) {
+  if (providers.some((p) => p.provider === model)) return [model, ""];
   const i = model.indexOf("/");
   if (i > 0 && providers.some((p) => p.provider === model.slice(0, i))) return [model.slice(0, i), model.slice(i + 1)];
   return ["", model];

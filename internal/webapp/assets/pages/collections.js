@@ -8,7 +8,17 @@ export async function collectionsPanel(panel, org) {
   panel.append(h("h2", {}, "Collections"), list);
   let cols;
   try { cols = await api.get_orgs_by_id_collections(org.id); } catch (e) { list.append(errorBox(e)); return; }
-  if (!cols.length) list.append(h("p", { class: "muted" }, "No collection: agents create them with their record tools, or add one with the API."));
+  if (!cols.length) list.append(h("p", { class: "muted" }, "No collection yet. Define one below; agents read and write its records once a guild or agent is granted it."));
+  panel.append(h("h3", {}, "Define a collection"), form({
+    label: "Define a collection", submit: "Define collection",
+    fields: [{ name: "name", label: "Name", required: true }, { name: "description", label: "Description", type: "textarea" },
+      { name: "columns", label: "Columns", type: "textarea", required: true,
+        help: "One a line: name, type (text, number, datetime, boolean, id, enum, text_array, enum_array), then any of required, unique, values=a|b|c. For example: email text required unique" }],
+    onSubmit: async (v) => {
+      await api.post_orgs_by_id_collections(org.id, { name: v.name, description: v.description, columns: parseColumns(v.columns) });
+      status(`Collection ${v.name} defined`); clear(panel); collectionsPanel(panel, org);
+    },
+  }));
   for (const c of cols) {
     const body = h("div", {});
     const d = h("details", { class: "collection" }, h("summary", {}, h("strong", {}, c.name), " ",
@@ -16,6 +26,21 @@ export async function collectionsPanel(panel, org) {
     d.addEventListener("toggle", () => { if (d.open && !body.childElementCount) records(body, c); });
     list.append(d);
   }
+}
+
+// parseColumns reads the Columns box: "name type [required] [unique] [values=a|b]" a line.
+function parseColumns(text) {
+  return text.split("\n").map((l) => l.trim()).filter(Boolean).map((l) => {
+    const [name, type, ...flags] = l.split(/\s+/);
+    const col = { name, type: type || "text" };
+    for (const f of flags) {
+      if (f === "required") col.required = true;
+      else if (f === "unique") col.unique = true;
+      else if (f.startsWith("values=")) col.values = f.slice(7).split("|").filter(Boolean);
+      else throw new Error(`Column ${name}: "${f}" is not required, unique or values=a|b`);
+    }
+    return col;
+  });
 }
 
 async function records(body, c) {

@@ -1,6 +1,6 @@
 import * as api from "../api.gen.js";
 import { h, clear, form, tabs, status, errorBox } from "../ui.js";
-import { navigate, setTab } from "../state.js";
+import { navigate, setTab, refreshMe } from "../state.js";
 import { toolsView } from "./tools.js";
 import { renameForm, notesPanel, secretsPanel } from "./parts.js";
 import { collectionsPanel } from "./collections.js";
@@ -50,13 +50,13 @@ async function modelKeysPanel(panel, org) {
         h("td", {}, p.provider),
         h("td", {}, p.has_key ? (set.has(p.provider) ? "Set on this organisation" : "The box's key") : h("span", { class: "badge warn" }, "No key yet")),
         h("td", {}, set.has(p.provider) ? h("button", { type: "button", class: "danger small", onclick: async () => {
-          await api.delete_orgs_by_id_model_keys_by_provider(org.id, p.provider); status("Key removed"); clear(panel); modelKeysPanel(panel, org);
+          await api.delete_orgs_by_id_model_keys_by_provider(org.id, p.provider); status("Key removed"); refreshMe(); clear(panel); modelKeysPanel(panel, org);
         } }, "Remove") : null))))),
     h("h3", {}, "Set a key"), form({
       label: "Set a model key", submit: "Save key",
       fields: [{ name: "provider", label: "Provider", type: "select", options: providers.map((p) => ({ value: p.provider, label: p.provider })) },
         { name: "key", label: "API key", type: "password", required: true }],
-      onSubmit: async (v) => { await api.put_orgs_by_id_model_keys_by_provider(org.id, v.provider, { key: v.key }); status("Key saved"); clear(panel); modelKeysPanel(panel, org); },
+      onSubmit: async (v) => { await api.put_orgs_by_id_model_keys_by_provider(org.id, v.provider, { key: v.key }); status("Key saved"); refreshMe(); clear(panel); modelKeysPanel(panel, org); },
     }));
 }
 

@@ -98,8 +98,12 @@ function serverCard(s, row, ctx) {
         onclick: (ev) => turnOn(s, ctx, ev.target) }, "Turn on"));
     }
   } else if (!own || own.status !== "connected") {
+    // A login from a wider scope already serves this one: connecting here
+    // adds this scope's own login, which wins over it.
+    const inherited = !own && login?.status === "connected";
     actions.append(h("button", { type: "button", class: "connect", disabled: !s.set_up,
-      onclick: () => connectDialog(s, row, ctx) }, own ? "Reconnect" : "Connect"));
+      title: inherited ? `Runs here use the ${login.decided_by}'s login; connect one of this ${ctx.scope}'s own to use it instead` : null,
+      onclick: () => connectDialog(s, row, ctx) }, own ? "Reconnect" : inherited ? `Use another login for this ${ctx.scope}` : "Connect"));
   }
   if (login?.status === "connected" && s.kind !== "github") {
     actions.append(h("button", { type: "button", class: "refresh", onclick: (ev) => refreshTools(s, login, ctx, ev.target) }, "Refresh"));
