@@ -35,9 +35,14 @@ func (a *Activities) callRemote(ctx context.Context, r runs.Run, seq int, t runs
 	if err != nil { // the call goes on; only its app is not shown
 		log.WarnContext(ctx, "the tool's app could not be looked up", "err", err)
 	}
+	gate, why := a.loginGate(ctx, t)
+	if why != "" {
+		return tools.Stamp(tools.ErrorResult(why), tools.StampOptions{Redactor: red, Remaining: remaining, Log: log}), runs.OutcomeRefused
+	}
 	out, err := remote.Call(ctx, remote.Callers{MCP: a.d.MCP, Adapters: a.d.Adapters}, remote.Tool{Kind: kindOf(t),
 		ConnectionID: t.ConnectionID, RemoteName: t.RemoteName, Schema: t.Schema, UIResource: ui}, args,
 		remote.Options{Redactor: red, Remaining: remaining, Log: log, Keep: keep, KeepApp: keepApp})
+	a.countCall(ctx, t, gate, err)
 	if err != nil {
 		return out, runs.OutcomeError
 	}

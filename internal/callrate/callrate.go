@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -91,7 +92,20 @@ type Limiter struct {
 	rdb       *redis.Client
 	now       func() time.Time
 	downUntil atomic.Int64
+	// SettingTTL is how long a worker keeps an organisation's setting before
+	// reading it again (default SettingTTL; negative: read at every call).
+	SettingTTL time.Duration
+	settings   sync.Map // organisation id → setting
 }
+
+type setting struct {
+	perMinute int
+	until     time.Time
+}
+
+// SettingTTL is how long a change of the setting may take to reach every
+// worker: a read per call would cost every quick call a round trip.
+const SettingTTL = 5 * time.Second
 
 const (
 	keyPrefix = "guilds:callrate:"
@@ -103,6 +117,27 @@ const (
 // Redis's own (one clock for every replica); tests pass theirs.
 func NewLimiter(rdb *redis.Client, now func() time.Time) *Limiter {
 	return &Limiter{rdb: rdb, now: now}
+}
+
+// Rate is the organisation's rate as this worker knows it: read from db at
+// most once per SettingTTL.
+func (l *Limiter) Rate(ctx context.Context, db store.DB, orgID string) (int, error) {
+	ttl := l.SettingTTL
+	if ttl == 0 {
+		ttl = SettingTTL
+	}
+	now := time.Now()
+	if v, ok := l.settings.Load(orgID); ok && ttl > 0 && now.Before(v.(setting).until) {
+		return v.(setting).perMinute, nil
+	}
+	n, err := Get(ctx, db, orgID)
+	if err != nil {
+		return 0, err
+	}
+	if ttl > 0 {
+		l.settings.Store(orgID, setting{perMinute: n, until: now.Add(ttl)})
+	}
+	return n, nil
 }
 
 // take is a generic cell rate algorithm: the bucket holds the time (µs)
