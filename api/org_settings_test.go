@@ -81,4 +81,11 @@ func TestConnectionHealthShowsAPausedLogin(t *testing.T) {
 	if m := health(); m["calls"] != "trial_due" {
 		t.Fatalf("after the pause: %v", m)
 	}
+	// The operator's Test is answered: the login flows again.
+	if r := me.Admin("POST", "/api/mcp/connections/"+id+"/call", `{"tool":"echo","arguments":{"text":"hi"}}`); r.Status != 200 {
+		t.Fatalf("test call: %d %s", r.Status, r.Body)
+	}
+	if m := health(); m["calls"] != "flowing" || m["failures_in_a_row"] != float64(0) {
+		t.Fatalf("after an answered Test: %v", m)
+	}
 }

@@ -240,6 +240,13 @@ func (b *Breaker) failed(ctx context.Context, connectionID string, g Gate) error
 	return store.Map(err)
 }
 
+// Reset closes a login's breaker: an operator's own call (the Tools view's
+// Test) was answered, so the service is back before the cool-off says so.
+func Reset(ctx context.Context, db store.DB, connectionID string) error {
+	_, err := db.Exec(ctx, `DELETE FROM login_breakers WHERE connection_id = $1`, connectionID)
+	return store.Map(err)
+}
+
 // State is a login's breaker as the health view shows it.
 type State struct {
 	// Failures are the failures in a row since the last answer.
