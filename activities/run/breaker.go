@@ -23,6 +23,9 @@ import (
 // it may not, why is the result the model reads. A breaker that cannot be
 // read lets the call go: it protects the service, it guards no secret.
 func (a *Activities) loginGate(ctx context.Context, t runs.OfferedTool) (g breaker.Gate, why string) {
+	if t.ConnectionID == "" {
+		return breaker.Gate{}, "" // no login to pause; Record ignores a gate that did not allow
+	}
 	g, err := a.d.Breaker.Check(ctx, t.ConnectionID)
 	if err != nil {
 		a.d.Log.WarnContext(ctx, "the login's breaker could not be read; the call goes", "connection_id", t.ConnectionID, "err", err)

@@ -36,7 +36,7 @@ type flakyPeer struct {
 	toolError atomic.Bool // lookup answers a tool error result (isError)
 }
 
-func newFlakyPeer(t *testing.T) *flakyPeer {
+func newFlakyPeer(t testing.TB) *flakyPeer {
 	t.Helper()
 	p := &flakyPeer{}
 	s := mcpserver.NewMCPServer("notion", "1.0.0", mcpserver.WithToolCapabilities(false))
@@ -79,7 +79,8 @@ type guardedRun struct {
 	conn   string
 	acts   *runact.Activities
 	seq    int
-	remote string // the offered tool's name
+	remote string      // the offered tool's name
+	deps   runact.Deps // what acts was built with
 }
 
 func newGuardedRun(t testing.TB, db *pgxpool.Pool, peerURL string, deps runact.Deps) *guardedRun {
@@ -117,6 +118,7 @@ func newGuardedRun(t testing.TB, db *pgxpool.Pool, peerURL string, deps runact.D
 	if deps.Heartbeat == 0 {
 		deps.Heartbeat = time.Second
 	}
+	g.deps = deps
 	g.acts = runact.New(deps)
 	r, err := runs.Create(ctx, db, runs.NewRun{AgentID: agent, GuildID: guild, OrganisationID: g.org, Trigger: "direct",
 		Model: "openrouter/test-model", Budget: 1 << 20, Message: "look the roadmap up"})
