@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/host"
@@ -52,10 +53,11 @@ func (a *Activities) countCall(ctx context.Context, t runs.OfferedTool, g breake
 }
 
 // callResult sorts a remote call's error for the breaker: the service did
-// not answer (a transport error, a timeout, a 5xx, 408 or 429) is a failure;
-// an answer of any kind, a tool's own error result and a 4xx included, shows
-// it is up; anything else (nothing sent, bad arguments, a login to
-// reconnect, the run's own cancellation) says nothing about it.
+// not answer (a transport error, a timeout, a 5xx, 408 or 429) is a
+// failure; an answer of any kind, a tool's own error result, a JSON-RPC
+// error and a 4xx included, shows it is up; anything else (nothing sent, bad
+// arguments, a login to reconnect, the run's own cancellation) says nothing
+// about it.
 func callResult(ctx context.Context, err error) breaker.Result {
 	if err == nil {
 		return breaker.Answered
@@ -74,6 +76,8 @@ func callResult(ctx context.Context, err error) breaker.Result {
 	switch {
 	case errors.As(err, &mt), errors.As(err, &ht):
 		return breaker.Failed
+	case jsonRPCError(err):
+		return breaker.Answered
 	case errors.As(err, &he):
 		return byStatus(he.Status)
 	case errors.As(err, &te):
@@ -86,6 +90,19 @@ func callResult(ctx context.Context, err error) breaker.Result {
 		return breaker.Failed
 	}
 	return breaker.Neutral
+}
+
+// jsonRPCError reports an error the MCP server answered with (mcp-go maps
+// the JSON-RPC codes to these); a tool handler's own Go error is an
+// internal error, the server's process answering all the same.
+func jsonRPCError(err error) bool {
+	for _, e := range []error{mcp.ErrParseError, mcp.ErrInvalidRequest, mcp.ErrMethodNotFound, mcp.ErrInvalidParams,
+		mcp.ErrInternalError, mcp.ErrRequestInterrupted, mcp.ErrResourceNotFound} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func byStatus(status int) breaker.Result {
