@@ -114,11 +114,15 @@ type Gate struct {
 // Refusal is the result the model reads for a refused call of server's.
 func (g Gate) Refusal(server string) string {
 	at := g.Until.UTC().Format(time.RFC3339)
-	if g.Testing {
-		return fmt.Sprintf("%s is paused after %d failures in a row and one trial call is testing it now; it will be tried again at %s at the latest",
-			server, g.Failures, at)
+	failures := fmt.Sprintf("%d failures", g.Failures)
+	if g.Failures == 1 {
+		failures = "1 failure"
 	}
-	return fmt.Sprintf("%s is paused after %d failures in a row; it will be tried again at %s", server, g.Failures, at)
+	if g.Testing {
+		return fmt.Sprintf("%s is paused after %s in a row and one trial call is testing it now; it will be tried again at %s at the latest",
+			server, failures, at)
+	}
+	return fmt.Sprintf("%s is paused after %s in a row; it will be tried again at %s", server, failures, at)
 }
 
 // Check says whether a call through the login may go: always while its
@@ -223,7 +227,7 @@ func (b *Breaker) failed(ctx context.Context, connectionID string, g Gate) error
 		failures++
 		cool := time.Duration(coolMS) * time.Millisecond
 		switch {
-		case g.Trial:
+		case g.Trial && until != nil: // (an operator's Test may have closed it meanwhile)
 			cool = min(max(2*cool, b.s.CoolOff), b.s.MaxCoolOff)
 			t := now.Add(cool)
 			until = &t

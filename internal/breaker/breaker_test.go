@@ -177,3 +177,29 @@ func TestBreakerOff(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An operator's Test that closes the breaker while a trial runs wins: the
+// trial's failure then counts as the first of a new row, not a doubled pause.
+func TestBreakerResetDuringTrial(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	id := login(t, db)
+	c := &clock{t: time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)}
+	b := breaker.New(db, breaker.Settings{Failures: 2, CoolOff: time.Minute}, c.now)
+	for i := 0; i < 2; i++ {
+		record(t, b, id, check(t, b, id), breaker.Failed)
+	}
+	c.add(time.Minute)
+	trial := check(t, b, id)
+	if err := breaker.Reset(context.Background(), db, id); err != nil {
+		t.Fatal(err)
+	}
+	record(t, b, id, trial, breaker.Failed)
+	g := check(t, b, id)
+	if !g.Allowed || g.Failures != 1 {
+		t.Fatalf("after a reset and a failed trial: %+v", g)
+	}
+	if got := (breaker.Gate{Failures: 1, Until: c.now()}).Refusal("flaky"); !strings.Contains(got, "after 1 failure in a row") {
+		t.Fatalf("refusal %q", got)
+	}
+}
