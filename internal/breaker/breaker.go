@@ -93,9 +93,6 @@ func New(db *pgxpool.Pool, s Settings, now func() time.Time) *Breaker {
 	return &Breaker{db: db, s: s, now: now}
 }
 
-// Settings are the breaker's settings with the defaults applied.
-func (b *Breaker) Settings() Settings { return b.s }
-
 // Gate is what Check decided for one call; Record takes it back.
 type Gate struct {
 	// Allowed: send the call.
