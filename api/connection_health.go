@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/breaker"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -24,12 +25,17 @@ type connectionHealth struct {
 	LastSuccessAt *time.Time `json:"last_success_at"`
 	LastFailureAt *time.Time `json:"last_failure_at"`
 	LastErrorCode string     `json:"last_error_code"`
+	// Calls is the login's circuit breaker: flowing, paused (calls are
+	// refused until PausedUntil) or trial_due (the next call is the trial).
+	Calls          string     `json:"calls"`
+	FailuresInARow int        `json:"failures_in_a_row"`
+	PausedUntil    *time.Time `json:"paused_until"`
 }
 
 func (s *Server) connectionHealthRoutes() []route {
 	return []route{
 		{Method: "GET", Path: "/api/mcp/connections/:id/health", Tag: "connections",
-			Summary: "A login's credential health: state, failed refresh attempts, next retry, last success and failure",
+			Summary: "A login's health: credential state, failed refresh attempts, next retry, last success and failure; whether its calls are paused after failures in a row, and until when",
 			Reply:   connectionHealth{}, Handle: s.getConnectionHealth},
 	}
 }
@@ -46,6 +52,10 @@ func (s *Server) getConnectionHealth(ctx context.Context, c *gin.Context, db sto
 	if err != nil {
 		return 0, nil, err
 	}
+	br, err := breaker.Get(ctx, db, conn.ID)
+	if err != nil {
+		return 0, nil, err
+	}
 	h := got.Health
 	opt := func(t time.Time) *time.Time {
 		if t.IsZero() {
@@ -55,5 +65,17 @@ func (s *Server) getConnectionHealth(ctx context.Context, c *gin.Context, db sto
 	}
 	return http.StatusOK, connectionHealth{ConnectionID: conn.ID, Status: string(got.Status), State: string(h.State),
 		Attempts: h.Attempts, NextRetryAt: opt(h.NextRetryAt), LastSuccessAt: opt(h.LastSuccessAt),
-		LastFailureAt: opt(h.LastFailureAt), LastErrorCode: h.LastErrorCode}, nil
+		LastFailureAt: opt(h.LastFailureAt), LastErrorCode: h.LastErrorCode,
+		Calls: callsState(br, time.Now()), FailuresInARow: br.Failures, PausedUntil: br.PausedUntil}, nil
+}
+
+func callsState(b breaker.State, now time.Time) string {
+	switch {
+	case b.PausedUntil == nil:
+		return "flowing"
+	case now.Before(*b.PausedUntil):
+		return "paused"
+	default:
+		return "trial_due"
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
+	"github.com/guilds/guilds/internal/breaker"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/connstore"
@@ -442,6 +443,7 @@ func listMCPTools(ctx context.Context, c *gin.Context, db store.DB, p access.Pri
 // no remaining-calls trailer as no model reads it. What a run would answer as
 // an ERROR result the Test answers as an error status when the operator can
 // act on it: arguments that do not fit (422), a login to reconnect (409).
+// A call the service answered closes the login's circuit breaker.
 func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in mcpCallInput
 	if err := bindJSON(c, &in); err != nil {
@@ -498,6 +500,11 @@ func (s *Server) mcpCall(ctx context.Context, c *gin.Context, db store.DB, p acc
 		return 0, nil, &validation.Error{Problems: []validation.Problem{{Field: "tool", Message: schemaErr.Error() + "; nothing was sent"}}}
 	case errors.As(err, &rr):
 		return 0, nil, &Error{Status: http.StatusConflict, Code: "reconnect_required", Message: rr.Error()}
+	case err == nil:
+		// The service answered: a login paused after failures flows again.
+		if err := breaker.Reset(ctx, db, conn.ID); err != nil {
+			s.Log.WarnContext(ctx, "the login's breaker could not be reset", "connection_id", conn.ID, "err", err)
+		}
 	}
 	return http.StatusOK, mcpCallReply{Tool: tool.RemoteName, Result: result}, nil
 }

@@ -62,6 +62,7 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.opsRoutes()...)
 	all = append(all, s.instanceRoutes()...)
 	all = append(all, s.orgRoutes()...)
+	all = append(all, s.orgSettingsRoutes()...)
 	all = append(all, s.nativeRoutes()...)
 	all = append(all, s.runRoutes()...)
 	all = append(all, s.runMediaRoutes()...)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/guilds/guilds/internal/breaker"
+	"github.com/guilds/guilds/internal/callrate"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native/issues"
 	"github.com/guilds/guilds/internal/store"
@@ -116,6 +118,12 @@ type Deps struct {
 	// between a workspace and a service see them (workspacefiles); nil
 	// fails those calls with sandbox.ErrNoWorkspace.
 	Files workspacefiles.Workspace
+	// Breaker pauses a login whose service failed several calls in a row
+	// (breaker.go); nil: none is paused.
+	Breaker *breaker.Breaker
+	// CallRate holds each organisation to its rate of tool calls
+	// (ratelimit.go); nil: no rate is enforced.
+	CallRate *callrate.Limiter
 }
 
 // Activities are the run workflow's activities.

@@ -159,6 +159,9 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 	}
 	meta["kind"] = offered.Kind
 	meta["class"] = offered.Class
+	if why := a.overRate(ctx, r); why != "" {
+		return stamp(tools.ErrorResult(why), nil), runs.OutcomeRefused, meta
+	}
 	args := json.RawMessage(strings.TrimSpace(in.Arguments))
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)

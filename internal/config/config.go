@@ -36,6 +36,8 @@ type Config struct {
 	DBMaxConns int
 	// Group bounds agents answering agents in group chat (group.go).
 	Group Group
+	// Breaker tunes the circuit breaker of each login (breaker.go).
+	Breaker Breaker
 }
 
 // Sandbox configures the agents' workspace sandboxes (internal/workspaces).
@@ -109,6 +111,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.Group, err = loadGroup(or); err != nil {
+		return c, err
+	}
+	if c.Breaker, err = loadBreaker(or); err != nil {
 		return c, err
 	}
 	if c.AuthMode != "token" && c.AuthMode != "local" {

@@ -134,7 +134,7 @@ export const get_mcp_connections_by_id = (id, opts) => call("GET", `/api/mcp/con
 export const get_mcp_connections_by_id_drive_folders = (id, opts) => call("GET", `/api/mcp/connections/${encodeURIComponent(id)}/drive/folders`, undefined, opts);
 /** GET /api/mcp/connections/{id}/github/repositories: The repositories a GitHub login's installation reaches */
 export const get_mcp_connections_by_id_github_repositories = (id, opts) => call("GET", `/api/mcp/connections/${encodeURIComponent(id)}/github/repositories`, undefined, opts);
-/** GET /api/mcp/connections/{id}/health: A login's credential health: state, failed refresh attempts, next retry, last success and failure */
+/** GET /api/mcp/connections/{id}/health: A login's health: credential state, failed refresh attempts, next retry, last success and failure; whether its calls are paused after failures in a row, and until when */
 export const get_mcp_connections_by_id_health = (id, opts) => call("GET", `/api/mcp/connections/${encodeURIComponent(id)}/health`, undefined, opts);
 /** GET /api/mcp/connections/{id}/pinned-prices: The coins a Pinned prices login quotes at run start */
 export const get_mcp_connections_by_id_pinned_prices = (id, opts) => call("GET", `/api/mcp/connections/${encodeURIComponent(id)}/pinned-prices`, undefined, opts);
@@ -180,6 +180,8 @@ export const get_orgs_by_id_secret_audit = (id, opts) => call("GET", `/api/orgs/
 export const get_orgs_by_id_secret_requests = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/secret-requests`, undefined, opts);
 /** GET /api/orgs/{id}/secrets: List the secrets owned by an organisation (metadata and the agents each reaches; never a value) */
 export const get_orgs_by_id_secrets = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/secrets`, undefined, opts);
+/** GET /api/orgs/{id}/settings: An organisation's settings: its rate of tool calls a minute (0: no limit) */
+export const get_orgs_by_id_settings = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/settings`, undefined, opts);
 /** GET /api/orgs/{id}/tools: The Tools view of an organisation */
 export const get_orgs_by_id_tools = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/tools`, undefined, opts);
 /** GET /api/runs/{id}: Get a run with its transcript */
@@ -322,3 +324,5 @@ export const put_orgs_by_id_notes_by_key = (id, key, body, opts) => call("PUT", 
 export const put_orgs_by_id_secrets_by_name = (id, name, body, opts) => call("PUT", `/api/orgs/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}`, body, opts);
 /** PUT /api/orgs/{id}/secrets/{name}/grants: Grant (enabled true) or revoke (enabled false) a secret for the agents at and below a scope within its owner */
 export const put_orgs_by_id_secrets_by_name_grants = (id, name, body, opts) => call("PUT", `/api/orgs/${encodeURIComponent(id)}/secrets/${encodeURIComponent(name)}/grants`, body, opts);
+/** PUT /api/orgs/{id}/settings: Change an organisation's settings (instance admin only); a field left out keeps its value. Workers apply a change within 5 s */
+export const put_orgs_by_id_settings = (id, body, opts) => call("PUT", `/api/orgs/${encodeURIComponent(id)}/settings`, body, opts);

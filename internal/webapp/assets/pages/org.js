@@ -20,8 +20,9 @@ export async function orgPage(main, id) {
     { id: "collections", label: "Collections", render: (p) => collectionsPanel(p, org) },
     { id: "notes", label: "Notes", render: (p) => notesPanel(p, "organisation", id) },
     { id: "secrets", label: "Secrets", render: (p) => secretsPanel(p, "organisation", id) },
-    { id: "settings", label: "Settings", render: (p) => p.append(
+    { id: "settings", label: "Settings", render: async (p) => p.append(
       renameForm(org.name, async (name) => { const o = await api.patch_orgs_by_id(id, { name }); title.textContent = o.name; }),
+      await rateForm(id),
       h("button", { type: "button", class: "danger", onclick: async () => {
         if (!confirm(`Delete ${org.name} with every guild and agent?`)) return;
         await api.delete_orgs_by_id(id); status("Organisation deleted"); navigate("/");
@@ -65,4 +66,17 @@ async function membersPanel(panel, org) {
     const members = await api.get_orgs_by_id_members(org.id);
     panel.append(h("h2", {}, "Members"), h("ul", { class: "rows" }, members.map((m) => h("li", {}, m.name, " ", h("span", { class: "muted" }, m.role)))));
   } catch (e) { panel.append(errorBox(e)); }
+}
+
+// rateForm sets the organisation's rate of tool calls; only the instance
+// admin may change it, and the answer says so to anyone else.
+async function rateForm(id) {
+  let cur = { tool_calls_per_minute: 0 };
+  try { cur = await api.get_orgs_by_id_settings(id); } catch (e) { return errorBox(e); }
+  return h("section", {}, h("h2", {}, "Tool calls"), form({
+    label: "Rate of tool calls", submit: "Save rate",
+    fields: [{ name: "tool_calls_per_minute", label: "Tool calls a minute, all runs together (0: no limit)", type: "number", min: 0, step: 1, value: cur.tool_calls_per_minute,
+      help: "A call past it is refused and the agent told when to retry. Only the instance admin can change it." }],
+    onSubmit: async (v) => { const s = await api.put_orgs_by_id_settings(id, v); status(s.tool_calls_per_minute ? `Rate set to ${s.tool_calls_per_minute} a minute` : "No limit"); },
+  }));
 }

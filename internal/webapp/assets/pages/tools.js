@@ -230,8 +230,17 @@ async function showHealth(card, conn, btn) {
     const hl = await api.get_mcp_connections_by_id_health(conn.id);
     clear(box, h("dl", {}, h("dt", {}, "State"), h("dd", {}, hl.state || hl.status), h("dt", {}, "Last refresh"), h("dd", {}, when(hl.last_success_at)),
       h("dt", {}, "Last failure"), h("dd", {}, hl.last_failure_at ? `${when(hl.last_failure_at)} (${hl.last_error_code || "error"})` : "—"),
-      h("dt", {}, "Next retry"), h("dd", {}, when(hl.next_retry_at))));
+      h("dt", {}, "Next retry"), h("dd", {}, when(hl.next_retry_at)),
+      h("dt", {}, "Calls"), h("dd", {}, callsText(hl))));
   } catch (e) { clear(box, errorBox(e)); } finally { btn.disabled = false; }
+}
+
+// callsText is the login's circuit breaker in words.
+function callsText(hl) {
+  const n = hl.failures_in_a_row || 0;
+  if (hl.calls === "paused") return h("span", { class: "badge warn" }, `paused until ${when(hl.paused_until)} after ${n} failures in a row`);
+  if (hl.calls === "trial_due") return `paused after ${n} failures in a row; the next call is a trial`;
+  return n ? `flowing (${n} failed in a row)` : "flowing";
 }
 
 function nativeTable(native, ctx) {

@@ -1,0 +1,2 @@
+DROP TABLE organisation_call_rates;
+DROP TABLE login_breakers;
