@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -106,6 +107,11 @@ func expireAfter(t *testing.T, wait time.Duration) []string {
 	if n := e.count(`SELECT count(*) FROM approval_requests WHERE run_id = $1 AND state = 'expired'`, r.ID); n != 1 {
 		t.Error("the request is not expired")
 	}
+	// The audit trail: proposed by the agent, expired by the platform, and
+	// the denied call's event names the request.
+	if got := e.lifecycle(r.ID); got != "proposed by agent, expired by platform, tool_call denied" {
+		t.Errorf("audit trail: %s", got)
+	}
 	days := fmt.Sprintf("nobody approved this call within %d days", int(wait.Hours()/24))
 	tr := transcript(t, e, r.ID)
 	if len(tr.ToolCalls) != 1 || tr.ToolCalls[0].Outcome != runs.OutcomeDenied || !strings.Contains(tr.ToolCalls[0].Result, days) {
@@ -161,4 +167,21 @@ func (e *env) createRun(msg string) runs.Run {
 		e.t.Fatal(err)
 	}
 	return r
+}
+
+// lifecycle is the run's audit trail of its approvals, oldest first: each
+// approval step with who took it, and the calls that name a request.
+func (e *env) lifecycle(runID string) string {
+	e.t.Helper()
+	rows, err := e.db.Query(context.Background(), `SELECT CASE WHEN action = 'approval'
+			THEN outcome || ' by ' || split_part(actor, ':', 1) ELSE action || ' ' || outcome END
+		FROM audit_events WHERE run_id = $1 AND approval_id IS NOT NULL ORDER BY id`, runID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	steps, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return strings.Join(steps, ", ")
 }
