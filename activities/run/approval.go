@@ -179,18 +179,19 @@ func (a *Activities) ApprovalSettle(ctx context.Context, in ApprovalSettleInput)
 
 // noteApproval shows the wait in the transcript: the call's metadata names
 // its approval (the audit's link from the call to who approved it), who gave
-// it and how long the call waited for it.
-func (a *Activities) noteApproval(ctx context.Context, id string, meta map[string]any) error {
+// it and how long the call waited for it. The call has run by now: a failed
+// read costs the note, never the result.
+func (a *Activities) noteApproval(ctx context.Context, id string, meta map[string]any) {
 	meta["approval_id"] = id
 	req, err := approvals.Get(ctx, a.d.DB, id, nil)
 	if err != nil {
-		return err
+		a.d.Log.WarnContext(ctx, "could not read the approval of a call", "request_id", id, "err", err)
+		return
 	}
 	meta["approved_by"] = req.DecidedByName
 	if req.DecidedAt != nil {
 		meta["waited"] = req.DecidedAt.Sub(req.CreatedAt).Round(time.Second).String()
 	}
-	return nil
 }
 
 func (a *Activities) resumeIfNoneWaits(ctx context.Context, runID string) error {
