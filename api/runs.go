@@ -185,7 +185,7 @@ func (s *Server) runEvents(c *gin.Context) {
 		}
 		w.Flush()
 		return nil
-	}, secretRequestEvents(s.DB, r.ID))
+	}, secretRequestEvents(s.DB, r.ID), approvalEvents(s.DB, r.ID))
 	if err != nil && ctx.Err() == nil {
 		s.Log.Warn("run event stream ended", "run_id", r.ID, "err", err)
 	}

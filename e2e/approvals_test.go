@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +88,17 @@ func TestDeployedApprovals(t *testing.T) {
 	if r := d.callAs(rex, "POST", "/api/approvals/"+second.ID, map[string]any{"decision": "deny", "reason": "mine"}); r.Status != 403 && r.Status != 404 {
 		t.Fatalf("an operator of another organisation denied the request: %d %s", r.Status, r.Body)
 	}
-	if r := d.callAs(ann, "POST", "/api/approvals/"+second.ID, map[string]any{"decision": "deny", "reason": "over the weekly limit"}); r.Status != 200 {
+	// Ann follows the run in the operator app: the wait shows in the
+	// transcript, and she denies the send from the run's page.
+	if b := runPageAs(t, d, ann, runID); b != nil {
+		b.waitText("#run-waiting", "Waiting for an approval")
+		b.waitText("#transcript .msg.approval", "wallet_send runs, approved by ann")
+		b.waitText("#transcript .msg.approval", "wallet_send waits for an operator's approval")
+		card := `#run-waiting article[data-request="` + second.ID + `"]`
+		b.fill(card+" input", "over the weekly limit")
+		b.click(card + " button.danger")
+		b.waitText("#transcript .msg.approval", "wallet_send denied by ann: over the weekly limit")
+	} else if r := d.callAs(ann, "POST", "/api/approvals/"+second.ID, map[string]any{"decision": "deny", "reason": "over the weekly limit"}); r.Status != 200 {
 		t.Fatalf("deny: %d %s", r.Status, r.Body)
 	}
 	if r := d.callAs(ann, "POST", "/api/approvals/"+first.ID, map[string]any{"decision": "approve"}); r.Status != 409 {
@@ -146,6 +157,29 @@ func TestDeployedApprovals(t *testing.T) {
 			t.Errorf("request %s in the audit trail: %s, want %s", id, got, want)
 		}
 	}
+}
+
+// runPageAs signs in to the operator app with token and opens the run's
+// page; nil without Chromium (the API answers instead).
+func runPageAs(t *testing.T, d *deployment, token, runID string) *browser {
+	t.Helper()
+	const chromium = "/usr/bin/chromium"
+	if _, err := os.Stat(chromium); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("Chromium is not installed (apt-get install chromium)")
+		}
+		t.Log("no Chromium at /usr/bin/chromium: the run page is not checked")
+		return nil
+	}
+	b := newBrowser(t, chromium, d.API, t.TempDir())
+	b.open("/")
+	b.waitText("h1", "Sign in")
+	b.fill(`input[name="token"]`, token)
+	b.submit(`form[aria-label="Sign in"]`)
+	b.waitText("h1", "Organisations")
+	b.open("/runs/" + runID)
+	b.waitText("#run-status", "waiting")
+	return b
 }
 
 // approvalRequest is what the API shows of a request.
