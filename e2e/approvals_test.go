@@ -134,6 +134,18 @@ func TestDeployedApprovals(t *testing.T) {
 	}
 	oneTransfer(t, node, "1.5")
 
+	// No key of the Wallet reaches what the wait wrote or showed.
+	inbox := d.callAs(ann, "GET", "/api/orgs/"+org+"/approvals?state=used", nil)
+	places := map[string]string{"the transcript": transcript, "what the model received": model.Received(),
+		"the run's history": d.history("run-" + runID), "the logs": d.Logs(), "the inbox": string(inbox.Body)}
+	for place, text := range places {
+		for _, v := range append(d.secrets, walletEVMKey, walletAlchemyKey, walletOpenSeaKey, boxModelKey) {
+			if v != "" && strings.Contains(text, v) {
+				t.Errorf("%s holds a credential (%.8s…)", place, v)
+			}
+		}
+	}
+
 	// The organisation's audit trail holds each request's life, with who
 	// took each step.
 	var trail []struct {
