@@ -245,3 +245,27 @@ func (s *Server) userName(ctx context.Context, db store.DB, p access.Principal) 
 	}
 	return name
 }
+
+// approvalEvents reports each of the run's approval requests as an
+// "approval" event when it opens and again at each answer (approved, used,
+// denied, expired), so an operator following the run sees what the call
+// waits for and how the wait ended. The arguments are the redacted ones the
+// inbox shows.
+func approvalEvents(db store.DB, runID string) runs.Side {
+	seen := map[string]approvals.State{}
+	return func(ctx context.Context) ([]runs.Event, error) {
+		reqs, err := approvals.List(ctx, db, approvals.Filter{RunID: runID, Limit: 500})
+		if err != nil {
+			return nil, err
+		}
+		var out []runs.Event
+		for i := len(reqs) - 1; i >= 0; i-- { // oldest first
+			if seen[reqs[i].ID] == reqs[i].State {
+				continue
+			}
+			seen[reqs[i].ID] = reqs[i].State
+			out = append(out, runs.Event{Type: "approval", Data: reqs[i]})
+		}
+		return out, nil
+	}
+}

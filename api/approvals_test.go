@@ -9,6 +9,7 @@ import (
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
 	"github.com/guilds/guilds/internal/approvals"
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/native/issues"
 	"github.com/guilds/guilds/internal/tools"
 )
@@ -35,7 +36,7 @@ func askFor(t *testing.T, e *apitest.Env, org, guild, agent string, seq int) app
 func TestTheInboxIsTheOrganisationsOwn(t *testing.T) {
 	e := apitest.New(t, apitest.Options{})
 	org, guild, agent := e.Hierarchy()
-	_, annTok := newOperator(t, e, org, "ann")
+	annID, annTok := newOperator(t, e, org, "ann")
 	req := askFor(t, e, org, guild, agent, 2)
 
 	other := e.Admin("POST", "/api/orgs", map[string]any{"name": "Rival", "slug": "rival"})
@@ -75,6 +76,15 @@ func TestTheInboxIsTheOrganisationsOwn(t *testing.T) {
 	}
 	if r := e.Do(annTok, "GET", "/api/runs/"+req.RunID+"/approvals", nil); r.Status != 200 {
 		t.Fatalf("run's requests: %d", r.Status)
+	}
+	// The organisation's audit trail tells who answered, and the refused
+	// answers left nothing.
+	var trail []audit.Event
+	r = e.Do(annTok, "GET", "/api/orgs/"+org+"/audit?action=approval&run_id="+req.RunID, nil)
+	r.JSON(&trail)
+	if r.Status != 200 || len(trail) != 2 || trail[0].Outcome != audit.ApprovalApproved || trail[0].Actor != "user:"+annID ||
+		trail[0].ApprovalID != req.ID || trail[1].Outcome != audit.ApprovalProposed || trail[1].Actor != "agent:"+agent {
+		t.Fatalf("audit trail: %d %s", r.Status, r.Body)
 	}
 }
 

@@ -31,7 +31,7 @@ func (s *Server) runRoutes() []route {
 		{Method: "GET", Path: "/api/runs/:id", Tag: "runs", Summary: "Get a run with its transcript",
 			Reply: runs.Transcript{}, Handle: getRun},
 		{Method: "GET", Path: "/api/runs/:id/events", Tag: "runs",
-			Summary: "Stream a run's messages and status as server-sent events until it ends", Raw: s.runEvents},
+			Summary: "Stream a run's messages and status, and its secret and approval requests as they open and are answered, as server-sent events until it ends", Raw: s.runEvents},
 		{Method: "POST", Path: "/api/runs/:id/cancel", Tag: "runs", Summary: "Cancel a run",
 			Reply: runs.Run{}, Status: 202, Handle: s.cancelRun, NoTx: true},
 
@@ -139,8 +139,9 @@ func (s *Server) cancelRun(ctx context.Context, c *gin.Context, db store.DB, p a
 }
 
 // runEvents streams a run as server-sent events: "message" for each message
-// (in seq order per turn), "status" when the run's status changes. The
-// stream ends after the run's final status. ?after=N skips messages up to seq N.
+// (in seq order per turn), "status" when the run's status changes,
+// "secret_request" and "approval" when a request of the run opens or is
+// answered. The stream ends after the run's final status. ?after=N skips messages up to seq N.
 func (s *Server) runEvents(c *gin.Context) {
 	p := c.MustGet(principalKey).(access.Principal)
 	ctx := c.Request.Context()
@@ -185,7 +186,7 @@ func (s *Server) runEvents(c *gin.Context) {
 		}
 		w.Flush()
 		return nil
-	}, secretRequestEvents(s.DB, r.ID))
+	}, secretRequestEvents(s.DB, r.ID), approvalEvents(s.DB, r.ID))
 	if err != nil && ctx.Err() == nil {
 		s.Log.Warn("run event stream ended", "run_id", r.ID, "err", err)
 	}

@@ -147,7 +147,12 @@ func (a *Activities) ApprovalAsk(ctx context.Context, in ApprovalAskInput) (stri
 // ApprovalSettle expires the request if nobody answered, moves the run back
 // to running when no other call of it waits, and says how the request stands.
 func (a *Activities) ApprovalSettle(ctx context.Context, in ApprovalSettleInput) (ApprovalSettled, error) {
-	req, err := approvals.Expire(ctx, a.d.DB, in.RequestID)
+	var req approvals.Request
+	err := pgx.BeginFunc(ctx, a.d.DB, func(tx pgx.Tx) error {
+		var err error
+		req, err = approvals.Expire(ctx, tx, in.RequestID) // with its audit event
+		return err
+	})
 	if err != nil {
 		return ApprovalSettled{}, err
 	}
@@ -170,6 +175,23 @@ func (a *Activities) ApprovalSettle(ctx context.Context, in ApprovalSettleInput)
 		out.Message = fmt.Sprintf("nobody approved this call within %s, so it did not run", humanWait(req.ExpiresAt.Sub(req.CreatedAt)))
 	}
 	return out, nil
+}
+
+// noteApproval shows the wait in the transcript: the call's metadata names
+// its approval (the audit's link from the call to who approved it), who gave
+// it and how long the call waited for it. The call has run by now: a failed
+// read costs the note, never the result.
+func (a *Activities) noteApproval(ctx context.Context, id string, meta map[string]any) {
+	meta["approval_id"] = id
+	req, err := approvals.Get(ctx, a.d.DB, id, nil)
+	if err != nil {
+		a.d.Log.WarnContext(ctx, "could not read the approval of a call", "request_id", id, "err", err)
+		return
+	}
+	meta["approved_by"] = req.DecidedByName
+	if req.DecidedAt != nil {
+		meta["waited"] = req.DecidedAt.Sub(req.CreatedAt).Round(time.Second).String()
+	}
 }
 
 func (a *Activities) resumeIfNoneWaits(ctx context.Context, runID string) error {

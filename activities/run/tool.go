@@ -102,7 +102,7 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		}
 	}
 	if in.ApprovalID != "" {
-		meta["approval_id"] = in.ApprovalID // the audit's link from the call to who approved it
+		a.noteApproval(ctx, in.ApprovalID, meta)
 	}
 	span.Content(red.Redact(in.Arguments), stamped) // recorded only with GUILDS_OTEL_CAPTURE_CONTENT=1
 	span.End(metaString(meta, "kind"), metaString(meta, "class"), outcome)
@@ -127,8 +127,15 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 			return err
 		}
 		if !stored {
-			if err := audit.Record(ctx, tx, callEvent(r, tc, metaString(meta, "kind"), offered.ConnectionID, in.ApprovalID)); err != nil {
+			ev := callEvent(r, tc, metaString(meta, "kind"), offered.ConnectionID, in.ApprovalID)
+			if err := audit.Record(ctx, tx, ev); err != nil {
 				return err
+			}
+			if in.ApprovalID != "" { // the approved call's last step: its result is stored
+				ev.Action, ev.Outcome = audit.ActionApproval, audit.ApprovalReturned
+				if err := audit.Record(ctx, tx, ev); err != nil {
+					return err
+				}
 			}
 		}
 		return runs.SetRemaining(ctx, tx, in.RunID, in.Remaining)
@@ -377,7 +384,8 @@ func (a *Activities) Finish(ctx context.Context, in FinishInput) error {
 	if err := runs.Finish(ctx, a.d.DB, in.RunID, in.Status, in.Error); err != nil {
 		return err
 	}
-	if err := approvals.CloseRun(ctx, a.d.DB, in.RunID); err != nil { // a run cancelled while it waited
+	// A run cancelled while it waited: its requests expire, each with its audit event.
+	if err := pgx.BeginFunc(ctx, a.d.DB, func(tx pgx.Tx) error { return approvals.CloseRun(ctx, tx, in.RunID) }); err != nil {
 		return err
 	}
 	a.endRepositories(ctx, in.RunID)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -59,29 +60,36 @@ const columns = `id, organisation_id, guild_id, run_id, seq, agent_id, tool, log
 	arguments, policy_version, asked_because, state, stop_asking, decided_by_name, reason,
 	expires_at, created_at, decided_at, used_at`
 
-func scan(row interface{ Scan(...any) error }) (Request, error) {
+func scan(row interface{ Scan(...any) error }, more ...any) (Request, error) {
 	var r Request
-	err := row.Scan(&r.ID, &r.OrganisationID, &r.GuildID, &r.RunID, &r.Seq, &r.AgentID, &r.Tool, &r.LoginID,
+	err := row.Scan(append([]any{&r.ID, &r.OrganisationID, &r.GuildID, &r.RunID, &r.Seq, &r.AgentID, &r.Tool, &r.LoginID,
 		&r.ArgsDigest, &r.Arguments, &r.PolicyVersion, &r.AskedBecause, &r.State, &r.StopAsking,
-		&r.DecidedByName, &r.Reason, &r.ExpiresAt, &r.CreatedAt, &r.DecidedAt, &r.UsedAt)
+		&r.DecidedByName, &r.Reason, &r.ExpiresAt, &r.CreatedAt, &r.DecidedAt, &r.UsedAt}, more...)...)
 	return r, store.Map(err)
 }
 
 // Ask records a request, or returns the one already recorded for the same
-// call, arguments and policy (a retried activity asks once).
+// call, arguments and policy (a retried activity asks once). A new request
+// leaves its "proposed" event in the audit trail; give a transaction so the
+// two commit together.
 func Ask(ctx context.Context, db store.DB, r Request) (Request, error) {
 	if len(r.Arguments) == 0 {
 		r.Arguments = json.RawMessage("{}")
 	}
+	var inserted bool
 	row := db.QueryRow(ctx, `INSERT INTO approval_requests
 		(organisation_id, guild_id, run_id, seq, agent_id, tool, login_id, args_digest, arguments,
 		 policy_version, asked_because, expires_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (run_id, seq, args_digest, policy_version) DO UPDATE SET run_id = EXCLUDED.run_id
-		RETURNING `+columns,
+		RETURNING `+columns+`, xmax = 0`,
 		r.OrganisationID, r.GuildID, r.RunID, r.Seq, r.AgentID, r.Tool, r.LoginID, r.ArgsDigest,
 		r.Arguments, r.PolicyVersion, r.AskedBecause, r.ExpiresAt)
-	return scan(row)
+	out, err := scan(row, &inserted)
+	if err != nil || !inserted {
+		return out, err
+	}
+	return out, record(ctx, db, out, audit.ApprovalProposed, agentActor(out))
 }
 
 // Get reads one request of one of the organisations given (nil: any, for
@@ -110,6 +118,13 @@ func Decide(ctx context.Context, db store.DB, id string, orgs []string, d Decisi
 		WHERE id = $1 AND ($2::uuid[] IS NULL OR organisation_id = ANY($2))
 		  AND state = 'pending' AND expires_at > now()
 		RETURNING `+columns, id, orgs, state, stop, by, d.UserName, d.Reason))
+	if err == nil {
+		step := audit.ApprovalDenied
+		if d.Approve {
+			step = audit.ApprovalApproved
+		}
+		return r, record(ctx, db, r, step, d.actor())
+	}
 	if !errors.Is(err, store.ErrNotFound) {
 		return r, err
 	}
@@ -127,11 +142,16 @@ func Decide(ctx context.Context, db store.DB, id string, orgs []string, d Decisi
 }
 
 // Expire ends a request that is still pending and returns it as it stands:
-// approved or denied if an answer came first.
+// approved or denied if an answer came first. The expiry leaves its event in
+// the audit trail, taken by the platform.
 func Expire(ctx context.Context, db store.DB, id string) (Request, error) {
-	if _, err := db.Exec(ctx, `UPDATE approval_requests SET state = 'expired', decided_at = now()
-		WHERE id = $1 AND state = 'pending'`, id); err != nil {
-		return Request{}, store.Map(err)
+	r, err := scan(db.QueryRow(ctx, `UPDATE approval_requests SET state = 'expired', decided_at = now()
+		WHERE id = $1 AND state = 'pending' RETURNING `+columns, id))
+	switch {
+	case err == nil:
+		return r, record(ctx, db, r, audit.ApprovalExpired, platformActor)
+	case !errors.Is(err, store.ErrNotFound):
+		return Request{}, err
 	}
 	return Get(ctx, db, id, nil)
 }
@@ -159,7 +179,7 @@ func Use(ctx context.Context, tx store.DB, id string, got Binding, now time.Time
 		return r, store.Map(err)
 	}
 	r.State, r.UsedAt = StateUsed, &now
-	return r, nil
+	return r, record(ctx, tx, r, audit.ApprovalExecuted, agentActor(r))
 }
 
 // Filter selects requests for a listing.
@@ -232,9 +252,31 @@ func PendingForRun(ctx context.Context, db store.DB, runID string) (int, error) 
 	return n, store.Map(err)
 }
 
-// CloseRun expires what a run that ended still waits for.
+// CloseRun expires what a run that ended still waits for, each expiry an
+// event of the audit trail.
 func CloseRun(ctx context.Context, db store.DB, runID string) error {
-	_, err := db.Exec(ctx, `UPDATE approval_requests SET state = 'expired', decided_at = now()
-		WHERE run_id = $1 AND state = 'pending'`, runID)
-	return store.Map(err)
+	rows, err := db.Query(ctx, `UPDATE approval_requests SET state = 'expired', decided_at = now()
+		WHERE run_id = $1 AND state = 'pending' RETURNING `+columns, runID)
+	if err != nil {
+		return store.Map(err)
+	}
+	var closed []Request
+	for rows.Next() {
+		r, err := scan(rows)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		closed = append(closed, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return store.Map(err)
+	}
+	for _, r := range closed {
+		if err := record(ctx, db, r, audit.ApprovalExpired, platformActor); err != nil {
+			return err
+		}
+	}
+	return nil
 }

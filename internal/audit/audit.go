@@ -23,6 +23,19 @@ const (
 	ActionApproval      = "approval"
 )
 
+// The steps of an approval request (action approval), each its own event
+// with who took it (actor) and when (at): proposed, then one answer
+// (approved, denied or expired), then, for an approved call, executed when
+// it starts and returned when its result is stored.
+const (
+	ApprovalProposed = "proposed"
+	ApprovalApproved = "approved"
+	ApprovalDenied   = "denied"
+	ApprovalExpired  = "expired"
+	ApprovalExecuted = "executed"
+	ApprovalReturned = "returned"
+)
+
 // Event is one row of the trail.
 type Event struct {
 	ID             int64     `json:"id"`

@@ -129,6 +129,7 @@ func (w *approvalWaits) approval(ctx workflow.Context, in runact.ToolInput, ask 
 		return "", false, err
 	}
 	if settled.State != string(approvals.StateApproved) {
+		in.ApprovalID = id // the denied call's audit event names the request that denied it
 		return "", false, record(ctx, in, runs.OutcomeDenied, settled.Message).Get(ctx, nil)
 	}
 	return id, true, nil

@@ -136,8 +136,22 @@ func TestAnApprovedCallRunsOnceWithTheApprovedArguments(t *testing.T) {
 		t.Errorf("%d audit events for 2 calls", n)
 	}
 	if n := e.count(`SELECT count(*) FROM audit_events WHERE run_id = $1 AND tool = 'side_effect' AND approval_id = $2
-		AND outcome = 'ok' AND kind = 'native' AND args_digest LIKE 'sha256:%' AND actor = 'agent:' || $3`, id, req.ID, e.agent); n != 1 {
+		AND action = 'tool_call' AND outcome = 'ok' AND kind = 'native' AND args_digest LIKE 'sha256:%' AND actor = 'agent:' || $3`, id, req.ID, e.agent); n != 1 {
 		t.Error("the approved call's audit event does not name its approval")
+	}
+	// The request's life: proposed, approved by the operator, executed,
+	// returned (the call's own event between the last two).
+	if got := e.lifecycle(id); got != "proposed by agent, approved by operator, executed by agent, tool_call ok, returned by agent" {
+		t.Errorf("audit trail: %s", got)
+	}
+	// The transcript shows the wait: who approved, after how long.
+	tr := transcript(t, e, id)
+	for _, c := range tr.ToolCalls {
+		var meta map[string]any
+		_ = json.Unmarshal(c.Metadata, &meta)
+		if c.Tool == "side_effect" && (meta["approval_id"] != req.ID || meta["approved_by"] != "Ann" || meta["waited"] == nil) {
+			t.Errorf("the approved call's metadata: %s", c.Metadata)
+		}
 	}
 }
 
@@ -156,8 +170,12 @@ func TestADenialReachesTheModelAndNothingRuns(t *testing.T) {
 		!strings.Contains(tr.ToolCalls[0].Result, "denied by Ann: not above ten") {
 		t.Fatalf("tool calls = %+v", tr.ToolCalls)
 	}
-	if n := e.count(`SELECT count(*) FROM audit_events WHERE run_id = $1 AND tool = 'add' AND outcome = 'denied'`, id); n != 1 {
+	if n := e.count(`SELECT count(*) FROM audit_events WHERE run_id = $1 AND tool = 'add' AND outcome = 'denied'
+		AND action = 'tool_call'`, id); n != 1 {
 		t.Error("the denied call left no audit event")
+	}
+	if got := e.lifecycle(id); got != "proposed by agent, denied by operator, tool_call denied" {
+		t.Errorf("audit trail: %s", got)
 	}
 	read := false
 	for _, m := range e.model.Requests()[1].Messages {

@@ -190,7 +190,7 @@ export const get_runs_by_id = (id, opts) => call("GET", `/api/runs/${encodeURICo
 export const get_runs_by_id_approvals = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/approvals`, undefined, opts);
 /** GET /api/runs/{id}/apps/{seq}/{idx}: Get a kept MCP Apps page of a run's tool result, as a sandboxed page for the operator app's frame */
 export const get_runs_by_id_apps_by_seq_by_idx = (id, seq, idx, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/apps/${encodeURIComponent(seq)}/${encodeURIComponent(idx)}`, undefined, opts);
-/** GET /api/runs/{id}/events: Stream a run's messages and status as server-sent events until it ends */
+/** GET /api/runs/{id}/events: Stream a run's messages and status, and its secret and approval requests as they open and are answered, as server-sent events until it ends */
 export const get_runs_by_id_events = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/events`, undefined, opts);
 /** GET /api/runs/{id}/images/{seq}/{idx}: Get a kept image of a run's tool result: its bytes, with its media type */
 export const get_runs_by_id_images_by_seq_by_idx = (id, seq, idx, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/images/${encodeURIComponent(seq)}/${encodeURIComponent(idx)}`, undefined, opts);

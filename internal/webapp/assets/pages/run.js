@@ -76,6 +76,16 @@ export async function runPage(main, id) {
   if (finished.has(run.status)) return;
   const es = new EventSource(`/api/runs/${encodeURIComponent(id)}/events?after=${last}`);
   es.addEventListener("message", (ev) => { const e = JSON.parse(ev.data); if (e.message) add(e.message); });
+  // The wait shows in the transcript: a call that asks, then how it was answered.
+  const answered = new Map();
+  es.addEventListener("approval", (ev) => {
+    const r = JSON.parse(ev.data).data;
+    if (!r || answered.get(r.id) === r.state) return;
+    answered.set(r.id, r.state);
+    transcript.append(h("li", { class: "msg approval", "data-approval": r.id }, h("span", { class: "role" }, "approval"),
+      h("div", { class: "content" }, approvalLine(r))));
+    showWaiting(badge.textContent);
+  });
   es.addEventListener("status", async (ev) => {
     const e = JSON.parse(ev.data);
     if (e.run) setStatus(e.run);
@@ -95,3 +105,15 @@ function pretty(v) {
   if (typeof v === "string") { try { return JSON.stringify(JSON.parse(v), null, 2); } catch { return v; } }
   return JSON.stringify(v, null, 2);
 }
+
+function approvalLine(r) {
+  switch (r.state) {
+    case "pending": return `${r.tool} waits for an operator's approval${r.asked_because ? " (" + r.asked_because + ")" : ""}`;
+    case "approved": return `${r.tool} approved by ${r.decided_by || "an operator"}`;
+    case "used": return `${r.tool} runs, approved by ${r.decided_by || "an operator"}`;
+    case "denied": return `${r.tool} denied by ${r.decided_by || "an operator"}${r.reason ? ": " + r.reason : ""}`;
+    case "expired": return `${r.tool} was not approved in time and did not run`;
+  }
+  return `${r.tool}: ${r.state}`;
+}
+
