@@ -29,30 +29,6 @@ import (
 // TasksExtension is the extension's identifier in capabilities.extensions.
 const TasksExtension = "io.modelcontextprotocol/tasks"
 
-// Poll interval bounds: a server's pollIntervalMs is honoured within them.
-const (
-	// TaskPollFloor keeps a server asking for 0 ms from being polled in a loop.
-	TaskPollFloor = time.Second
-	// TaskPollCeiling keeps a result from waiting long after it is ready.
-	TaskPollCeiling = time.Minute
-	// TaskPollDefault is the interval when the server gives none.
-	TaskPollDefault = 2 * time.Second
-)
-
-// TaskPollInterval is the wait before the next poll of a task whose server
-// asked for d (0: it did not say).
-func TaskPollInterval(d time.Duration) time.Duration {
-	switch {
-	case d <= 0:
-		return TaskPollDefault
-	case d < TaskPollFloor:
-		return TaskPollFloor
-	case d > TaskPollCeiling:
-		return TaskPollCeiling
-	}
-	return d
-}
-
 type rawResultKey struct{}
 
 // rawResult keeps the raw result of the last request of one method.
@@ -124,9 +100,9 @@ func (w wireTask) pollEvery() time.Duration {
 	if ms == nil {
 		ms = w.PollInterval
 	}
-	if ms == nil || *ms <= 0 || *ms > int64(TaskPollCeiling/time.Millisecond) {
+	if ms == nil || *ms <= 0 || *ms > int64(tools.TaskPollCeiling/time.Millisecond) {
 		if ms != nil && *ms > 0 {
-			return TaskPollCeiling
+			return tools.TaskPollCeiling
 		}
 		return 0
 	}
@@ -266,7 +242,7 @@ func (p *Pool) waitTask(ctx context.Context, connectionID string, w wireTask, ti
 	defer cancel()
 	every := w.pollEvery()
 	for {
-		t := time.NewTimer(TaskPollInterval(every))
+		t := time.NewTimer(tools.TaskPollInterval(every))
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -14,7 +14,7 @@ import (
 // tasksPool is a pool with one login of a tasks peer.
 func tasksPool(t *testing.T) (*mcppool.Pool, *taskstest.Server, string) {
 	t.Helper()
-	peer := taskstest.New(t)
+	peer := taskstest.New(t, 2)
 	db := testdb.New(t)
 	id := addConnection(t, db, "tasks", peer.URL, "none", `{}`)
 	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{}})

@@ -25,6 +25,30 @@ type RemoteTask struct {
 	Started time.Time `json:"started"`
 }
 
+// Poll interval bounds: a server's pollIntervalMs is honoured within them.
+const (
+	// TaskPollFloor keeps a server asking for 0 ms from being polled in a loop.
+	TaskPollFloor = time.Second
+	// TaskPollCeiling keeps a result from waiting long after it is ready.
+	TaskPollCeiling = time.Minute
+	// TaskPollDefault is the interval when the server gives none.
+	TaskPollDefault = 2 * time.Second
+)
+
+// TaskPollInterval is the wait before the next poll of a task whose server
+// asked for d (0: it did not say). It is pure: the run workflow calls it.
+func TaskPollInterval(d time.Duration) time.Duration {
+	switch {
+	case d <= 0:
+		return TaskPollDefault
+	case d < TaskPollFloor:
+		return TaskPollFloor
+	case d > TaskPollCeiling:
+		return TaskPollCeiling
+	}
+	return d
+}
+
 // Task states, as the extension names them.
 const (
 	TaskWorking       = "working"

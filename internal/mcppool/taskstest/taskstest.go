@@ -35,7 +35,8 @@ const (
 // Server is the peer. Its fields are read under mu.
 type Server struct {
 	*httptest.Server
-	// Polls is how many tasks/get answers say "working" before a task ends.
+	// Polls is how many tasks/get answers say "working" before a task ends
+	// (set by New, read only after).
 	Polls int
 	// PollIntervalMs is the interval the server asks for.
 	PollIntervalMs int64
@@ -55,9 +56,10 @@ type task struct {
 	answer          json.RawMessage
 }
 
-// New starts the peer; it closes with the test.
-func New(t testing.TB) *Server {
-	s := &Server{Polls: 2, PollIntervalMs: 10, tasks: map[string]*task{}, changed: make(chan struct{})}
+// New starts the peer, whose tasks answer "working" polls times before
+// they end; it closes with the test.
+func New(t testing.TB, polls int) *Server {
+	s := &Server{Polls: polls, PollIntervalMs: 10, tasks: map[string]*task{}, changed: make(chan struct{})}
 	m := server.NewMCPServer("tasks-peer", "1.0.0", server.WithToolCapabilities(false),
 		server.WithExtensions(map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}))
 	for _, name := range []string{ToolSlow, ToolFail, ToolInput} {
