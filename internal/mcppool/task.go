@@ -240,9 +240,9 @@ func (p *Pool) CancelTask(ctx context.Context, connectionID, taskID string) erro
 func (p *Pool) waitTask(ctx context.Context, connectionID string, w wireTask, timeout time.Duration) ([]tools.Part, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	every := w.pollEvery()
+	every, began := w.pollEvery(), time.Now()
 	for {
-		t := time.NewTimer(tools.TaskPollInterval(every))
+		t := time.NewTimer(tools.TaskPollInterval(every, time.Since(began)))
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -25,28 +25,32 @@ type RemoteTask struct {
 	Started time.Time `json:"started"`
 }
 
-// Poll interval bounds: a server's pollIntervalMs is honoured within them.
+// Poll interval bounds. A server's pollIntervalMs is honoured between a
+// floor and a ceiling that both grow with the time already waited (a
+// sixtieth of it): a task that runs for hours is not polled every second,
+// which would cost a run's history some ten events a poll, and its result
+// waits at most a sixtieth of the time already spent before it is fetched.
 const (
 	// TaskPollFloor keeps a server asking for 0 ms from being polled in a loop.
 	TaskPollFloor = time.Second
-	// TaskPollCeiling keeps a result from waiting long after it is ready.
+	// TaskPollCeiling is the longest wait between polls early on.
 	TaskPollCeiling = time.Minute
 	// TaskPollDefault is the interval when the server gives none.
 	TaskPollDefault = 2 * time.Second
+	// TaskPollMax caps the growth: a day-long task is polled every 10 min.
+	TaskPollMax = 10 * time.Minute
 )
 
 // TaskPollInterval is the wait before the next poll of a task whose server
-// asked for d (0: it did not say). It is pure: the run workflow calls it.
-func TaskPollInterval(d time.Duration) time.Duration {
-	switch {
-	case d <= 0:
-		return TaskPollDefault
-	case d < TaskPollFloor:
-		return TaskPollFloor
-	case d > TaskPollCeiling:
-		return TaskPollCeiling
+// asked for asked (0: it did not say), after waited so far. It is pure:
+// the run workflow calls it.
+func TaskPollInterval(asked, waited time.Duration) time.Duration {
+	grown := min(waited/60, TaskPollMax)
+	floor, ceiling := max(TaskPollFloor, grown), max(TaskPollCeiling, grown)
+	if asked <= 0 {
+		asked = TaskPollDefault
 	}
-	return d
+	return min(max(asked, floor), ceiling)
 }
 
 // Task states, as the extension names them.

@@ -38,10 +38,12 @@ func (w *approvalWaits) followTask(ctx workflow.Context, in runact.ToolInput, ta
 		return record(ctx, in, runs.OutcomeInterrupted, interrupted).Get(ctx, nil)
 	}
 	pctx := workflow.WithActivityOptions(ctx, taskPollOptions(in.Name))
-	until := workflow.Now(ctx).Add(taskMaxWait)
+	began := workflow.Now(ctx)
+	until := began.Add(taskMaxWait)
 	every := task.PollEvery
 	for {
-		if err := workflow.NewTimer(ctx, tools.TaskPollInterval(every)).Get(ctx, nil); err != nil {
+		wait := tools.TaskPollInterval(every, workflow.Now(ctx).Sub(began))
+		if err := workflow.NewTimer(ctx, wait).Get(ctx, nil); err != nil {
 			cancelTask(ctx, in, task)
 			return err // the run was cancelled
 		}

@@ -98,6 +98,7 @@ func TestRunFollowsATaskToItsResult(t *testing.T) {
 	if peer.Count("tasks/cancel") != 0 {
 		t.Error("a completed task was cancelled")
 	}
+	recordHistory(t, e, id, "task.json")
 }
 
 // A task that fails at its server is the call's error result.
@@ -138,4 +139,5 @@ func TestCancellingARunCancelsItsTask(t *testing.T) {
 	if got := e.runStatus(id); got != runs.StatusCancelled {
 		t.Errorf("run status %s", got)
 	}
+	recordHistory(t, e, id, "task_cancelled.json")
 }
