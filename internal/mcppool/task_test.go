@@ -111,3 +111,28 @@ func TestTaskInputDeclinedAndCancel(t *testing.T) {
 		t.Fatalf("a cancelled task reads %+v, %v", out, err)
 	}
 }
+
+// BenchmarkTaskPoll is one poll of a running task through the pool
+// (tasks/get on an open session, the raw result read, the state decoded):
+// what each durable timer of a run following a task costs the worker.
+func BenchmarkTaskPoll(b *testing.B) {
+	ctx := context.Background()
+	peer := taskstest.New(b, 1<<30) // never ends
+	db := testdb.New(b)
+	id := addConnection(b, db, "tasks", peer.URL, "none", `{}`)
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{}})
+	b.Cleanup(p.Close)
+	hctx, handed := tools.WithTaskHandOver(ctx)
+	if _, err := p.CallParts(hctx, id, taskstest.ToolSlow, nil); err != nil {
+		b.Fatal(err)
+	}
+	task := handed().TaskID
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		st, err := p.PollTask(ctx, id, task)
+		if err != nil || st.Status != tools.TaskWorking {
+			b.Fatalf("%+v %v", st, err)
+		}
+	}
+}
