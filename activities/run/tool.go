@@ -77,7 +77,13 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		}
 		return ToolOutput{Seq: in.Seq, Suspend: sus}, nil
 	}
-	if task := handed(); task != nil {
+	if task := handed(); task != nil && red.Redact(task.TaskID) != task.TaskID {
+		// The id would enter the workflow history: one that holds a value
+		// of the run's redaction set is refused, the task left to expire.
+		stamped = tools.Stamp(tools.ErrorResult("the server answered with a task whose id holds a secret value, so it was not followed"),
+			tools.StampOptions{Redactor: red, Remaining: in.Remaining, Log: a.d.Log})
+		outcome = runs.OutcomeError
+	} else if task != nil {
 		// The server runs the call as a task: nothing is stored, the
 		// workflow polls it on durable timers (task.go).
 		span.End(metaString(meta, "kind"), metaString(meta, "class"), "task")
