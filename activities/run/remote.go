@@ -18,6 +18,23 @@ import (
 // model activity reads them from there. MCP Apps pages the tool declares or
 // the result carries are kept in run_apps, for the operator only.
 func (a *Activities) callRemote(ctx context.Context, r runs.Run, seq int, t runs.OfferedTool, args json.RawMessage, remaining int, red *tools.Redactor) (string, string) {
+	gate, why := a.loginGate(ctx, t)
+	if why != "" {
+		log := a.d.Log.With("run_id", r.ID, "tool", t.Name)
+		return tools.Stamp(tools.ErrorResult(why), tools.StampOptions{Redactor: red, Remaining: remaining, Log: log}), runs.OutcomeRefused
+	}
+	callers, tool, opts := a.remoteCall(ctx, r, seq, t, remaining, red)
+	out, err := remote.Call(ctx, callers, tool, args, opts)
+	a.countCall(ctx, t, gate, err)
+	if err != nil {
+		return out, runs.OutcomeError
+	}
+	return out, outcomeOf(out)
+}
+
+// remoteCall is what the remote call path needs for a run's call of t: the
+// callers, the tool as the login listed it, and the run's options.
+func (a *Activities) remoteCall(ctx context.Context, r runs.Run, seq int, t runs.OfferedTool, remaining int, red *tools.Redactor) (remote.Callers, remote.Tool, remote.Options) {
 	keep := func(ctx context.Context, i int, im tools.Image) (string, error) {
 		if err := runs.SaveImage(ctx, a.d.DB, r.ID, runs.Image{Seq: seq, Idx: i, MediaType: im.MediaType, Data: im.Data}); err != nil {
 			return "", err
@@ -31,22 +48,13 @@ func (a *Activities) callRemote(ctx context.Context, r runs.Run, seq int, t runs
 		return runs.AppRef(seq, i), nil
 	}
 	log := a.d.Log.With("run_id", r.ID, "tool", t.Name)
-	gate, why := a.loginGate(ctx, t)
-	if why != "" {
-		return tools.Stamp(tools.ErrorResult(why), tools.StampOptions{Redactor: red, Remaining: remaining, Log: log}), runs.OutcomeRefused
-	}
 	ui, err := grants.ToolUI(ctx, a.d.DB, t.ConnectionID, t.RemoteName)
 	if err != nil { // the call goes on; only its app is not shown
 		log.WarnContext(ctx, "the tool's app could not be looked up", "err", err)
 	}
-	out, err := remote.Call(ctx, remote.Callers{MCP: a.d.MCP, Adapters: a.d.Adapters}, remote.Tool{Kind: kindOf(t),
-		ConnectionID: t.ConnectionID, RemoteName: t.RemoteName, Schema: t.Schema, UIResource: ui}, args,
-		remote.Options{Redactor: red, Remaining: remaining, Log: log, Keep: keep, KeepApp: keepApp})
-	a.countCall(ctx, t, gate, err)
-	if err != nil {
-		return out, runs.OutcomeError
-	}
-	return out, outcomeOf(out)
+	return remote.Callers{MCP: a.d.MCP, Adapters: a.d.Adapters},
+		remote.Tool{Kind: kindOf(t), ConnectionID: t.ConnectionID, RemoteName: t.RemoteName, Schema: t.Schema, UIResource: ui},
+		remote.Options{Redactor: red, Remaining: remaining, Log: log, Keep: keep, KeepApp: keepApp}
 }
 
 // kindOf is the catalog kind of an offered tool's login: the offer classes

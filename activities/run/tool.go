@@ -35,27 +35,7 @@ import (
 // statements. No connection is held while the tool runs (its handler or the
 // remote call uses the pool as it needs).
 func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error) {
-	var (
-		r    runs.Run
-		snap runs.Snapshot
-		prev *ToolOutput
-	)
-	err := a.withConn(ctx, func(db store.DB) error {
-		if tc, err := runs.StoredToolCall(ctx, db, in.RunID, in.Seq); err == nil {
-			prev = &ToolOutput{Seq: tc.Seq, Result: tc.Result, Outcome: tc.Outcome}
-			return nil
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		var err error
-		if r, err = runs.Load(ctx, db, in.RunID); err != nil {
-			return err
-		}
-		if snap, err = a.snapshot(ctx, db, in.RunID); err != nil {
-			return fmt.Errorf("load snapshot: %w", err)
-		}
-		return nil
-	})
+	r, snap, prev, err := a.begin(ctx, in)
 	if err != nil || prev != nil {
 		if prev != nil {
 			return *prev, nil
@@ -86,6 +66,7 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	started := time.Now()
 	tctx, span := telemetry.StartToolCall(ctx, in.RunID, in.Name, in.CallID)
 	tctx, suspended := tools.WithSuspend(tctx)
+	tctx, handed := tools.WithTaskHandOver(tctx)
 	stamped, outcome, meta := a.invoke(tctx, r, snap, call, red)
 	if sus := suspended(); sus != nil {
 		// The handler waits for a person: nothing is stored, the workflow
@@ -95,6 +76,20 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 			return ToolOutput{}, err
 		}
 		return ToolOutput{Seq: in.Seq, Suspend: sus}, nil
+	}
+	if task := handed(); task != nil && red.Redact(task.TaskID) != task.TaskID {
+		// The id would enter the workflow history: one that holds a value
+		// of the run's redaction set is refused, the task left to expire.
+		stamped = tools.Stamp(tools.ErrorResult("the server answered with a task whose id holds a secret value, so it was not followed"),
+			tools.StampOptions{Redactor: red, Remaining: in.Remaining, Log: a.d.Log})
+		outcome = runs.OutcomeError
+	} else if task != nil {
+		// The server runs the call as a task: nothing is stored, the
+		// workflow polls it on durable timers (task.go).
+		span.End(metaString(meta, "kind"), metaString(meta, "class"), "task")
+		task.Started = started
+		a.d.Log.InfoContext(ctx, "tool call became a task", "run_id", in.RunID, "seq", in.Seq, "tool", in.Name)
+		return ToolOutput{Seq: in.Seq, Task: task}, nil
 	}
 	if r.Status == runs.StatusWaiting {
 		if err := a.resumeIfNoneWaits(ctx, in.RunID); err != nil {
@@ -106,13 +101,42 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	}
 	span.Content(red.Redact(in.Arguments), stamped) // recorded only with GUILDS_OTEL_CAPTURE_CONTENT=1
 	span.End(metaString(meta, "kind"), metaString(meta, "class"), outcome)
+	offered, _ := snap.Tool(in.Name)
+	return a.saveCall(ctx, r, in, offered, red, stamped, outcome, meta, started, hidden)
+}
+
+// begin reads what a call needs before it runs: the run and its snapshot,
+// or the call's stored result when it already has one (a retry, or a
+// restart after the result was written).
+func (a *Activities) begin(ctx context.Context, in ToolInput) (r runs.Run, snap runs.Snapshot, prev *ToolOutput, err error) {
+	err = a.withConn(ctx, func(db store.DB) error {
+		if tc, err := runs.StoredToolCall(ctx, db, in.RunID, in.Seq); err == nil {
+			prev = &ToolOutput{Seq: tc.Seq, Result: tc.Result, Outcome: tc.Outcome}
+			return nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		var err error
+		if r, err = runs.Load(ctx, db, in.RunID); err != nil {
+			return err
+		}
+		if snap, err = a.snapshot(ctx, db, in.RunID); err != nil {
+			return fmt.Errorf("load snapshot: %w", err)
+		}
+		return nil
+	})
+	return r, snap, prev, err
+}
+
+// saveCall stores a call's stamped result, its message, the budget and the
+// audit event together (an audited call is a stored call), and forgets its
+// sealed arguments.
+func (a *Activities) saveCall(ctx context.Context, r runs.Run, in ToolInput, offered runs.OfferedTool, red *tools.Redactor,
+	stamped, outcome string, meta map[string]any, started time.Time, hidden []string) (ToolOutput, error) {
 	finished := time.Now()
 	metaJSON := redactedJSON(red, meta)
 	var tc runs.ToolCall
-	offered, _ := snap.Tool(in.Name)
-	// The call, its result message, the budget and the audit event commit
-	// together: an audited call is a stored call.
-	err = pgx.BeginFunc(ctx, a.d.DB, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, a.d.DB, func(tx pgx.Tx) error {
 		var (
 			err    error
 			stored bool

@@ -65,6 +65,10 @@ type ToolOutput struct {
 	// Suspend is set, and nothing else, when the tool waits for a person
 	// and asked to be called again later (tools.Suspend).
 	Suspend *tools.Suspension `json:"suspend,omitempty"`
+	// Task is set, and nothing else, when the server runs the call as a
+	// task (the MCP Tasks extension): nothing was stored yet, and the
+	// workflow polls it (TaskPoll).
+	Task *tools.RemoteTask `json:"task,omitempty"`
 }
 
 // RecordInput stores a result the workflow decided without running the tool.

@@ -19,8 +19,11 @@ import (
 // through the login's session; keeping it is the caller's (internal/remote).
 
 // appCapability is what the platform tells servers at initialize: it hosts
-// MCP Apps pages of that type.
-var appCapability = map[string]any{tools.AppExtension: map[string]any{"mimeTypes": []string{tools.AppMediaType}}}
+// MCP Apps pages of that type, and it follows tasks (task.go).
+var appCapability = map[string]any{
+	tools.AppExtension: map[string]any{"mimeTypes": []string{tools.AppMediaType}},
+	TasksExtension:     map[string]any{},
+}
 
 // uiResourceOf is the ui:// page a tool's _meta names, or "".
 func uiResourceOf(meta *mcp.Meta) string {

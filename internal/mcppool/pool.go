@@ -189,6 +189,8 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 	ctx, span := telemetry.StartMCPRequest(ctx, "tools/call", remoteName)
 	var out *mcp.CallToolResult
 	var invalid string // why structuredContent was refused (structured.go)
+	var task *wireTask // the server answered with a task (task.go)
+	ctx, raw := withRawResult(ctx, string(mcp.MethodToolsCall))
 	err = p.do(ctx, connectionID, "tools/call", or(info.CallTimeout, p.o.CallTimeout), func(ctx context.Context, s *session) error {
 		traced(span, s)
 		req.Params.Meta = withTrace(ctx, nil)
@@ -204,6 +206,10 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 		meta := req.Params.Meta
 		req.Params.Meta = withProgressToken(meta, token)
 		r, err := s.c.CallTool(ctx, req)
+		if t, ok := createdTask(raw.get()); ok {
+			task = &t
+			return nil
+		}
 		out = r
 		if err == nil {
 			if invalid = p.checkStructured(ctx, connectionID, remoteName, r); invalid == "" && !r.IsError {
@@ -215,6 +221,17 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 	if err != nil {
 		span.End(errorType(err))
 		return nil, err
+	}
+	if task != nil {
+		span.End("")
+		if tools.HandOverTask(ctx, tools.RemoteTask{ConnectionID: connectionID, TaskID: task.TaskID, PollEvery: task.pollEvery()}) {
+			return nil, nil // the run follows it (docs/adr/0625)
+		}
+		parts, err := p.waitTask(ctx, connectionID, *task, or(info.CallTimeout, p.o.CallTimeout))
+		if err != nil {
+			return nil, err
+		}
+		return parts, nil
 	}
 	if invalid != "" {
 		span.End(telemetry.ErrorToolError)

@@ -87,17 +87,20 @@ type (
 func (t *rawStreamable) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	res, err := t.StreamableHTTP.SendRequest(ctx, req)
 	keepRaw(ctx, req, res)
+	keepRawResult(ctx, req, res)
 	return res, err
 }
 
 func (t *rawSSE) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	res, err := t.SSE.SendRequest(ctx, req)
 	keepRaw(ctx, req, res)
+	keepRawResult(ctx, req, res)
 	return res, err
 }
 
 func (t *rawStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	res, err := t.Stdio.SendRequest(ctx, req)
 	keepRaw(ctx, req, res)
+	keepRawResult(ctx, req, res)
 	return res, err
 }

@@ -157,6 +157,13 @@ func callText(ctx context.Context, pool Caller, t Tool, args json.RawMessage, op
 	if err != nil {
 		return "", err
 	}
+	return partsText(ctx, pool, t, parts, opt, log), nil
+}
+
+// partsText is a result's pieces as the model reads them: each image
+// withheld when it holds a value of the redaction set, else kept with
+// opt.Keep (or only described), each MCP Apps page kept with opt.KeepApp.
+func partsText(ctx context.Context, pool Caller, t Tool, parts []tools.Part, opt Options, log *slog.Logger) string {
 	for _, p := range parts {
 		if p.Image != nil {
 			p.Image.Withhold(opt.Redactor, "")
@@ -173,5 +180,5 @@ func callText(ctx context.Context, pool Caller, t Tool, args json.RawMessage, op
 			return ""
 		}
 		return where
-	}), nil
+	})
 }

@@ -26,6 +26,7 @@ type askedCall struct {
 	in      runact.ToolInput
 	ask     *runact.ApprovalAsk
 	suspend *tools.Suspension
+	task    *tools.RemoteTask // the server runs it as a task (task.go)
 }
 
 // approvalWaits holds the answers a run has heard of. The signal listener
@@ -86,6 +87,9 @@ func (w *approvalWaits) all(ctx workflow.Context, refs map[string]runact.ToolRef
 func (w *approvalWaits) one(ctx workflow.Context, refs map[string]runact.ToolRef, c askedCall) error {
 	in := c.in
 	for {
+		if c.task != nil {
+			return w.followTask(ctx, in, *c.task)
+		}
 		if c.ask != nil {
 			id, ok, err := w.approval(ctx, in, *c.ask)
 			if err != nil || !ok {
@@ -102,10 +106,10 @@ func (w *approvalWaits) one(ctx workflow.Context, refs map[string]runact.ToolRef
 			}
 			return record(ctx, in, runs.OutcomeInterrupted, interrupted).Get(ctx, nil)
 		}
-		if res.Approval == nil && res.Suspend == nil {
+		if res.Approval == nil && res.Suspend == nil && res.Task == nil {
 			return nil
 		}
-		c.ask, c.suspend = res.Approval, res.Suspend
+		c.ask, c.suspend, c.task = res.Approval, res.Suspend, res.Task
 		if c.ask != nil {
 			in.ApprovalID = ""
 		}

@@ -19,6 +19,8 @@ func Register(w sdkworker.Registry, a *runact.Activities) {
 	w.RegisterActivityWithOptions(a.Finish, activity.RegisterOptions{Name: runact.FinishName})
 	w.RegisterActivityWithOptions(a.ApprovalAsk, activity.RegisterOptions{Name: runact.ApprovalAskName})
 	w.RegisterActivityWithOptions(a.ApprovalSettle, activity.RegisterOptions{Name: runact.ApprovalSettleName})
+	w.RegisterActivityWithOptions(a.TaskPoll, activity.RegisterOptions{Name: runact.TaskPollName})
+	w.RegisterActivityWithOptions(a.TaskCancel, activity.RegisterOptions{Name: runact.TaskCancelName})
 }
 
 // Registration is Register as a worker.Registration.

@@ -144,13 +144,14 @@ func Workflow(ctx workflow.Context, p Params) (Result, error) {
 				}
 				continue
 			}
-			if res.Approval != nil || res.Suspend != nil {
-				asked = append(asked, askedCall{in: inputs[i], ask: res.Approval, suspend: res.Suspend})
+			if res.Approval != nil || res.Suspend != nil || res.Task != nil {
+				asked = append(asked, askedCall{in: inputs[i], ask: res.Approval, suspend: res.Suspend, task: res.Task})
 			}
 		}
 		if len(asked) > 0 {
-			// Calls that must wait for a person wait together, in the
-			// workflow: no activity and no worker is held meanwhile.
+			// Calls that must wait for a person, or for their server's
+			// task, wait together in the workflow: no activity and no
+			// worker is held meanwhile.
 			if err := waits.all(ctx, refs, asked); err != nil {
 				return fail(err)
 			}
