@@ -9,6 +9,8 @@ import (
 
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/mcpoauth"
 )
 
@@ -157,26 +159,36 @@ func TestNoLoginServerIsUsableOnceTurnedOn(t *testing.T) {
 }
 
 // A no-login stdio row whose command does not exist is refused with why when
-// it is turned on or connected, and nothing is left behind.
+// it is turned on or connected, and nothing is left behind. A login that
+// already exists (the command went away since) says the same on Refresh,
+// keeping its stored tools.
 func TestNoLoginStdioCommandMissing(t *testing.T) {
 	me := newMCPEnv(t, false, nil)
 	org, _, _ := me.Hierarchy()
 	op := me.Operator(org)
 	const missing = "/nonexistent/guilds-test-mcp-server"
-	if r := me.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "gone", "name": "Gone", "transport": "stdio",
-		"auth": "none", "published": true, "config": map[string]any{"command": missing}}); r.Status != 201 {
+	r := me.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "gone", "name": "Gone", "transport": "stdio",
+		"auth": "none", "published": true, "config": map[string]any{"command": missing, "args": []string{"--key=s3cret-arg"}}})
+	if r.Status != 201 {
 		t.Fatalf("add the server: %d %s", r.Status, r.Body)
 	}
+	serverID, _ := r.Map()["id"].(string)
+	said := `the server's command \"` + missing + `\" was not found on this machine`
 	for _, r := range []apitest.Response{
 		me.Do(op, "PUT", "/api/bindings", map[string]any{"scope": "organisation", "scope_id": org,
 			"catalog_kind": "mcp", "catalog_id": "gone", "enabled": true}),
 		me.Do(op, "POST", "/api/mcp/connect", map[string]any{"slug": "gone", "owner_scope": "organisation", "owner_id": org}),
 	} {
-		if r.Status != 422 || r.ErrorCode() != "server_unlisted" || !strings.Contains(string(r.Body), missing+`\" of its catalog row was not found`) {
+		if r.Status != 422 || r.ErrorCode() != "server_unlisted" || !strings.Contains(string(r.Body), said) || strings.Contains(string(r.Body), "s3cret") {
 			t.Fatalf("missing command: %d %s", r.Status, r.Body)
 		}
 		if me.Count("mcp_connections") != 0 || me.Count("bindings WHERE catalog_kind = 'mcp'") != 0 {
 			t.Fatal("a refused turn-on left a login or a binding behind")
 		}
+	}
+	id := connectionstest.InsertAs(t, me.DB, serverID, "organisation", org, connstore.StatusConnected)
+	r = me.Do(op, "POST", "/api/mcp/connections/"+id+"/tools/refresh", nil)
+	if r.Status != 502 || r.ErrorCode() != "listing_failed" || !strings.Contains(string(r.Body), said) || strings.Contains(string(r.Body), "s3cret") {
+		t.Fatalf("refresh of a login whose command is gone: %d %s", r.Status, r.Body)
 	}
 }

@@ -343,6 +343,9 @@ func (p *Pool) do(ctx context.Context, connectionID, op string, timeout time.Dur
 				reached.Server = label(slugOf(s))
 				return reached
 			}
+			if s != nil {
+				err = explain(s.info, err, false)
+			}
 			return p.scrub(context.WithoutCancel(ctx), connectionID, err)
 		}
 	}
