@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -190,5 +192,41 @@ func TestNoLoginStdioCommandMissing(t *testing.T) {
 	r = me.Do(op, "POST", "/api/mcp/connections/"+id+"/tools/refresh", nil)
 	if r.Status != 502 || r.ErrorCode() != "listing_failed" || !strings.Contains(string(r.Body), said) || strings.Contains(string(r.Body), "s3cret") {
 		t.Fatalf("refresh of a login whose command is gone: %d %s", r.Status, r.Body)
+	}
+}
+
+// Turning on a no-login row whose URL is not an MCP server (a web page) or
+// never answers is refused with why: at once for the page, at the row's own
+// listing bound for the silent one; nothing is left behind.
+func TestNoLoginServerThatIsNotMCP(t *testing.T) {
+	me := newMCPEnvDeps(t, false, nil, nil, func(d *api.Deps) { d.URLPolicy = mcpoauth.Policy{AllowLoopback: true} })
+	org, _, _ := me.Hierarchy()
+	op := me.Operator(org)
+	page := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, "<!doctype html><title>Our product</title>")
+	}))
+	silent := newHTTPServer(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}))
+	for _, c := range []struct{ slug, url, want string }{
+		{"site", page, "site could not list its tools: answered with an HTML page, not MCP: is the URL the server's MCP endpoint?"},
+		{"silent", silent, "silent could not list its tools: it did not answer within 1s (config.list_timeout_seconds of its catalog row raises the bound)"},
+	} {
+		if r := me.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": c.slug, "name": c.slug, "transport": "http",
+			"auth": "none", "url": c.url, "published": true, "config": map[string]any{"list_timeout_seconds": 1}}); r.Status != 201 {
+			t.Fatalf("add %s: %d %s", c.slug, r.Status, r.Body)
+		}
+		r := me.Do(op, "PUT", "/api/bindings", map[string]any{"scope": "organisation", "scope_id": org,
+			"catalog_kind": "mcp", "catalog_id": c.slug, "enabled": true})
+		var body struct{ Error struct{ Code, Message string } }
+		r.JSON(&body)
+		if r.Status != 422 || body.Error.Code != "server_unlisted" || body.Error.Message != c.want {
+			t.Fatalf("turn on %s: %d %s", c.slug, r.Status, r.Body)
+		}
+		if me.Count("mcp_connections") != 0 || me.Count("bindings WHERE catalog_kind = 'mcp'") != 0 {
+			t.Fatalf("a refused turn-on of %s left a login or a binding behind", c.slug)
+		}
 	}
 }
