@@ -108,10 +108,11 @@ func TestBadPeersFailWithAClearError(t *testing.T) {
 	}
 }
 
-// A server that never answers fails at the list timeout (the pool's, or the
-// catalog row's own for the turn-on check) with a message that says so; the
-// bound here is short only to keep the test short, and no duration is
-// asserted.
+// A server that never answers (an HTTP server that holds the request, a
+// stdio process that prints something that is not JSON-RPC and then says
+// nothing) fails at the list timeout (the catalog row's own here, for the
+// pool and for the turn-on check) with a message that says so; the bound is
+// short only to keep the test short, and no duration is asserted.
 func TestSilentPeerFailsAtTheListTimeout(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -121,21 +122,27 @@ func TestSilentPeerFailsAtTheListTimeout(t *testing.T) {
 	}))
 	t.Cleanup(silent.Close)
 	db := testdb.New(t)
-	id := everythingConnection(t, db, "silent", "http", silent.URL, map[string]any{"list_timeout_seconds": 1})
+	rows := map[string]string{
+		"silent": everythingConnection(t, db, "silent", "http", silent.URL, map[string]any{"list_timeout_seconds": 1}),
+		"garbled": everythingConnection(t, db, "garbled", "stdio", "", map[string]any{"list_timeout_seconds": 1,
+			"command": "sh", "args": []string{"-c", "echo this is not JSON-RPC; exec sleep 300"}}),
+	}
 	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{}}})
 	defer p.Close()
-	_, err := p.Sync(ctx, id)
-	var timeout *mcppool.TimeoutError
-	if !errors.As(err, &timeout) || err.Error() != "silent: tools/list did not answer within 1s" {
-		t.Fatalf("pool listing of a silent server: %v", err)
-	}
-	row, err := connstore.Get(ctx, db, mustID(t, id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = mcppool.Checker{DB: db}.CheckOpen(ctx, row)
-	if err == nil || !strings.Contains(err.Error(), "silent could not list its tools: it did not answer within 1s (config.list_timeout_seconds") {
-		t.Fatalf("turn-on check of a silent server: %v", err)
+	for slug, id := range rows {
+		_, err := p.Sync(ctx, id)
+		var timeout *mcppool.TimeoutError
+		if !errors.As(err, &timeout) || err.Error() != slug+": tools/list did not answer within 1s" {
+			t.Fatalf("pool listing of %s: %v", slug, err)
+		}
+		row, err := connstore.Get(ctx, db, mustID(t, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = mcppool.Checker{DB: db}.CheckOpen(ctx, row)
+		if err == nil || !strings.Contains(err.Error(), slug+" could not list its tools: it did not answer within 1s (config.list_timeout_seconds") {
+			t.Fatalf("turn-on check of %s: %v", slug, err)
+		}
 	}
 }
 
