@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -9,6 +11,8 @@ import (
 
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/connections/connectionstest"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/mcpoauth"
 )
 
@@ -157,26 +161,72 @@ func TestNoLoginServerIsUsableOnceTurnedOn(t *testing.T) {
 }
 
 // A no-login stdio row whose command does not exist is refused with why when
-// it is turned on or connected, and nothing is left behind.
+// it is turned on or connected, and nothing is left behind. A login that
+// already exists (the command went away since) says the same on Refresh,
+// keeping its stored tools.
 func TestNoLoginStdioCommandMissing(t *testing.T) {
 	me := newMCPEnv(t, false, nil)
 	org, _, _ := me.Hierarchy()
 	op := me.Operator(org)
 	const missing = "/nonexistent/guilds-test-mcp-server"
-	if r := me.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "gone", "name": "Gone", "transport": "stdio",
-		"auth": "none", "published": true, "config": map[string]any{"command": missing}}); r.Status != 201 {
+	r := me.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "gone", "name": "Gone", "transport": "stdio",
+		"auth": "none", "published": true, "config": map[string]any{"command": missing, "args": []string{"--key=s3cret-arg"}}})
+	if r.Status != 201 {
 		t.Fatalf("add the server: %d %s", r.Status, r.Body)
 	}
+	serverID, _ := r.Map()["id"].(string)
+	said := `the server's command \"` + missing + `\" was not found on this machine`
 	for _, r := range []apitest.Response{
 		me.Do(op, "PUT", "/api/bindings", map[string]any{"scope": "organisation", "scope_id": org,
 			"catalog_kind": "mcp", "catalog_id": "gone", "enabled": true}),
 		me.Do(op, "POST", "/api/mcp/connect", map[string]any{"slug": "gone", "owner_scope": "organisation", "owner_id": org}),
 	} {
-		if r.Status != 422 || r.ErrorCode() != "server_unlisted" || !strings.Contains(string(r.Body), missing+`\" of its catalog row was not found`) {
+		if r.Status != 422 || r.ErrorCode() != "server_unlisted" || !strings.Contains(string(r.Body), said) || strings.Contains(string(r.Body), "s3cret") {
 			t.Fatalf("missing command: %d %s", r.Status, r.Body)
 		}
 		if me.Count("mcp_connections") != 0 || me.Count("bindings WHERE catalog_kind = 'mcp'") != 0 {
 			t.Fatal("a refused turn-on left a login or a binding behind")
+		}
+	}
+	id := connectionstest.InsertAs(t, me.DB, serverID, "organisation", org, connstore.StatusConnected)
+	r = me.Do(op, "POST", "/api/mcp/connections/"+id+"/tools/refresh", nil)
+	if r.Status != 502 || r.ErrorCode() != "listing_failed" || !strings.Contains(string(r.Body), said) || strings.Contains(string(r.Body), "s3cret") {
+		t.Fatalf("refresh of a login whose command is gone: %d %s", r.Status, r.Body)
+	}
+}
+
+// Turning on a no-login row whose URL is not an MCP server (a web page) or
+// never answers is refused with why: at once for the page, at the row's own
+// listing bound for the silent one; nothing is left behind.
+func TestNoLoginServerThatIsNotMCP(t *testing.T) {
+	me := newMCPEnvDeps(t, false, nil, nil, func(d *api.Deps) { d.URLPolicy = mcpoauth.Policy{AllowLoopback: true} })
+	org, _, _ := me.Hierarchy()
+	op := me.Operator(org)
+	page := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, "<!doctype html><title>Our product</title>")
+	}))
+	silent := newHTTPServer(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}))
+	for _, c := range []struct{ slug, url, want string }{
+		{"site", page, "site could not list its tools: answered with an HTML page, not MCP: is the URL the server's MCP endpoint?"},
+		{"silent", silent, "silent could not list its tools: it did not answer within 1s (config.list_timeout_seconds of its catalog row raises the bound)"},
+	} {
+		if r := me.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": c.slug, "name": c.slug, "transport": "http",
+			"auth": "none", "url": c.url, "published": true, "config": map[string]any{"list_timeout_seconds": 1}}); r.Status != 201 {
+			t.Fatalf("add %s: %d %s", c.slug, r.Status, r.Body)
+		}
+		r := me.Do(op, "PUT", "/api/bindings", map[string]any{"scope": "organisation", "scope_id": org,
+			"catalog_kind": "mcp", "catalog_id": c.slug, "enabled": true})
+		var body struct{ Error struct{ Code, Message string } }
+		r.JSON(&body)
+		if r.Status != 422 || body.Error.Code != "server_unlisted" || body.Error.Message != c.want {
+			t.Fatalf("turn on %s: %d %s", c.slug, r.Status, r.Body)
+		}
+		if me.Count("mcp_connections") != 0 || me.Count("bindings WHERE catalog_kind = 'mcp'") != 0 {
+			t.Fatalf("a refused turn-on of %s left a login or a binding behind", c.slug)
 		}
 	}
 }

@@ -26,7 +26,10 @@ probe("cookie", () => document.cookie);
 probe("storage", () => localStorage.length);
 probe("top", () => { top.location = "https://example.com/"; return "assigned"; });
 fetch("/api/orgs", { credentials: "include" }).then((r) => "ok:" + r.status, (e) => "blocked:" + e.name).then((v) => { out.fetch = v; });
+const heard = [];
 addEventListener("message", (ev) => {
+  heard.push(JSON.stringify(ev.data));
+  out.heard = heard.join(" ");
   const m = ev.data || {};
   if (m.id === 1) { out.init = JSON.stringify(m.result.hostInfo); parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized" }, "*"); }
   if (m.id === 2) out.denied = m.error.message;
@@ -39,7 +42,8 @@ setInterval(() => parent.postMessage({ probe: out }, "*"), 50);
 
 // A run's kept app runs in the transcript with an opaque origin: its reach
 // for the app's page, cookies, storage and API fails, its navigation of the
-// app does not happen, and the app page is unaffected. The host answers its
+// app does not happen, and the app page is unaffected; nothing the host
+// posts to it holds the operator's token or CSRF cookie. The host answers its
 // initialize, hands it the call's result and refuses anything else. A kept
 // image shows beside it.
 func TestRunAppIsSandboxedInChromium(t *testing.T) {
@@ -99,6 +103,10 @@ func TestRunAppIsSandboxedInChromium(t *testing.T) {
 	}
 	if !strings.Contains(probe["init"], "guilds") || probe["result"] != result || !strings.Contains(probe["denied"], "tools/call is not supported") {
 		t.Errorf("host conversation: %+v", probe)
+	}
+	_, csrf, _ := strings.Cut(b.eval(`document.cookie.split("; ").find((c) => c.startsWith("guilds_csrf="))`), "=")
+	if probe["heard"] == "" || strings.Contains(probe["heard"], op) || len(csrf) < 8 || strings.Contains(probe["heard"], csrf) {
+		t.Errorf("what the host posted to the app holds a credential (or nothing was heard): %q", probe["heard"])
 	}
 	// The app page is where it was, whole, and its title is its own.
 	if got := b.eval(`location.pathname + "|" + document.title + "|" + document.querySelector("#transcript .result").textContent`); got != "/runs/"+r.ID+"|"+b.eval(`document.title`)+"|"+result {

@@ -195,7 +195,7 @@ func buildOffer(in OfferInputs, native nativeCatalog) (Offer, error) {
 			}
 			shaped, err := shape(t.Schema)
 			if err != nil {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("tool %q of %s left out: %v", t.Name, s.Name, err))
+				out.Warnings = append(out.Warnings, fmt.Sprintf("tool %q of %s left out: %s", t.Name, s.Name, schemaProblem(err)))
 				continue
 			}
 			seen[t.Name] = true
@@ -205,6 +205,12 @@ func buildOffer(in OfferInputs, native nativeCatalog) (Offer, error) {
 		}
 	}
 	return out, nil
+}
+
+// schemaProblem says why a listed tool's schema keeps it from every offer;
+// the Tools view shows the same words beside the tool.
+func schemaProblem(err error) string {
+	return "never offered to a model: its input schema cannot be offered (" + err.Error() + ")"
 }
 
 // Service loads the inputs of offers and views.

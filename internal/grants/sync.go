@@ -75,10 +75,23 @@ func SyncListedTools(ctx context.Context, db store.DB, connectionID string, list
 }
 
 // SyncRowTools is SyncListedTools of a login whose row the caller loaded.
+// Its writes are one transaction (a savepoint in the caller's): a listing
+// that fails half-way leaves the previous one whole.
 func SyncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list []ListedTool) error {
+	return store.InOneTx(ctx, db, func(db store.DB) error { return syncRowTools(ctx, db, r, list) })
+}
+
+// MaxListedTools is the most tools one login's listing may hold.
+const MaxListedTools = 10000
+
+func syncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list []ListedTool) error {
 	slug, serverID := r.Server.Slug, r.Server.ID.String()
 	var err error
 	var probs validation.Problems
+	if len(list) > MaxListedTools {
+		probs.Add("tools", "holds %d tools; at most %d of one login are kept", len(list), MaxListedTools)
+		return probs.Err()
+	}
 	seen := map[string]bool{}
 	remote := make([]string, len(list))
 	names := make([]string, len(list))

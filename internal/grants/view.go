@@ -65,6 +65,10 @@ type ServerToolView struct {
 	DecidedBy   Scope  `json:"decided_by,omitempty"`
 	// Approval: as NativeToolView's.
 	Approval *approvals.Effective `json:"approval,omitempty"`
+	// Problem says why a listed tool is never offered to a model (its input
+	// schema is not a JSON Schema a run can offer), the words of the run's
+	// offer warning; "" when it has none.
+	Problem string `json:"problem,omitempty"`
 }
 
 // ServerView is one catalog server in the Tools view.
@@ -247,8 +251,14 @@ func loginView(c connstore.Connection, decidedBy Scope) LoginView {
 
 func (s *Service) toolView(chain []chainRow, res Resolved, scope Scope, serverID string, t StoredTool, listed bool) ServerToolView {
 	on, by := res.ToolState(serverID, t.Name)
-	return ServerToolView{Name: t.Name, RemoteName: t.RemoteName, Description: t.Description, Listed: listed,
+	v := ServerToolView{Name: t.Name, RemoteName: t.RemoteName, Description: t.Description, Listed: listed,
 		Switch: toolSwitchAt(chain, scope, t.Name, res.Servers[serverID].ConnectionID), Enabled: on, DecidedBy: by}
+	if listed {
+		if _, err := s.cache.shape(t.Schema); err != nil {
+			v.Problem = schemaProblem(err)
+		}
+	}
+	return v
 }
 
 type loginTools struct {

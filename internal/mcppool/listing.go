@@ -65,7 +65,9 @@ func ListWith(ctx context.Context, hc *http.Client, info ServerInfo, headers map
 // server the platform starts for the occasion (and stops). A 401 is
 // ErrKeyRejected.
 func ListInjected(ctx context.Context, hc *http.Client, info ServerInfo, inj connectors.Injection) ([]Tool, error) {
-	ctx, cancel := context.WithTimeout(ctx, or(info.ListTimeout, ListTimeout))
+	bound := or(info.ListTimeout, ListTimeout)
+	reached := &TimeoutError{Server: label(info.Slug), Op: "tools/list", After: bound}
+	ctx, cancel := context.WithTimeoutCause(ctx, bound, reached)
 	defer cancel()
 	if hc == nil {
 		hc = http.DefaultClient
@@ -73,11 +75,11 @@ func ListInjected(ctx context.Context, hc *http.Client, info ServerInfo, inj con
 	dial := func(bool) (*client.Client, *probeWatch, error) { // a one-off listing needs no GET stream
 		switch info.Transport {
 		case "http":
-			hc, watch := watchProbe(hc)
+			hc, watch := watchProbe(checkAnswers(hc, info.Slug))
 			c, err := streamableClient(info, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaders(inj.Headers))
 			return c, watch, err
 		case "sse":
-			c, err := sseClient(info, transport.WithHTTPClient(hc), transport.WithHeaders(inj.Headers))
+			c, err := sseClient(info, transport.WithHTTPClient(checkAnswers(hc, info.Slug)), transport.WithHeaders(inj.Headers))
 			return c, nil, err
 		case "stdio":
 			if info.Command == "" {
@@ -99,17 +101,27 @@ func ListInjected(ctx context.Context, hc *http.Client, info ServerInfo, inj con
 	}
 	c, _, err := connect(ctx, dial, known)
 	if err != nil {
-		if isUnauthorized(err) {
-			return nil, ErrKeyRejected
-		}
-		return nil, err
+		return nil, oneOffError(ctx, info, reached, err, true)
 	}
 	defer func() { _ = c.Close() }()
 	tools, err := listAll(ctx, c, info.Slug)
-	if isUnauthorized(err) {
-		return nil, ErrKeyRejected
+	if err != nil {
+		return nil, oneOffError(ctx, info, reached, err, false)
 	}
-	return tools, err
+	return tools, nil
+}
+
+// oneOffError is a one-off listing's failure as the pool's own would read:
+// a 401 is ErrKeyRejected, the bound reached a *TimeoutError, a peer that
+// does not speak MCP a *PeerError.
+func oneOffError(ctx context.Context, info ServerInfo, reached *TimeoutError, err error, opening bool) error {
+	switch {
+	case isUnauthorized(err):
+		return ErrKeyRejected
+	case context.Cause(ctx) == reached:
+		return reached
+	}
+	return explain(info, err, opening)
 }
 
 // ErrKeyRejected: the server refused the key (401); the connect service's

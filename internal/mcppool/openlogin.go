@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
@@ -52,12 +50,13 @@ func (k Checker) CheckOpen(ctx context.Context, row connstore.Connection) (conne
 // unlistedReason says why a listing failed in the operator's terms.
 func unlistedReason(info ServerInfo, err error) string {
 	var timeout *TimeoutError
+	var peer *PeerError
 	switch {
-	case info.Transport == "stdio" && (errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist)):
-		return fmt.Sprintf("the command %q of its catalog row was not found on this box", info.Command)
-	case info.Transport == "stdio" && errors.Is(err, os.ErrPermission):
-		return fmt.Sprintf("the command %q of its catalog row may not be run by the stdio user", info.Command)
-	case errors.As(err, &timeout) || errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &peer):
+		return peer.Reason
+	case errors.As(err, &timeout):
+		return fmt.Sprintf("it did not answer within %s (config.list_timeout_seconds of its catalog row raises the bound)", timeout.bound())
+	case errors.Is(err, context.DeadlineExceeded):
 		return "it did not answer in time"
 	case info.Transport == "stdio":
 		return "the process did not answer the MCP handshake (" + oneLine(err) + ")"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -360,6 +361,9 @@ func (p *Pool) do(ctx context.Context, connectionID, op string, timeout time.Dur
 				reached.Server = label(slugOf(s))
 				return reached
 			}
+			if s != nil {
+				err = explain(s.info, err, false)
+			}
 			return p.scrub(context.WithoutCancel(ctx), connectionID, err)
 		}
 	}
@@ -442,18 +446,32 @@ func listAll(ctx context.Context, c *client.Client, slug string) ([]Tool, error)
 	return tools, err
 }
 
+// The most a listing may hold: a server past either is refused with a
+// *PeerError, and the stored listing stays as it was.
+const (
+	MaxListedTools = grants.MaxListedTools
+	MaxListPages   = 1000
+)
+
 // listPages lists every page, with the shortest ttlMs hint the pages gave.
 func listPages(ctx context.Context, c *client.Client, slug string) ([]Tool, listHint, error) {
 	var out []Tool
 	var hint listHint
 	ctx, raw := withRawPages(ctx)
 	req := mcp.ListToolsRequest{}
-	for range 100 {
-		res, err := c.ListTools(ctx, req)
+	seen := map[mcp.Cursor]bool{}
+	for page := 1; ; page++ {
+		if page > MaxListPages {
+			return nil, listHint{}, &PeerError{Server: slug, Reason: fmt.Sprintf("tools/list goes on past %d pages; the platform lists at most that many", MaxListPages)}
+		}
+		res, err := c.ListToolsByPage(ctx, req)
 		if err != nil {
 			return nil, listHint{}, err
 		}
 		hint = hint.with(res.TTL())
+		if len(out)+len(res.Tools) > MaxListedTools {
+			return nil, listHint{}, &PeerError{Server: slug, Reason: fmt.Sprintf("it lists more than %d tools; the platform keeps at most that many of one server", MaxListedTools)}
+		}
 		for _, t := range res.Tools {
 			schema := t.RawInputSchema
 			if len(schema) == 0 {
@@ -465,6 +483,10 @@ func listPages(ctx context.Context, c *client.Client, slug string) ([]Tool, list
 		if res.NextCursor == "" {
 			break
 		}
+		if seen[res.NextCursor] {
+			return nil, listHint{}, &PeerError{Server: slug, Reason: "tools/list handed back a cursor it had already given: its pages go round in a loop"}
+		}
+		seen[res.NextCursor] = true
 		req.Params.Cursor = res.NextCursor
 	}
 	kept := raw.schemas()

@@ -38,6 +38,42 @@ func keepRaw(ctx context.Context, req transport.JSONRPCRequest, res *transport.J
 		p.results = append(p.results, res.Result)
 		p.mu.Unlock()
 	}
+	res.Result = decodable(res.Result)
+}
+
+// decodable is a tools/list page mcp-go can decode. Its schema struct
+// refuses a schema that is not an object or whose "properties" or "type"
+// has another JSON type than it expects ({"properties":5}), and with it
+// the whole page. Such a tool's schemas are replaced in mcp-go's copy only:
+// the raw page keeps them, the tool is stored with them and is never
+// offered (its schema does not compile), and the other tools list.
+func decodable(result json.RawMessage) json.RawMessage {
+	var whole mcp.ListToolsResult
+	if json.Unmarshal(result, &whole) == nil {
+		return result
+	}
+	var page map[string]json.RawMessage
+	var tools []map[string]json.RawMessage
+	if json.Unmarshal(result, &page) != nil || json.Unmarshal(page["tools"], &tools) != nil {
+		return result // not a page of tools at all: mcp-go says so
+	}
+	for _, t := range tools {
+		for _, key := range []string{"inputSchema", "outputSchema"} {
+			var s mcp.ToolInputSchema
+			if raw, ok := t[key]; ok && json.Unmarshal(raw, &s) != nil {
+				t[key] = json.RawMessage(`{"type":"object"}`)
+			}
+		}
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return result
+	}
+	page["tools"] = b
+	if b, err = json.Marshal(page); err != nil {
+		return result
+	}
+	return b
 }
 
 // rawSchemas are one listed tool's schemas as the server sent them.

@@ -293,7 +293,7 @@ func (p *Pool) dial(ctx context.Context, s *session) (*client.Client, error) {
 	}
 	c, got, err := connect(ctx, func(listen bool) (*client.Client, *probeWatch, error) { return p.newClient(ctx, s, listen) }, known)
 	p.eras.set(key, got)
-	return c, err
+	return c, explain(s.info, err, true)
 }
 
 // eraKey names a server for the era memory: its catalog row and where it is
@@ -308,7 +308,7 @@ func eraKey(info ServerInfo) string {
 func (p *Pool) newClient(ctx context.Context, s *session, listen bool) (*client.Client, *probeWatch, error) {
 	switch s.info.Transport {
 	case "http":
-		hc, watch := watchProbe(p.httpClient(s))
+		hc, watch := watchProbe(checkAnswers(p.httpClient(s), s.info.Slug))
 		watch.listens = true
 		opts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaderFunc(p.headerFunc(s))}
 		if listen {
@@ -319,7 +319,7 @@ func (p *Pool) newClient(ctx context.Context, s *session, listen bool) (*client.
 		c, err := streamableClient(s.info, opts...)
 		return c, watch, err
 	case "sse":
-		c, err := sseClient(s.info, transport.WithHTTPClient(p.httpClient(s)), transport.WithHeaderFunc(p.headerFunc(s)))
+		c, err := sseClient(s.info, transport.WithHTTPClient(checkAnswers(p.httpClient(s), s.info.Slug)), transport.WithHeaderFunc(p.headerFunc(s)))
 		if err == nil {
 			c.OnConnectionLost(func(error) { s.lost.Store(true) })
 		}
@@ -367,7 +367,7 @@ func sseClient(info ServerInfo, opts ...transport.ClientOption) (*client.Client,
 func stdioClient(info ServerInfo, env []string) (*client.Client, error) {
 	t := transport.NewStdioWithOptions(info.Command, env, info.Args, transport.WithCommandFunc(stdioCommand))
 	if err := t.Start(context.Background()); err != nil {
-		return nil, fmt.Errorf("failed to start stdio transport: %w", err)
+		return nil, commandError(info, err)
 	}
 	return client.NewClient(&rawStdio{t}, clientOptions(info)...), nil
 }

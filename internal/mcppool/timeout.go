@@ -15,9 +15,12 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
-	after := e.After.String()
+	return fmt.Sprintf("%s: %s did not answer within %s", e.Server, e.Op, e.bound())
+}
+
+func (e *TimeoutError) bound() string {
 	if e.After >= time.Second && e.After%time.Second == 0 {
-		after = fmt.Sprintf("%ds", e.After/time.Second) // 90s, not 1m30s
+		return fmt.Sprintf("%ds", e.After/time.Second) // 90s, not 1m30s
 	}
-	return fmt.Sprintf("%s: %s did not answer within %s", e.Server, e.Op, after)
+	return e.After.String()
 }

@@ -85,6 +85,23 @@ func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) err
 	return pgx.BeginFunc(ctx, pool, fn)
 }
 
+// InOneTx runs fn in one transaction on db: a pool's or a connection's own,
+// or a savepoint in the transaction db already is, so that fn's writes land
+// together or not at all whoever calls it.
+func InOneTx(ctx context.Context, db DB, fn func(DB) error) error {
+	switch b := db.(type) {
+	case interface {
+		Begin(context.Context) (pgx.Tx, error)
+	}:
+		return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error { return fn(tx) })
+	case interface {
+		InTx(context.Context, func(pgx.Tx) error) error
+	}:
+		return b.InTx(ctx, func(tx pgx.Tx) error { return fn(tx) })
+	}
+	return fmt.Errorf("store: a %T cannot open a transaction", db)
+}
+
 // Map turns driver errors into the package's sentinel errors, keeping the original wrapped.
 func Map(err error) error {
 	if err == nil {

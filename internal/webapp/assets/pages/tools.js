@@ -132,6 +132,7 @@ function serverCard(s, row, ctx) {
         h("span", { class: "tool-name" }, t.remote_name || t.name),
         switch3(`${t.remote_name || t.name} at this ${ctx.scope}`, t.switch, (v) => writeSwitch(ctx, "mcp_tool", t.name, v), !t.listed),
         h("span", { class: "state" }, t.enabled ? "On" : "Off", " ", decided(t.decided_by)), " ", asks(t.approval),
+        t.problem ? h("span", { class: "badge warn problem" }, t.problem) : null,
         t.description ? h("p", { class: "muted" }, t.description) : null)))));
   }
   return card;
