@@ -189,7 +189,7 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 	ctx, span := telemetry.StartMCPRequest(ctx, "tools/call", remoteName)
 	var out *mcp.CallToolResult
 	var invalid string // why structuredContent was refused (structured.go)
-	err = p.do(ctx, connectionID, "tools/call", or(info.CallTimeout, p.o.CallTimeout), func(ctx context.Context, s *session) error {
+	err = p.do(ctx, connectionID, "tools/call", callTimeout(ctx, info, p.o.CallTimeout), func(ctx context.Context, s *session) error {
 		traced(span, s)
 		req.Params.Meta = withTrace(ctx, nil)
 		if s.info.Transport == "stdio" {
