@@ -6,6 +6,7 @@ import (
 
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/inputs"
 	"github.com/guilds/guilds/internal/remote"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/tools"
@@ -35,6 +36,7 @@ func (a *Activities) callRemote(ctx context.Context, r runs.Run, seq int, t runs
 	if err != nil { // the call goes on; only its app is not shown
 		log.WarnContext(ctx, "the tool's app could not be looked up", "err", err)
 	}
+	ctx = inputs.WithAsker(ctx, a.askerFor(r, seq, t))
 	out, err := remote.Call(ctx, remote.Callers{MCP: a.d.MCP, Adapters: a.d.Adapters}, remote.Tool{Kind: kindOf(t),
 		ConnectionID: t.ConnectionID, RemoteName: t.RemoteName, Schema: t.Schema, UIResource: ui}, args,
 		remote.Options{Redactor: red, Remaining: remaining, Log: log, Keep: keep, KeepApp: keepApp})

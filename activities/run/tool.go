@@ -13,6 +13,7 @@ import (
 
 	"github.com/guilds/guilds/internal/approvals"
 	"github.com/guilds/guilds/internal/audit"
+	"github.com/guilds/guilds/internal/inputs"
 	"github.com/guilds/guilds/internal/native/scripts"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
@@ -375,6 +376,9 @@ func (a *Activities) Finish(ctx context.Context, in FinishInput) error {
 		return err
 	}
 	if err := approvals.CloseRun(ctx, a.d.DB, in.RunID); err != nil { // a run cancelled while it waited
+		return err
+	}
+	if err := inputs.CloseRun(ctx, a.d.DB, in.RunID); err != nil {
 		return err
 	}
 	a.endRepositories(ctx, in.RunID)
