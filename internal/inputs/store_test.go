@@ -20,7 +20,9 @@ type world struct {
 	run, user                string
 }
 
-func newWorld(t *testing.T) world {
+func newWorld(t *testing.T) world { return newWorldB(t) }
+
+func newWorldB(t testing.TB) world {
 	t.Helper()
 	ctx := context.Background()
 	w := world{db: testdb.New(t)}
@@ -40,7 +42,9 @@ func newWorld(t *testing.T) world {
 	return w
 }
 
-func (w world) at(seq int) inputs.Request {
+func (w world) at(seq int) inputs.Request { return w.atB(seq) }
+
+func (w world) atB(seq int) inputs.Request {
 	return inputs.Request{RunID: w.run, Seq: seq, OrganisationID: w.org, GuildID: w.guild, AgentID: w.agent,
 		Tool: "shop_order", Server: "shop", ExpiresAt: time.Now().Add(time.Hour)}
 }
