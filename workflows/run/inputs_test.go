@@ -24,8 +24,8 @@ import (
 	"github.com/guilds/guilds/internal/apitest"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
 	"github.com/guilds/guilds/internal/connstore"
-	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/inputs"
+	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/runs"
@@ -57,13 +57,18 @@ func (o shopOfferer) Offered(ctx context.Context, db store.DB, agentID, trigger 
 // to the server, and nowhere else.
 const deliveryNote = "leave it with the porter, code 4417"
 
-// A run whose tool's server asks for input: the call waits, the operator
-// finds the server's form in the inbox, a bad answer is refused with the
-// reason and changes nothing, the good answer goes to the server, and the run
-// goes on with the tool's result. The answer is in no history and no longer
-// in the table.
-func TestARunWaitsForAPersonToFillAServersForm(t *testing.T) {
-	t.Parallel()
+// shopRun is a platform with a worker whose runs may call shop_order, a tool
+// of a real MCP server (mcp-go's server package) reached through the session
+// pool; its catalog row sends the server's forms to a person.
+type shopRun struct {
+	e           *apitest.Env
+	c           client.Client
+	org, agent  string
+	op, outside string
+}
+
+func newShopRun(t *testing.T) shopRun {
+	t.Helper()
 	c := quietClient(t)
 	queue := testtemporal.TaskQueue(t)
 	model := newScriptedModel(t, turn{Calls: []call{{"shop_order", `{}`}}}, turn{Text: "ordered"})
@@ -80,7 +85,6 @@ func TestARunWaitsForAPersonToFillAServersForm(t *testing.T) {
 	}
 	org, _, agent := e.Hierarchy()
 	op, outsider := e.Operator(org), e.Operator("")
-
 	shop := server.NewMCPServer("shop", "1.0.0")
 	shop.AddTool(mcp.NewTool("order"), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if r := server.ElicitationResponse(req.Params.InputResponses, "order"); r != nil {
@@ -120,11 +124,39 @@ func TestARunWaitsForAPersonToFillAServersForm(t *testing.T) {
 	}
 	t.Cleanup(func() { w.Stop(); closeMCP() })
 
-	r := e.Do(op, "POST", "/api/agents/"+agent+"/runs", map[string]any{"message": "order some", "budget": 5})
+	return shopRun{e: e, c: c, org: org, agent: agent, op: op, outside: outsider}
+}
+
+// start starts a run of the agent through the API.
+func (s shopRun) start(t *testing.T) string {
+	t.Helper()
+	r := s.e.Do(s.op, "POST", "/api/agents/"+s.agent+"/runs", map[string]any{"message": "order some", "budget": 5})
 	if r.Status != 201 {
 		t.Fatalf("start = %d %s", r.Status, r.Body)
 	}
-	id := r.Map()["id"].(string)
+	return r.Map()["id"].(string)
+}
+
+// end waits for the run's workflow to end.
+func (s shopRun) end(t *testing.T, id string) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a failure bound
+	defer cancel()
+	var res run.Result
+	return s.c.GetWorkflow(ctx, run.WorkflowID(id), "").Get(ctx, &res)
+}
+
+// A run whose tool's server asks for input: the call waits, the operator
+// finds the server's form in the inbox, a bad answer is refused with the
+// reason and changes nothing, the good answer goes to the server, and the run
+// goes on with the tool's result. The answer is in no history and no longer
+// in the table.
+func TestARunWaitsForAPersonToFillAServersForm(t *testing.T) {
+	t.Parallel()
+	s := newShopRun(t)
+	e, c, org, op, outsider := s.e, s.c, s.org, s.op, s.outside
+	ctx := context.Background()
+	id := s.start(t)
 	req := pendingInput(t, e, id)
 	if got, err := runs.Load(ctx, e.DB, id); err != nil || got.Status != runs.StatusWaiting {
 		t.Fatalf("the run reads %v while it waits (%v)", got.Status, err)
@@ -138,7 +170,7 @@ func TestARunWaitsForAPersonToFillAServersForm(t *testing.T) {
 	if r := e.Do(outsider, "POST", "/api/inputs/"+req.ID, map[string]any{"action": "decline"}); r.Status != 404 {
 		t.Fatalf("an outsider's answer = %d %s", r.Status, r.Body)
 	}
-	r = e.Do(op, "POST", "/api/inputs/"+req.ID, map[string]any{"action": "accept", "content": map[string]any{"copies": 40, "note": deliveryNote}})
+	r := e.Do(op, "POST", "/api/inputs/"+req.ID, map[string]any{"action": "accept", "content": map[string]any{"copies": 40, "note": deliveryNote}})
 	if r.Status != 422 || !strings.Contains(string(r.Body), `"copies\" must be at most 10`) {
 		t.Fatalf("an answer outside the form = %d %s", r.Status, r.Body)
 	}
@@ -149,10 +181,7 @@ func TestARunWaitsForAPersonToFillAServersForm(t *testing.T) {
 	if r := e.Do(op, "POST", "/api/inputs/"+req.ID, map[string]any{"action": "decline"}); r.Status != 409 {
 		t.Fatalf("a second answer = %d %s", r.Status, r.Body)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute) // a failure bound
-	defer cancel()
-	var res run.Result
-	if err := c.GetWorkflow(wctx, run.WorkflowID(id), "").Get(wctx, &res); err != nil {
+	if err := s.end(t, id); err != nil {
 		t.Fatal(err)
 	}
 	calls, err := runs.ToolCalls(ctx, e.DB, id)
@@ -168,6 +197,29 @@ func TestARunWaitsForAPersonToFillAServersForm(t *testing.T) {
 	var left int
 	if err := e.DB.QueryRow(ctx, `SELECT count(*) FROM input_requests WHERE content IS NOT NULL`).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("%d answers still stored (%v)", left, err)
+	}
+}
+
+// A run cancelled while its call waits for a form: the call ends, the
+// request reads expired (the server was told no), and the run is cancelled.
+func TestARunCancelledWhileAFormWaits(t *testing.T) {
+	t.Parallel()
+	s := newShopRun(t)
+	id := s.start(t)
+	req := pendingInput(t, s.e, id)
+	if r := s.e.Do(s.op, "POST", "/api/runs/"+id+"/cancel", nil); r.Status != 200 && r.Status != 202 {
+		t.Fatalf("cancel = %d %s", r.Status, r.Body)
+	}
+	_ = s.end(t, id) // a cancelled workflow's Get is an error
+	got, err := inputs.Get(context.Background(), s.e.DB, req.ID, nil)
+	if err != nil || got.State != inputs.StateExpired {
+		t.Fatalf("request = %+v, %v", got.State, err)
+	}
+	if r, _ := runs.Load(context.Background(), s.e.DB, id); r.Status != runs.StatusCancelled {
+		t.Fatalf("run = %s", r.Status)
+	}
+	if r := s.e.Do(s.op, "POST", "/api/inputs/"+req.ID, map[string]any{"action": "decline"}); r.Status != 409 {
+		t.Fatalf("an answer after the run ended = %d %s", r.Status, r.Body)
 	}
 }
 
