@@ -14,7 +14,9 @@ CREATE TABLE input_requests (
     server          text NOT NULL DEFAULT '',
     mode            text NOT NULL CHECK (mode IN ('form', 'url')),
     message         text NOT NULL DEFAULT '',
-    requested_schema jsonb NOT NULL DEFAULT '{}',
+    -- json, not jsonb: the schema is shown as it was received, its keys in
+    -- their order.
+    requested_schema json NOT NULL DEFAULT '{}',
     url             text NOT NULL DEFAULT '',
     -- Same call, same form: an activity retried after its worker died finds
     -- the request it asked before, and an answer given meanwhile is kept.

@@ -30,24 +30,24 @@ function field(name, p, required) {
   const help = p.description ? h("small", { class: "muted" }, p.description) : null;
   const choices = (p.enum || (p.oneOf || []).map((o) => o.const)).map((v, i) => ({ v, t: (p.enumNames || [])[i] || (p.oneOf || [])[i]?.title || String(v) }));
   if (p.type === "boolean") {
-    const box = h("input", { id, type: "checkbox", checked: p.default === true });
+    const box = h("input", { id, name, type: "checkbox", checked: p.default === true });
     return { el: h("p", {}, box, " ", label, help), read: () => box.checked };
   }
   if (p.type === "array") {
     const items = p.items || {};
     const opts = (items.enum || (items.anyOf || []).map((o) => o.const)).map((v, i) => ({ v, t: (items.anyOf || [])[i]?.title || String(v) }));
-    const boxes = opts.map((o) => ({ o, box: h("input", { type: "checkbox", checked: (p.default || []).includes(o.v) }) }));
+    const boxes = opts.map((o) => ({ o, box: h("input", { type: "checkbox", name, value: String(o.v), checked: (p.default || []).includes(o.v) }) }));
     return { el: h("fieldset", {}, h("legend", {}, p.title || name, required ? " *" : ""), help,
       boxes.map(({ o, box }) => h("label", {}, box, " ", o.t))), read: () => boxes.filter((b) => b.box.checked).map((b) => b.o.v) };
   }
   if (choices.length) {
-    const sel = h("select", { id }, required ? null : h("option", { value: "" }, "—"),
+    const sel = h("select", { id, name }, required ? null : h("option", { value: "" }, "—"),
       choices.map((c, i) => h("option", { value: String(i), selected: c.v === p.default }, c.t)));
     return { el: h("p", {}, label, " ", sel, help), read: () => sel.value === "" ? undefined : choices[Number(sel.value)].v };
   }
   const number = p.type === "number" || p.type === "integer";
   const type = number ? "number" : { email: "email", uri: "url", date: "date", "date-time": "datetime-local" }[p.format] || "text";
-  const input = h("input", { id, type, required, min: p.minimum, max: p.maximum, step: p.type === "integer" ? 1 : number ? "any" : undefined,
+  const input = h("input", { id, name, type, required, min: p.minimum, max: p.maximum, step: p.type === "integer" ? 1 : number ? "any" : undefined,
     minlength: p.minLength, maxlength: p.maxLength, value: p.default ?? undefined });
   return { el: h("p", {}, label, " ", input, help), read: () => {
     if (input.value === "") return undefined;
@@ -63,7 +63,9 @@ export function inputCard(r, onDone) {
   const pending = r.state === "pending";
   const schema = r.requested_schema || {};
   const required = new Set(schema.required || []);
-  const fields = r.mode === "form" ? Object.entries(schema.properties || {}).map(([n, p]) => ({ n, ...field(n, p, required.has(n)) })) : [];
+  // Required fields first; the schema's order otherwise.
+  const props = Object.entries(schema.properties || {}).sort(([a], [b]) => required.has(b) - required.has(a));
+  const fields = r.mode === "form" ? props.map(([n, p]) => ({ n, ...field(n, p, required.has(n)) })) : [];
   const send = (action) => async () => {
     const body = { action };
     if (action === "accept" && r.mode === "form") {
