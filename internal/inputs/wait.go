@@ -25,7 +25,7 @@ func Wait(ctx context.Context, db *pgxpool.Pool, id string, until time.Time) (Re
 		if listening {
 			// The connection goes back to the pool: it must not keep listening.
 			if _, err := conn.Exec(context.WithoutCancel(ctx), "UNLISTEN "+AnswersChannel); err != nil {
-				conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // the pool drops a closed connection
+				_ = conn.Conn().Close(context.WithoutCancel(ctx)) // the pool drops a closed connection
 			}
 		}
 		conn.Release()
