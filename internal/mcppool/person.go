@@ -34,7 +34,8 @@ const answerMargin = 2 * time.Second
 // "person"): the call's asker records it in the operator's inbox and the call
 // waits for the answer, up to the row's bound and within the call's deadline
 // (docs/adr/0515). Where nobody can be asked (no asker: a Test call, a
-// listing; a request that reached no call, as on stdio or the GET stream;
+// listing; a handshake-era server's own request that reached no call, over
+// stdio or on the GET stream;
 // a form that cannot be shown) the form is declined, as by default.
 type personElicitation struct {
 	wait time.Duration

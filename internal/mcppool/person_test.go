@@ -25,6 +25,18 @@ import (
 // answers with what it was told.
 func shopMCP() *server.MCPServer {
 	s := newMCP()
+	addOrderTool(s)
+	s.AddTool(mcp.NewTool("sign_in"), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r := server.ElicitationResponse(req.Params.InputResponses, "login"); r != nil {
+			return mcp.NewToolResultText("link " + string(r.Action)), nil
+		}
+		return server.NewInputRequestBuilder("").Elicit("login", mcp.ElicitationParams{Mode: mcp.ElicitationModeURL,
+			Message: "Sign in to the shop", URL: "https://shop.example/login?state=1", ElicitationID: "e-1"}).ToolResult(), nil
+	})
+	return s
+}
+
+func addOrderTool(s *server.MCPServer) {
 	s.AddTool(mcp.NewTool("order"), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if r := server.ElicitationResponse(req.Params.InputResponses, "copies"); r != nil {
 			b, _ := json.Marshal(r.Content)
@@ -34,14 +46,6 @@ func shopMCP() *server.MCPServer {
 			RequestedSchema: map[string]any{"type": "object", "required": []string{"copies"},
 				"properties": map[string]any{"copies": map[string]any{"type": "integer", "minimum": 1, "maximum": 10}}}}).ToolResult(), nil
 	})
-	s.AddTool(mcp.NewTool("sign_in"), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if r := server.ElicitationResponse(req.Params.InputResponses, "login"); r != nil {
-			return mcp.NewToolResultText("link " + string(r.Action)), nil
-		}
-		return server.NewInputRequestBuilder("").Elicit("login", mcp.ElicitationParams{Mode: mcp.ElicitationModeURL,
-			Message: "Sign in to the shop", URL: "https://shop.example/login?state=1", ElicitationID: "e-1"}).ToolResult(), nil
-	})
-	return s
 }
 
 // runPlace inserts an organisation, guild, agent and run to ask for.
@@ -193,4 +197,27 @@ func again(r inputs.Request) <-chan inputs.Request {
 	c := make(chan inputs.Request, 1)
 	c <- r
 	return c
+}
+
+// A server the platform runs over stdio asks the same way: the form reaches
+// the inbox and the answer the server.
+func TestAStdioServersFormGoesToAPerson(t *testing.T) {
+	db := testdb.New(t)
+	cfg, _ := json.Marshal(map[string]any{"command": peerCommand(t), "args": []string{stdioPeerArg}, "elicitation": "person"})
+	id := addServerConnection(t, db, "localshop", "stdio", "", "none", string(cfg))
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{}}})
+	t.Cleanup(p.Close)
+	asker, asked := asking(db, runPlace(t, db))
+	done := make(chan string, 1)
+	go func() {
+		out, err := p.Call(inputs.WithAsker(context.Background(), asker), id, "order", nil)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- out
+	}()
+	answer(t, db, asked, inputs.Answer{Action: inputs.ActionAccept, Content: map[string]any{"copies": 2}})
+	if out := <-done; out != `accept {"copies":2}` {
+		t.Fatalf("call = %q", out)
+	}
 }
