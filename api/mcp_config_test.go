@@ -235,7 +235,8 @@ func TestCatalogRefusesABrokenConfigRow(t *testing.T) {
 	}
 }
 
-// config.elicitation takes "decline" or "defaults" only.
+// config.elicitation takes "decline", "defaults" or "person" only, and
+// config.input_wait_seconds a bounded wait.
 func TestCatalogRefusesAnUnknownElicitationPolicy(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t, apitest.Options{})
@@ -248,5 +249,15 @@ func TestCatalogRefusesAnUnknownElicitationPolicy(t *testing.T) {
 		"url": "https://mcp.forms.test/mcp", "config": map[string]any{"elicitation": "defaults"}})
 	if r.Status != 201 {
 		t.Fatalf("elicitation defaults: %d %s", r.Status, r.Body)
+	}
+	r = e.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "asks", "name": "Asks", "transport": "http", "auth": "none",
+		"url": "https://mcp.asks.test/mcp", "config": map[string]any{"elicitation": "person", "input_wait_seconds": 7200}})
+	if r.Status != 422 || !strings.Contains(string(r.Body), `"field":"config.input_wait_seconds"`) {
+		t.Fatalf("a two-hour wait: %d %s", r.Status, r.Body)
+	}
+	r = e.Admin("POST", "/api/admin/mcp/servers", map[string]any{"slug": "asks", "name": "Asks", "transport": "http", "auth": "none",
+		"url": "https://mcp.asks.test/mcp", "config": map[string]any{"elicitation": "person", "input_wait_seconds": 900}})
+	if r.Status != 201 {
+		t.Fatalf("elicitation person: %d %s", r.Status, r.Body)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/guilds/guilds/internal/apitest"
 	"github.com/guilds/guilds/internal/approvals"
 	"github.com/guilds/guilds/internal/connections/connectionstest"
+	"github.com/guilds/guilds/internal/inputs"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native/issues"
 	"github.com/guilds/guilds/internal/secret"
@@ -22,7 +23,7 @@ import (
 
 // victim is an organisation with one of everything an operator can address by id.
 type victim struct {
-	org, guild, agent, collection, record, run, issue, conn, user, schedule, secretRequest, approval string
+	org, guild, agent, collection, record, run, issue, conn, user, schedule, secretRequest, approval, input string
 }
 
 func seedVictim(t *testing.T, me *mcpEnv) victim {
@@ -82,6 +83,13 @@ func seedVictim(t *testing.T, me *mcpEnv) victim {
 		t.Fatal(err)
 	}
 	v.approval = areq.ID
+	ireq, err := inputs.Ask(ctx, me.DB, inputs.Request{RunID: v.run, Seq: 4, OrganisationID: v.org, GuildID: v.guild,
+		AgentID: v.agent, Tool: "shop_order", Server: "shop", ExpiresAt: time.Now().Add(time.Hour)},
+		inputs.Form{Mode: inputs.ModeForm, Message: "victim reason", Schema: json.RawMessage(`{"type":"object","properties":{}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.input = ireq.ID
 	addServer(t, me.DB, "etherscan", keyServer(t, "Authorization", "Bearer eth-victim"), "token", `{"header":"Authorization","scheme":"Bearer"}`)
 	r = me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "etherscan", "owner_scope": "organisation", "owner_id": v.org, "key": "eth-victim"})
 	if r.Status != 200 {
@@ -260,6 +268,7 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"DELETE /api/agents/{id}/secrets/{name}/grants":   map[string]any{"scope": "agent", "scope_id": attackerAgent},
 		"POST /api/secret-requests/{id}":                  map[string]any{"decline": true},
 		"POST /api/approvals/{id}":                        map[string]any{"decision": "approve"},
+		"POST /api/inputs/{id}":                           map[string]any{"action": "decline"},
 		"PUT /api/mcp/connections/{id}/github/selected":   map[string]any{"repositories": []map[string]any{{"name": "x", "url": "https://github.com/victim/x"}}},
 		"PUT /api/guilds/{id}/github/egress":              map[string]any{"enabled": false},
 		"POST /api/guilds/{id}/repositories":              map[string]any{"url": "https://git.example.com/attacker/planted.git"},
@@ -290,6 +299,8 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 			return v.secretRequest
 		case strings.HasPrefix(path, "/api/approvals/"):
 			return v.approval
+		case strings.HasPrefix(path, "/api/inputs/"):
+			return v.input
 		case strings.HasPrefix(path, "/api/mcp/connections/"):
 			return v.conn
 		}

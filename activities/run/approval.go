@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/guilds/guilds/internal/approvals"
+	"github.com/guilds/guilds/internal/inputs"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -197,6 +198,9 @@ func (a *Activities) noteApproval(ctx context.Context, id string, meta map[strin
 func (a *Activities) resumeIfNoneWaits(ctx context.Context, runID string) error {
 	waiting, err := approvals.PendingForRun(ctx, a.d.DB, runID)
 	if err != nil || waiting > 0 {
+		return err
+	}
+	if waiting, err = inputs.PendingForRun(ctx, a.d.DB, runID); err != nil || waiting > 0 {
 		return err
 	}
 	return runs.MarkResumed(ctx, a.d.DB, runID)

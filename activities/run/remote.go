@@ -6,6 +6,7 @@ import (
 
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/inputs"
 	"github.com/guilds/guilds/internal/remote"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/tools"
@@ -24,6 +25,7 @@ func (a *Activities) callRemote(ctx context.Context, r runs.Run, seq int, t runs
 		return tools.Stamp(tools.ErrorResult(why), tools.StampOptions{Redactor: red, Remaining: remaining, Log: log}), runs.OutcomeRefused
 	}
 	callers, tool, opts := a.remoteCall(ctx, r, seq, t, remaining, red)
+	ctx = inputs.WithAsker(ctx, a.askerFor(r, seq, t))
 	out, err := remote.Call(ctx, callers, tool, args, opts)
 	a.countCall(ctx, t, gate, err)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/guilds/guilds/internal/approvals"
 	"github.com/guilds/guilds/internal/audit"
+	"github.com/guilds/guilds/internal/inputs"
 	"github.com/guilds/guilds/internal/native/scripts"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
@@ -410,6 +411,9 @@ func (a *Activities) Finish(ctx context.Context, in FinishInput) error {
 	}
 	// A run cancelled while it waited: its requests expire, each with its audit event.
 	if err := pgx.BeginFunc(ctx, a.d.DB, func(tx pgx.Tx) error { return approvals.CloseRun(ctx, tx, in.RunID) }); err != nil {
+		return err
+	}
+	if err := inputs.CloseRun(ctx, a.d.DB, in.RunID); err != nil {
 		return err
 	}
 	a.endRepositories(ctx, in.RunID)

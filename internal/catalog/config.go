@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Config is what a catalog row's config JSON holds, for reading. Writers that
@@ -39,9 +40,12 @@ type Config struct {
 	KeyFields []KeyField `json:"key_fields"`
 	OAuth     OAuth      `json:"oauth"`
 	// Elicitation is how the platform answers the server's forms
-	// (elicitation/create, input requests): ElicitDecline, the default, or
-	// ElicitDefaults.
+	// (elicitation/create, input requests): ElicitDecline, the default,
+	// ElicitDefaults, or ElicitPerson.
 	Elicitation string `json:"elicitation"`
+	// InputWaitSeconds bounds how long a call waits for a person to answer
+	// one of the server's forms (ElicitPerson); 0 keeps DefaultInputWait.
+	InputWaitSeconds int `json:"input_wait_seconds"`
 	// ListTimeoutSeconds and CallTimeoutSeconds raise (or lower) the
 	// session pool's bounds for this server's tools/list, initialize
 	// included, and tools/call; 0 keeps the defaults (15 s and 90 s).
@@ -54,6 +58,10 @@ type Config struct {
 const (
 	MaxListTimeoutSeconds = 120
 	MaxCallTimeoutSeconds = 300
+	// A form sent to a person holds its call's activity (docs/adr/0515):
+	// the wait is bounded so that a worker slot is not held for long.
+	MaxInputWaitSeconds     = 1800
+	DefaultInputWaitSeconds = 600
 )
 
 // CheckTimeouts names what is wrong with a row's own timeouts ("" when
@@ -64,22 +72,35 @@ func (c Config) CheckTimeouts() (field, problem string) {
 		return "config.list_timeout_seconds", fmt.Sprintf("must be from 1 to %d seconds (0 or absent: the default)", MaxListTimeoutSeconds)
 	case c.CallTimeoutSeconds < 0 || c.CallTimeoutSeconds > MaxCallTimeoutSeconds:
 		return "config.call_timeout_seconds", fmt.Sprintf("must be from 1 to %d seconds (0 or absent: the default)", MaxCallTimeoutSeconds)
+	case c.InputWaitSeconds < 0 || c.InputWaitSeconds > MaxInputWaitSeconds:
+		return "config.input_wait_seconds", fmt.Sprintf("must be from 1 to %d seconds (0 or absent: %d)", MaxInputWaitSeconds, DefaultInputWaitSeconds)
 	}
 	return "", ""
 }
 
-// How a server's forms are answered. A run has nobody to fill a form, so the
-// platform declines; an operator may let a server's forms be answered with
-// their own defaults (forms of preferences that all have a default, never a
-// confirmation), which is what a person pressing OK unchanged would send.
+// How a server's forms are answered. By default the platform declines (a run
+// may have nobody watching); an operator may let a server's forms be answered
+// with their own defaults (forms of preferences that all have a default,
+// never a confirmation), which is what a person pressing OK unchanged would
+// send, or sent to a person: the operator's inbox shows the form and the
+// call waits for the answer up to InputWait (docs/adr/0515).
 const (
 	ElicitDecline  = "decline"
 	ElicitDefaults = "defaults"
+	ElicitPerson   = "person"
 )
 
 // ValidElicitation reports whether v is a value config.elicitation may take.
 func ValidElicitation(v string) bool {
-	return v == "" || v == ElicitDecline || v == ElicitDefaults
+	return v == "" || v == ElicitDecline || v == ElicitDefaults || v == ElicitPerson
+}
+
+// InputWait is how long a call waits for a person to answer a form.
+func (c Config) InputWait() time.Duration {
+	if c.InputWaitSeconds <= 0 {
+		return DefaultInputWaitSeconds * time.Second
+	}
+	return time.Duration(c.InputWaitSeconds) * time.Second
 }
 
 // KeyField is one field of a multi-field key connect.

@@ -185,7 +185,7 @@ func checkServer(in ServerInput, create bool, checkURL URLCheck) error {
 			}
 			if c, err := catalog.ParseConfig(in.Config); err == nil {
 				if !catalog.ValidElicitation(c.Elicitation) {
-					p.Add("config.elicitation", "must be %q or %q", catalog.ElicitDecline, catalog.ElicitDefaults)
+					p.Add("config.elicitation", "must be %q, %q or %q", catalog.ElicitDecline, catalog.ElicitDefaults, catalog.ElicitPerson)
 				}
 				if field, problem := c.CheckTimeouts(); field != "" {
 					p.Add(field, "%s", problem)

@@ -236,7 +236,7 @@ func TestConfiguredEnvReachesStdioServer(t *testing.T) {
 		t.Fatal("a missing api_base was accepted")
 	}
 	listed, err := login.ConnectConfig(ctx, id, map[string]string{"workspace": "ws-stdio-secret", "api_base": "https://api.acme.test"})
-	if err != nil || len(listed) != 6 {
+	if err != nil || len(listed) != 7 {
 		t.Fatalf("ConnectConfig = %d tools, %v", len(listed), err)
 	}
 

@@ -76,10 +76,10 @@ func ListInjected(ctx context.Context, hc *http.Client, info ServerInfo, inj con
 		switch info.Transport {
 		case "http":
 			hc, watch := watchProbe(checkAnswers(hc, info.Slug))
-			c, err := streamableClient(info, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaders(inj.Headers))
+			c, err := streamableClient(info, declining, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaders(inj.Headers))
 			return c, watch, err
 		case "sse":
-			c, err := sseClient(info, transport.WithHTTPClient(checkAnswers(hc, info.Slug)), transport.WithHeaders(inj.Headers))
+			c, err := sseClient(info, declining, transport.WithHTTPClient(checkAnswers(hc, info.Slug)), transport.WithHeaders(inj.Headers))
 			return c, nil, err
 		case "stdio":
 			if info.Command == "" {
@@ -90,7 +90,7 @@ func ListInjected(ctx context.Context, hc *http.Client, info ServerInfo, inj con
 				env = append(env, k+"="+v)
 			}
 			sort.Strings(env)
-			c, err := stdioClient(info, env)
+			c, err := stdioClient(info, declining, env)
 			return c, nil, err
 		}
 		return nil, nil, fmt.Errorf("%s: unknown transport %q", info.Slug, info.Transport)

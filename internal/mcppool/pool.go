@@ -192,7 +192,7 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 	var invalid string // why structuredContent was refused (structured.go)
 	var task *wireTask // the server answered with a task (task.go)
 	ctx, raw := withRawResult(ctx, string(mcp.MethodToolsCall))
-	err = p.do(ctx, connectionID, "tools/call", or(info.CallTimeout, p.o.CallTimeout), func(ctx context.Context, s *session) error {
+	err = p.do(ctx, connectionID, "tools/call", callTimeout(ctx, info, p.o.CallTimeout), func(ctx context.Context, s *session) error {
 		traced(span, s)
 		req.Params.Meta = withTrace(ctx, nil)
 		if s.info.Transport == "stdio" {

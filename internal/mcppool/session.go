@@ -45,6 +45,10 @@ type ServerInfo struct {
 	// AnswerDefaults: the operator lets the server's forms be answered with
 	// their defaults (config.elicitation "defaults"); otherwise declined.
 	AnswerDefaults bool
+	// AskPerson: the server's forms go to a person (config.elicitation
+	// "person"), who has InputWait to answer one.
+	AskPerson bool
+	InputWait time.Duration
 	// ListTimeout and CallTimeout are the row's own bounds (0: the pool's).
 	ListTimeout, CallTimeout time.Duration
 }
@@ -73,6 +77,7 @@ func (p *Pool) infoOf(ctx context.Context, c connstore.Connection) ServerInfo {
 	sc, _ := catalog.ParseConfig(cfg) // lenient: what decoded is used, as before
 	info.Header, info.Scheme, info.Command, info.Args = sc.Header, sc.Scheme, sc.Command, sc.Args
 	info.AnswerDefaults = sc.Elicitation == catalog.ElicitDefaults
+	info.AskPerson, info.InputWait = sc.Elicitation == catalog.ElicitPerson, sc.InputWait()
 	info.ListTimeout = time.Duration(sc.ListTimeoutSeconds) * time.Second
 	info.CallTimeout = time.Duration(sc.CallTimeoutSeconds) * time.Second
 	return info
@@ -316,10 +321,10 @@ func (p *Pool) newClient(ctx context.Context, s *session, listen bool) (*client.
 			// sessions of the handshake era ask for it.
 			opts = append(opts, transport.WithContinuousListening()) //nolint:staticcheck // SA1019: see above
 		}
-		c, err := streamableClient(s.info, opts...)
+		c, err := streamableClient(s.info, p.clientOptions(s.info), opts...)
 		return c, watch, err
 	case "sse":
-		c, err := sseClient(s.info, transport.WithHTTPClient(checkAnswers(p.httpClient(s), s.info.Slug)), transport.WithHeaderFunc(p.headerFunc(s)))
+		c, err := sseClient(s.info, p.clientOptions(s.info), transport.WithHTTPClient(checkAnswers(p.httpClient(s), s.info.Slug)), transport.WithHeaderFunc(p.headerFunc(s)))
 		if err == nil {
 			c.OnConnectionLost(func(error) { s.lost.Store(true) })
 		}
@@ -332,44 +337,48 @@ func (p *Pool) newClient(ctx context.Context, s *session, listen bool) (*client.
 		if err != nil {
 			return nil, nil, err
 		}
-		c, err := stdioClient(s.info, env)
+		c, err := stdioClient(s.info, p.clientOptions(s.info), env)
 		return c, nil, err
 	}
 	return nil, nil, fmt.Errorf("%s: unknown transport %q", s.info.Slug, s.info.Transport)
 }
 
 // clientOptions are every session's: the server's forms are declined, or
-// answered with their defaults where the operator said so.
-func clientOptions(info ServerInfo) []client.ClientOption {
+// answered with their defaults, or sent to a person, where the operator
+// said so.
+func (p *Pool) clientOptions(info ServerInfo) []client.ClientOption {
 	var h client.ElicitationHandler = declineElicitation{}
-	if info.AnswerDefaults {
+	switch {
+	case info.AnswerDefaults:
 		h = defaultsElicitation{}
+	case info.AskPerson:
+		h = personElicitation{wait: info.InputWait, log: p.log}
 	}
 	return []client.ClientOption{client.WithElicitationHandler(h)}
 }
 
-func streamableClient(info ServerInfo, opts ...transport.StreamableHTTPCOption) (*client.Client, error) {
+func streamableClient(info ServerInfo, co []client.ClientOption, opts ...transport.StreamableHTTPCOption) (*client.Client, error) {
 	t, err := transport.NewStreamableHTTP(info.URL, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return client.NewClient(&rawStreamable{t}, clientOptions(info)...), nil
+	return client.NewClient(&rawStreamable{t}, co...), nil
 }
 
-func sseClient(info ServerInfo, opts ...transport.ClientOption) (*client.Client, error) {
+func sseClient(info ServerInfo, co []client.ClientOption, opts ...transport.ClientOption) (*client.Client, error) {
 	t, err := transport.NewSSE(info.URL, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return client.NewClient(&rawSSE{t}, clientOptions(info)...), nil
+	return client.NewClient(&rawSSE{t}, co...), nil
 }
 
-func stdioClient(info ServerInfo, env []string) (*client.Client, error) {
+func stdioClient(info ServerInfo, co []client.ClientOption, env []string) (*client.Client, error) {
 	t := transport.NewStdioWithOptions(info.Command, env, info.Args, transport.WithCommandFunc(stdioCommand))
 	if err := t.Start(context.Background()); err != nil {
 		return nil, commandError(info, err)
 	}
-	return client.NewClient(&rawStdio{t}, clientOptions(info)...), nil
+	return client.NewClient(&rawStdio{t}, co...), nil
 }
 
 type envSource interface {

@@ -72,6 +72,7 @@ func digest(s string) string {
 func stdioPeer() *server.MCPServer {
 	s := newMCP()
 	addSnoopTool(s)
+	addOrderTool(s)
 	s.AddTool(mcp.NewTool("whoami", mcp.WithDescription("Say what this process received")),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			r := peerReport{PID: os.Getpid(), Leaked: os.Getenv(platformSecretEnv), HasPath: os.Getenv("PATH") != "", Args: os.Args[1:]}
@@ -151,7 +152,7 @@ func TestStdioListCallAndTokenChannel(t *testing.T) {
 	for _, tl := range tools {
 		names[tl.Name] = tl.RemoteName
 	}
-	if len(tools) != 6 || names["localmcp_pages_search"] != "pages.search" || names["localmcp_whoami"] != "whoami" {
+	if len(tools) != 7 || names["localmcp_pages_search"] != "pages.search" || names["localmcp_whoami"] != "whoami" {
 		t.Fatalf("listed %v", names)
 	}
 	if out, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"hi"}`)); err != nil || out != "echo: hi" {

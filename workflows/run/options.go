@@ -73,8 +73,10 @@ var bookkeepingOptions = workflow.ActivityOptions{
 var classTimeouts = map[tools.Class]time.Duration{
 	tools.ClassDefault: 30 * time.Second,
 	tools.ClassBrowser: 60 * time.Second,
-	tools.ClassMCP:     catalog.MaxCallTimeoutSeconds*time.Second + poolMargin, // a row may raise its calls' bound to 300 s
-	tools.ClassCode:    code.GraphTimeout + codeMargin,                         // a first graph build of a large repository
+	// A row may raise its calls' bound to 300 s, and hold a call up to
+	// 30 minutes more while a person answers its server's form (ADR 0515).
+	tools.ClassMCP:     (catalog.MaxCallTimeoutSeconds+catalog.MaxInputWaitSeconds)*time.Second + poolMargin,
+	tools.ClassCode:    code.GraphTimeout + codeMargin, // a first graph build of a large repository
 	tools.ClassShell:   code.ShellMax + codeMargin,
 	tools.ClassAdapter: adapters.MaxToolTimeout + poolMargin, // a tool's own timeout (Qonto upload_invoice) at most
 	tools.ClassScript:  120 * time.Second,

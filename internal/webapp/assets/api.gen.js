@@ -164,6 +164,8 @@ export const get_orgs_by_id_audit_export = (id, opts) => call("GET", `/api/orgs/
 export const get_orgs_by_id_collections = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/collections`, undefined, opts);
 /** GET /api/orgs/{id}/guilds: List an organisation's guilds */
 export const get_orgs_by_id_guilds = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/guilds`, undefined, opts);
+/** GET /api/orgs/{id}/inputs: The organisation's inbox of server forms (?state=pending|accepted|declined|cancelled|expired, ?limit=): each with the server's message and requested schema, or its link */
+export const get_orgs_by_id_inputs = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/inputs`, undefined, opts);
 /** GET /api/orgs/{id}/members: List an organisation's operators */
 export const get_orgs_by_id_members = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/members`, undefined, opts);
 /** GET /api/orgs/{id}/model-keys: List which providers the organisation holds its own key for */
@@ -194,6 +196,8 @@ export const get_runs_by_id_apps_by_seq_by_idx = (id, seq, idx, opts) => call("G
 export const get_runs_by_id_events = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/events`, undefined, opts);
 /** GET /api/runs/{id}/images/{seq}/{idx}: Get a kept image of a run's tool result: its bytes, with its media type */
 export const get_runs_by_id_images_by_seq_by_idx = (id, seq, idx, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/images/${encodeURIComponent(seq)}/${encodeURIComponent(idx)}`, undefined, opts);
+/** GET /api/runs/{id}/inputs: The server forms a run asked a person for */
+export const get_runs_by_id_inputs = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/inputs`, undefined, opts);
 /** GET /api/runs/{id}/media: List the images and MCP Apps pages a run's tool calls returned and the run kept, by message seq */
 export const get_runs_by_id_media = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/media`, undefined, opts);
 /** GET /api/runs/{id}/secret-requests: List the secret requests of a run */
@@ -238,6 +242,8 @@ export const post_guilds_by_id_chat_messages = (id, body, opts) => call("POST", 
 export const post_guilds_by_id_issues_resolve_all = (id, body, opts) => call("POST", `/api/guilds/${encodeURIComponent(id)}/issues/resolve-all`, body, opts);
 /** POST /api/guilds/{id}/repositories: Add an extra git URL to a guild (https, no credentials in it; the name defaults to the URL's last segment) */
 export const post_guilds_by_id_repositories = (id, body, opts) => call("POST", `/api/guilds/${encodeURIComponent(id)}/repositories`, body, opts);
+/** POST /api/inputs/{id}: Answer a server's form: {"action": "accept" | "decline" | "cancel", "content": {…}} (content with accept only, checked against the form's schema); the waiting call sends it to the server */
+export const post_inputs_by_id = (id, body, opts) => call("POST", `/api/inputs/${encodeURIComponent(id)}`, body, opts);
 /** POST /api/issues/{id}/resolve: Resolve one tooling issue */
 export const post_issues_by_id_resolve = (id, body, opts) => call("POST", `/api/issues/${encodeURIComponent(id)}/resolve`, body, opts);
 /** POST /api/mcp/connect: Connect a remote MCP server or a local adapter at a scope: a key (or the values a server is configured with) is checked with the service and connected now; an OAuth server answers the authorization URL */

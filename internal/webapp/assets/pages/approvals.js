@@ -3,6 +3,7 @@
 import * as api from "../api.gen.js";
 import { h, clear, status, when, errorBox } from "../ui.js";
 import { onLeave } from "../state.js";
+import { inputsSection } from "./inputs.js";
 
 // approvalsPanel lists the organisation's pending requests and refreshes
 // while it is open (a new request shows without a reload).
@@ -13,6 +14,8 @@ export async function approvalsPanel(panel, orgId) {
   panel.append(h("h2", {}, "Approvals"),
     h("p", { class: "muted" }, "Calls of this organisation's agents that wait for an operator. An approval lets exactly the call shown run, once; other arguments ask again."),
     h("p", {}, filter), list);
+  const forms = inputsSection(orgId);
+  panel.append(forms.section);
   const load = async () => {
     try {
       const reqs = await api.get_orgs_by_id_approvals(orgId, { query: { state: filter.value } });
@@ -20,8 +23,11 @@ export async function approvalsPanel(panel, orgId) {
         h("li", { class: "muted" }, filter.value === "pending" ? "Nothing waits for an answer." : "None."));
     } catch (e) { clear(list, errorBox(e)); }
   };
-  await load();
-  const timer = setInterval(() => { if (filter.value === "pending" && !list.contains(document.activeElement)) load(); }, 5000);
+  await Promise.all([load(), forms.load()]);
+  const timer = setInterval(() => {
+    if (filter.value === "pending" && !list.contains(document.activeElement)) load();
+    if (forms.busy()) forms.load();
+  }, 5000);
   onLeave(() => clearInterval(timer));
 }
 

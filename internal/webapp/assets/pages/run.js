@@ -4,6 +4,7 @@ import * as api from "../api.gen.js";
 import { h, clear, status, when } from "../ui.js";
 import { app, onLeave } from "../state.js";
 import { approvalCard } from "./approvals.js";
+import { inputCard } from "./inputs.js";
 import { runMedia, namesKept } from "./runmedia.js";
 
 const finished = new Set(["succeeded", "failed", "cancelled", "canceled", "completed", "timed_out"]);
@@ -27,9 +28,12 @@ export async function runPage(main, id) {
   const waiting = h("section", { id: "run-waiting", "aria-live": "polite" });
   const showWaiting = async (st) => {
     if (st !== "waiting") { clear(waiting); return; }
-    const reqs = await api.get_runs_by_id_approvals(id).catch(() => []);
+    const [reqs, forms] = await Promise.all([api.get_runs_by_id_approvals(id).catch(() => []), api.get_runs_by_id_inputs(id).catch(() => [])]);
     const open = reqs.filter((r) => r.state === "pending");
-    clear(waiting, open.length ? [h("h2", {}, "Waiting for an approval"), open.map((r) => approvalCard(r, () => showWaiting(badge.textContent)))] : null);
+    const asks = forms.filter((r) => r.state === "pending");
+    const again = () => showWaiting(badge.textContent);
+    clear(waiting, open.length ? [h("h2", {}, "Waiting for an approval"), open.map((r) => approvalCard(r, again))] : null,
+      asks.length ? [h("h2", {}, "Waiting for input a server asks for"), asks.map((r) => inputCard(r, again))] : null);
   };
   main.append(err, waiting, transcript);
   const calls = new Map(detail.tool_calls.map((c) => [c.call_id, c]));

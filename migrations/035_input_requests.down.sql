@@ -1,0 +1,1 @@
+DROP TABLE input_requests;
