@@ -42,7 +42,7 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	)
 	err := a.withConn(ctx, func(db store.DB) error {
 		if tc, err := runs.StoredToolCall(ctx, db, in.RunID, in.Seq); err == nil {
-			prev = &ToolOutput{Seq: tc.Seq, Result: tc.Result, Outcome: tc.Outcome}
+			prev = &ToolOutput{Seq: tc.Seq, Result: tc.Result, Outcome: tc.Outcome, Stopped: budgetStopped(tc.Metadata)}
 			return nil
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
@@ -59,6 +59,12 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	if err != nil || prev != nil {
 		if prev != nil {
 			return *prev, nil
+		}
+		return ToolOutput{}, err
+	}
+	if out, err := a.toolBudget(ctx, r, in); err != nil || out != nil {
+		if out != nil {
+			return *out, nil
 		}
 		return ToolOutput{}, err
 	}
@@ -371,7 +377,11 @@ func (a *Activities) Finish(ctx context.Context, in FinishInput) error {
 			return err
 		}
 	}
-	if err := runs.Finish(ctx, a.d.DB, in.RunID, in.Status, in.Error); err != nil {
+	if in.StopReason != "" {
+		if err := runs.Stop(ctx, a.d.DB, in.RunID, in.StopSeq, in.StopMessage, in.StopReason); err != nil {
+			return err
+		}
+	} else if err := runs.Finish(ctx, a.d.DB, in.RunID, in.Status, in.Error); err != nil {
 		return err
 	}
 	if err := approvals.CloseRun(ctx, a.d.DB, in.RunID); err != nil { // a run cancelled while it waited

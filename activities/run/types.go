@@ -40,6 +40,9 @@ type ModelOutput struct {
 	Seq   int                    `json:"seq"`
 	Text  string                 `json:"text"`
 	Calls []runs.ToolCallRequest `json:"calls,omitempty"`
+	// Stopped, set alone, says which budget forbids the turn: nothing was
+	// stored and the run ends (budget.go).
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // ToolInput is one call; its result is stored at Seq.
@@ -65,6 +68,9 @@ type ToolOutput struct {
 	// Suspend is set, and nothing else, when the tool waits for a person
 	// and asked to be called again later (tools.Suspend).
 	Suspend *tools.Suspension `json:"suspend,omitempty"`
+	// Stopped says which budget refused the call; the run ends after
+	// this turn (budget.go).
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // RecordInput stores a result the workflow decided without running the tool.
@@ -79,4 +85,9 @@ type FinishInput struct {
 	RunID  string `json:"run_id"`
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
+	// StopReason, when set, ends the run completed with this reason and
+	// StopMessage stored as its closing message at StopSeq (runs.Stop).
+	StopReason  string `json:"stop_reason,omitempty"`
+	StopMessage string `json:"stop_message,omitempty"`
+	StopSeq     int    `json:"stop_seq,omitempty"`
 }

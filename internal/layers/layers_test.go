@@ -29,7 +29,8 @@ var layers = []struct {
 	// Records: the shared rows and their owners.
 	{"records", []string{"internal/access", "internal/catalog", "internal/orgs", "internal/runs",
 		"internal/connections/connstore", "internal/connstore", "internal/schedules", "internal/groupchat",
-		"internal/native/artifacts", "internal/workspacefiles", "internal/approvals", "internal/audit"}},
+		"internal/native/artifacts", "internal/workspacefiles", "internal/approvals", "internal/audit",
+		"internal/usage", "internal/budgets"}},
 	// The connector engine and the adapters built on its contract.
 	{"engine", []string{"internal/connectors", "internal/adapters"}},
 	// Services that use the engine or the sandbox: sessions, workspaces, models, secrets, GitHub.
