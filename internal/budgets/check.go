@@ -68,7 +68,8 @@ func (e *ReachedError) Error() string { return "budget reached: " + e.Reach.Mess
 // checkSQL reads, in one statement, the limits set on the subject's three
 // scopes and, only for the limits that are set and weighed, the use against
 // them. With no limit set it is one primary-key probe that returns no row.
-// Each use is an index range scan from the start of the period
+// Each use is an index range scan from
+// the start of the period
 // (migrations 036 and 037); CASE runs only the subquery of the row's scope.
 const checkSQL = `SELECT l.scope, l.scope_id, l.tool_calls_per_day, l.tokens_per_day, l.money_per_month::float8, l.currency,
 	CASE WHEN NOT $6 OR l.tool_calls_per_day IS NULL THEN 0
