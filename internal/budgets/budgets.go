@@ -24,7 +24,7 @@ const (
 // Limit names, as they appear in the API and in a refusal.
 const (
 	LimitToolCalls = "tool_calls_per_day"
-	LimitTokens    = "tokens_per_day"
+	LimitTokens    = "tokens_per_day" //nolint:gosec // G101: a limit's name (model tokens), no credential
 	LimitMoney     = "money_per_month"
 )
 
