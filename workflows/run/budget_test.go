@@ -22,10 +22,25 @@ func ptr[T any](v T) *T { return &v }
 // so. A new run is then refused at start, naming the limit and its use.
 func TestBudgetReachedMidRun(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{},
+	for _, quick := range []bool{false, true} {
+		t.Run(map[bool]string{false: "activities", true: "fast path"}[quick], func(t *testing.T) {
+			t.Parallel()
+			budgetReachedMidRun(t, quick)
+		})
+	}
+}
+
+// budgetReachedMidRun is TestBudgetReachedMidRun with echo as an activity
+// or, when quick, as a local activity (the fast path, ADR 0511).
+func budgetReachedMidRun(t *testing.T, quick bool) {
+	third := "side_effect" // it records each run of it
+	if quick {
+		third = "noop" // quick: refused in a local activity
+	}
+	e := newEnv(t, envOptions{quick: quick},
 		turn{Calls: []call{{"echo", `{"text":"one"}`}}},
 		turn{Calls: []call{{"echo", `{"text":"two"}`}}},
-		turn{Calls: []call{{"side_effect", `{}`}}},
+		turn{Calls: []call{{third, `{}`}}},
 		turn{Text: "never asked"},
 	)
 	ctx := context.Background()
