@@ -59,3 +59,32 @@ func TestBudgetsInTheApp(t *testing.T) {
 	b.waitText("#run-usage", "Model tokens: 1000 in, 200 out · 0.0060 USD")
 	b.waitText("#transcript", "This run stopped")
 }
+
+// The admin's Model prices tab lists the price table and saves a price the
+// API then holds; a bad one shows the API's problem beside its field.
+func TestPricesInTheApp(t *testing.T) {
+	chromium := chromiumOrSkip(t)
+	e := apitest.New(t, apitest.Options{})
+	b := newAppBrowser(t, chromium, e.HTTP.URL)
+	b.open("/signin")
+	b.typeIn(`input[name="token"]`, e.AdminToken)
+	b.clickText("form", "API token", "Sign in")
+	b.waitText("h1", "Organisations")
+	b.open("/admin?tab=prices")
+	b.waitText("#prices", "No price yet")
+	b.typeIn(`input[name="provider"]`, "acme")
+	b.typeIn(`input[name="model"]`, "anthropic/claude-sonnet-4")
+	b.typeIn(`input[name="input_per_million"]`, "3")
+	b.typeIn(`input[name="output_per_million"]`, "15")
+	b.clickText("form", "Output, per million tokens", "Save price")
+	b.waitText(`[data-field="provider"] .field-error`, "known model provider")
+	b.eval(`(() => { document.querySelector('input[name="provider"]').value = ""; return ""; })()`)
+	b.typeIn(`input[name="provider"]`, "openrouter")
+	b.clickText("form", "Output, per million tokens", "Save price")
+	b.waitText("#prices", "anthropic/claude-sonnet-4")
+	var prices []usage.Price
+	e.Admin("GET", "/api/admin/prices", nil).JSON(&prices)
+	if len(prices) != 1 || prices[0].Provider != "openrouter" || prices[0].InputPerMillion != 3 || prices[0].OutputPerMillion != 15 {
+		t.Fatalf("prices %+v", prices)
+	}
+}
