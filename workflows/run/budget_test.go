@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guilds/guilds/internal/approvals"
 	"github.com/guilds/guilds/internal/budgets"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/usage"
@@ -152,5 +153,39 @@ func TestMoneyFromPriceTimesUsage(t *testing.T) {
 	tr := transcript(t, e, id)
 	if !strings.Contains(tr.Run.StopReason, "model spend per month") || len(tr.ToolCalls) != 2 {
 		t.Fatalf("run %+v, %d calls", tr.Run, len(tr.ToolCalls))
+	}
+}
+
+// A call that waited for a person is weighed again once approved: if the
+// budget was reached meanwhile (another run's call), it is refused and the
+// run stops without another model turn.
+func TestBudgetReachedWhileACallWaited(t *testing.T) {
+	t.Parallel()
+	gate := &askGate{version: "p1"}
+	e := newEnv(t, envOptions{approvals: gate}, turn{Calls: []call{{"side_effect", `{}`}}}, turn{Text: "never asked"})
+	ctx := context.Background()
+	if err := budgets.Set(ctx, e.db, budgets.Scope{Kind: budgets.ScopeAgent, ID: e.agent, OrganisationID: e.org, GuildID: e.guild},
+		budgets.Limits{ToolCallsPerDay: ptr[int64](1)}); err != nil {
+		t.Fatal(err)
+	}
+	id := e.start("pay the bill", 10)
+	req := e.pending(id, 1)
+	if _, err := e.db.Exec(ctx, `INSERT INTO audit_events (organisation_id, guild_id, agent_id, action, tool, outcome)
+		VALUES ($1, $2, $3, 'tool_call', 'echo', 'ok')`, e.org, e.guild, e.agent); err != nil {
+		t.Fatal(err)
+	}
+	e.decide(id, req.ID, approvals.Decision{Approve: true, UserName: "Ann"})
+	res, err := e.wait(id, 5*time.Minute)
+	if err != nil || !strings.Contains(res.Stopped, "the agent's budget of 1 tool calls per day is reached") {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	if n := e.count(`SELECT count(*) FROM test_executions WHERE tool = 'side_effect'`); n != 0 {
+		t.Fatalf("side_effect ran %d times", n)
+	}
+	if n := e.count(`SELECT count(*) FROM tool_calls WHERE run_id = $1 AND outcome = 'refused'`, id); n != 1 {
+		t.Fatalf("%d refused calls", n)
+	}
+	if n := len(e.model.Requests()); n != 1 {
+		t.Fatalf("model requests = %d, want 1", n)
 	}
 }
