@@ -8,9 +8,11 @@ package budgets
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/usage"
 	"github.com/guilds/guilds/internal/validation"
 )
 
@@ -59,20 +61,8 @@ func (l *Limits) Check() error {
 	probs.Check(l.TokensPerDay == nil || *l.TokensPerDay >= 0, LimitTokens, "must be a whole number from 0, or null for no limit")
 	probs.Check(l.MoneyPerMonth == nil || (*l.MoneyPerMonth >= 0 && *l.MoneyPerMonth <= MaxMoney), LimitMoney,
 		"must be an amount from 0 to %g, or null for no limit", float64(MaxMoney))
-	probs.Check(validCurrency(l.Currency), "currency", "must be a three-letter currency code such as USD or EUR")
+	probs.Check(usage.ValidCurrency(l.Currency), "currency", "must be a three-letter currency code such as USD or EUR")
 	return probs.Err()
-}
-
-func validCurrency(c string) bool {
-	if len(c) != 3 {
-		return false
-	}
-	for _, r := range c {
-		if r < 'A' || r > 'Z' {
-			return false
-		}
-	}
-	return true
 }
 
 func (l Limits) empty() bool {
@@ -112,7 +102,7 @@ func Get(ctx context.Context, db store.DB, s Scope, now time.Time) (Budget, erro
 	err := db.QueryRow(ctx, `SELECT tool_calls_per_day, tokens_per_day, money_per_month::float8, currency
 		FROM budget_limits WHERE scope = $1 AND scope_id = $2`, s.Kind, s.ID).
 		Scan(&b.Limits.ToolCallsPerDay, &b.Limits.TokensPerDay, &b.Limits.MoneyPerMonth, &b.Limits.Currency)
-	if err = store.Map(err); err != nil && err != store.ErrNotFound {
+	if err = store.Map(err); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Budget{}, err
 	}
 	col := scopeColumn[s.Kind]
