@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/budgets"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
@@ -28,6 +29,8 @@ type Error struct {
 	Code     string               `json:"code"`
 	Message  string               `json:"message"`
 	Problems []validation.Problem `json:"problems,omitempty"`
+	// Budget names the reached limit of a budget_reached refusal.
+	Budget *budgets.Reach `json:"budget,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -64,6 +67,7 @@ func toAPIError(err error) *Error {
 	var disconnected *grants.ErrConnectionDisconnected
 	var reconnect *connectors.ErrReconnectRequired
 	var limit *orgs.LimitError
+	var reached *budgets.ReachedError
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr
@@ -72,6 +76,8 @@ func toAPIError(err error) *Error {
 	case errors.Is(err, connections.ErrPlatformReserved):
 		// Says where the box's own credentials come from.
 		return &Error{Status: http.StatusForbidden, Code: "platform_scope_reserved", Message: err.Error()}
+	case errors.As(err, &reached):
+		return budgetError(reached)
 	case errors.As(err, &limit):
 		return &Error{Status: http.StatusConflict, Code: limit.Code, Message: limit.Error()}
 	case errors.As(err, &notSetUp):
@@ -138,6 +144,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 		if e.Code == "busy" || e.Code == "timeout" {
 			c.Header("Retry-After", "1")
 		}
+		setBudgetRetryAfter(c, e)
 		if e.Code == "not_found" && e.Message == "not found" {
 			e = &Error{Status: e.Status, Code: e.Code, Message: notFoundMessage(c.FullPath())}
 		}

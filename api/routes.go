@@ -82,6 +82,7 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.approvalRoutes()...)
 	all = append(all, s.inputRoutes()...)
 	all = append(all, s.auditRoutes()...)
+	all = append(all, s.budgetRoutes()...)
 	all = append(all, s.scheduleRoutes()...)
 	all = append(all, s.groupChatRoutes()...)
 	all = append(all, s.scriptRoutes()...)

@@ -18,6 +18,7 @@ import (
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/usage"
 	"github.com/guilds/guilds/internal/workspaces/stopbus"
 	"github.com/guilds/guilds/workflows/run"
 )
@@ -29,7 +30,7 @@ func (s *Server) runRoutes() []route {
 		{Method: "GET", Path: "/api/agents/:id/runs", Tag: "runs", Summary: "List an agent's runs, newest first",
 			Reply: []runs.Run{}, Handle: listRuns},
 		{Method: "GET", Path: "/api/runs/:id", Tag: "runs", Summary: "Get a run with its transcript",
-			Reply: runs.Transcript{}, Handle: getRun},
+			Reply: runView{}, Handle: getRun},
 		{Method: "GET", Path: "/api/runs/:id/events", Tag: "runs",
 			Summary: "Stream a run's messages and status, and its secret and approval requests as they open and are answered, as server-sent events until it ends", Raw: s.runEvents},
 		{Method: "POST", Path: "/api/runs/:id/cancel", Tag: "runs", Summary: "Cancel a run",
@@ -103,9 +104,19 @@ func listRuns(ctx context.Context, c *gin.Context, db store.DB, p access.Princip
 	return http.StatusOK, out, err
 }
 
+// runView is a run's transcript with what its model turns consumed.
+type runView struct {
+	runs.Transcript
+	Usage usage.RunUsage `json:"usage"`
+}
+
 func getRun(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	out, err := runs.GetTranscript(ctx, db, p, c.Param("id"))
-	return http.StatusOK, out, err
+	t, err := runs.GetTranscript(ctx, db, p, c.Param("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	u, err := usage.OfRun(ctx, db, t.Run.ID)
+	return http.StatusOK, runView{Transcript: t, Usage: u}, err
 }
 
 func (s *Server) cancelRun(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {

@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/guilds/guilds/internal/budgets"
 	"github.com/guilds/guilds/internal/groupchat"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/orgs"
@@ -186,6 +188,12 @@ func (a *Activities) deliver(ctx context.Context, tx pgx.Tx, in DeliverInput) (D
 		return DeliverOutput{}, err
 	} else if !room {
 		return skip(fmt.Sprintf("no run: this exchange has started %d runs, the most one operator message may set off (GUILDS_GROUP_RUNS_PER_EXCHANGE)", used))
+	}
+	if reach, err := budgets.Check(ctx, tx, budgets.Subject{OrganisationID: agent.OrganisationID, GuildID: agent.GuildID,
+		AgentID: agent.ID}, budgets.ForStart, time.Now()); err != nil {
+		return DeliverOutput{}, err
+	} else if reach != nil {
+		return skip("no run: " + reach.Message())
 	}
 	model := agent.Model
 	if a.d.Models != nil {

@@ -36,6 +36,9 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 	if err != nil {
 		return ModelOutput{}, err
 	}
+	if why, err := a.modelBudget(ctx, r); err != nil || why != "" {
+		return ModelOutput{Stopped: why}, err // nothing stored: the workflow closes the run
+	}
 	agent, err := orgs.LoadAgent(ctx, a.d.DB, r.AgentID)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -117,7 +120,7 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 	if err := a.redactAnswer(ctx, r.AgentID, &msg); err != nil {
 		return ModelOutput{}, err
 	}
-	stored, err := runs.AppendMessage(ctx, a.d.DB, msg)
+	stored, err := a.storeTurn(ctx, r, target, msg, resp.Usage)
 	if err != nil {
 		return ModelOutput{}, err
 	}

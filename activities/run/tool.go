@@ -43,6 +43,12 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		}
 		return ToolOutput{}, err
 	}
+	if out, err := a.toolBudget(ctx, r, in); err != nil || out != nil {
+		if out != nil {
+			return *out, nil
+		}
+		return ToolOutput{}, err
+	}
 	call, hidden, err := a.revealArguments(ctx, in)
 	if err != nil {
 		return ToolOutput{}, err
@@ -112,7 +118,7 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 func (a *Activities) begin(ctx context.Context, in ToolInput) (r runs.Run, snap runs.Snapshot, prev *ToolOutput, err error) {
 	err = a.withConn(ctx, func(db store.DB) error {
 		if tc, err := runs.StoredToolCall(ctx, db, in.RunID, in.Seq); err == nil {
-			prev = &ToolOutput{Seq: tc.Seq, Result: tc.Result, Outcome: tc.Outcome}
+			prev = &ToolOutput{Seq: tc.Seq, Result: tc.Result, Outcome: tc.Outcome, Stopped: budgetStopped(tc.Metadata)}
 			return nil
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
@@ -406,7 +412,11 @@ func (a *Activities) Finish(ctx context.Context, in FinishInput) error {
 			return err
 		}
 	}
-	if err := runs.Finish(ctx, a.d.DB, in.RunID, in.Status, in.Error); err != nil {
+	if in.StopReason != "" {
+		if err := runs.Stop(ctx, a.d.DB, in.RunID, in.StopSeq, in.StopMessage, in.StopReason); err != nil {
+			return err
+		}
+	} else if err := runs.Finish(ctx, a.d.DB, in.RunID, in.Status, in.Error); err != nil {
 		return err
 	}
 	// A run cancelled while it waited: its requests expire, each with its audit event.

@@ -40,6 +40,9 @@ type ModelOutput struct {
 	Seq   int                    `json:"seq"`
 	Text  string                 `json:"text"`
 	Calls []runs.ToolCallRequest `json:"calls,omitempty"`
+	// Stopped, set alone, says which budget forbids the turn: nothing was
+	// stored and the run ends (budget.go).
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // ToolInput is one call; its result is stored at Seq.
@@ -69,6 +72,9 @@ type ToolOutput struct {
 	// task (the MCP Tasks extension): nothing was stored yet, and the
 	// workflow polls it (TaskPoll).
 	Task *tools.RemoteTask `json:"task,omitempty"`
+	// Stopped says which budget refused the call; the run ends after
+	// this turn (budget.go).
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // RecordInput stores a result the workflow decided without running the tool.
@@ -83,4 +89,9 @@ type FinishInput struct {
 	RunID  string `json:"run_id"`
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
+	// StopReason, when set, ends the run completed with this reason and
+	// StopMessage stored as its closing message at StopSeq (runs.Stop).
+	StopReason  string `json:"stop_reason,omitempty"`
+	StopMessage string `json:"stop_message,omitempty"`
+	StopSeq     int    `json:"stop_seq,omitempty"`
 }

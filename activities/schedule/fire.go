@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/guilds/guilds/internal/budgets"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/runs"
@@ -131,6 +132,12 @@ func (a *Activities) fire(ctx context.Context, tx pgx.Tx, in FireInput) (FireOut
 	agent, err := orgs.LoadAgent(ctx, tx, s.AgentID)
 	if err != nil {
 		return FireOutput{}, err
+	}
+	if reach, err := budgets.Check(ctx, tx, budgets.Subject{OrganisationID: agent.OrganisationID, GuildID: agent.GuildID,
+		AgentID: agent.ID}, budgets.ForStart, time.Now()); err != nil {
+		return FireOutput{}, err
+	} else if reach != nil {
+		return skip("no run: " + reach.Message())
 	}
 	model := agent.Model
 	if a.d.Models != nil {

@@ -51,31 +51,34 @@ func Final(status string) bool {
 
 // Run is one run of an agent.
 type Run struct {
-	ID             string     `json:"id"`
-	AgentID        string     `json:"agent_id"`
-	GuildID        string     `json:"guild_id"`
-	OrganisationID string     `json:"organisation_id"`
-	Trigger        string     `json:"trigger"`
-	Status         string     `json:"status"`
-	Model          string     `json:"model"`
-	Budget         int        `json:"budget"`
-	Remaining      int        `json:"remaining_tool_calls"`
-	Error          string     `json:"error,omitempty"`
-	CreatedAt      time.Time  `json:"created_at"`
-	StartedAt      *time.Time `json:"started_at,omitempty"`
-	FinishedAt     *time.Time `json:"finished_at,omitempty"`
+	ID             string `json:"id"`
+	AgentID        string `json:"agent_id"`
+	GuildID        string `json:"guild_id"`
+	OrganisationID string `json:"organisation_id"`
+	Trigger        string `json:"trigger"`
+	Status         string `json:"status"`
+	Model          string `json:"model"`
+	Budget         int    `json:"budget"`
+	Remaining      int    `json:"remaining_tool_calls"`
+	Error          string `json:"error,omitempty"`
+	// StopReason says why the platform ended a run the model had not
+	// finished (a budget reached); empty when the run ended on its own.
+	StopReason string     `json:"stop_reason,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	// Exploration is set on coding runs after their first generation.
 	Exploration *Exploration `json:"exploration,omitempty"`
 }
 
-const runCols = `id, agent_id, guild_id, organisation_id, trigger, status, model, budget, remaining, error,
+const runCols = `id, agent_id, guild_id, organisation_id, trigger, status, model, budget, remaining, error, stop_reason,
 	created_at, started_at, finished_at, metadata->'exploration'`
 
 func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var r Run
 	var exploration []byte
 	err := row.Scan(&r.ID, &r.AgentID, &r.GuildID, &r.OrganisationID, &r.Trigger, &r.Status, &r.Model,
-		&r.Budget, &r.Remaining, &r.Error, &r.CreatedAt, &r.StartedAt, &r.FinishedAt, &exploration)
+		&r.Budget, &r.Remaining, &r.Error, &r.StopReason, &r.CreatedAt, &r.StartedAt, &r.FinishedAt, &exploration)
 	if err == nil && len(exploration) > 0 {
 		var e Exploration
 		if json.Unmarshal(exploration, &e) == nil {

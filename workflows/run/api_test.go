@@ -18,6 +18,7 @@ import (
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/testtemporal"
+	"github.com/guilds/guilds/internal/usage"
 	"github.com/guilds/guilds/workflows/run"
 )
 
@@ -134,6 +135,13 @@ func TestRunsOverHTTP(t *testing.T) {
 	}
 	if !strings.Contains(string(r.Body), `"report_issue"`) {
 		t.Fatalf("offered tools missing report_issue: %s", r.Body)
+	}
+	// The run's usage: the scripted model reports 10 + 5 tokens a turn; no
+	// price is set, so both turns are unpriced.
+	var withUsage struct{ Usage usage.RunUsage }
+	r.JSON(&withUsage)
+	if u := withUsage.Usage; u.PromptTokens != 20 || u.CompletionTokens != 10 || len(u.Turns) != 2 || u.Unpriced != 2 || len(u.Costs) != 0 {
+		t.Fatalf("usage = %+v", u)
 	}
 	if r := e.Do(op, "POST", "/api/runs/"+id+"/cancel", nil); r.Status != 409 {
 		t.Fatalf("cancel of an ended run = %d", r.Status)

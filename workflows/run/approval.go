@@ -35,6 +35,8 @@ type askedCall struct {
 type approvalWaits struct {
 	heard     map[string]bool
 	listening bool
+	// stopped names the budget that refused a call once it was let through.
+	stopped string
 }
 
 func newApprovalWaits(workflow.Context) *approvalWaits {
@@ -105,6 +107,9 @@ func (w *approvalWaits) one(ctx workflow.Context, refs map[string]runact.ToolRef
 				return ctx.Err()
 			}
 			return record(ctx, in, runs.OutcomeInterrupted, interrupted).Get(ctx, nil)
+		}
+		if res.Stopped != "" && w.stopped == "" {
+			w.stopped = res.Stopped // a budget refused it once approved: the run ends
 		}
 		if res.Approval == nil && res.Suspend == nil && res.Task == nil {
 			return nil

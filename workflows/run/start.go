@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/guilds/guilds/internal/budgets"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/orgs"
 	"github.com/guilds/guilds/internal/runs"
@@ -77,6 +79,10 @@ func Start(ctx context.Context, c client.Client, db store.DB, in Input) (string,
 	agent, err := orgs.LoadAgent(ctx, db, in.AgentID)
 	if err != nil {
 		return "", err
+	}
+	if err := budgets.Refuse(ctx, db, budgets.Subject{OrganisationID: agent.OrganisationID, GuildID: agent.GuildID,
+		AgentID: agent.ID}, budgets.ForStart, time.Now()); err != nil {
+		return "", err // a *budgets.ReachedError names the limit
 	}
 	model := agent.Model
 	if in.Models != nil {

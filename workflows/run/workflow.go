@@ -46,6 +46,8 @@ type Result struct {
 	Text      string `json:"text"`
 	Turns     int    `json:"turns"`
 	Remaining int    `json:"remaining"`
+	// Stopped names the budget that ended the run, when one did.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // budgetSpent is the result of a call the model made after the budget ran out.
@@ -105,6 +107,9 @@ func Workflow(ctx workflow.Context, p Params) (Result, error) {
 		if err != nil {
 			return fail(err)
 		}
+		if out.Stopped != "" {
+			return stopped(ctx, p.RunID, st, st.Seq+1, out.Stopped), nil
+		}
 		st.Seq = out.Seq
 		st.Turns++
 		turnsHere++
@@ -132,6 +137,7 @@ func Workflow(ctx workflow.Context, p Params) (Result, error) {
 			futures[i] = executeTool(ctx, refs, in)
 		}
 		var asked []askedCall
+		over := "" // a budget refused a call of this turn: the run ends after it
 		for i, f := range futures {
 			var res runact.ToolOutput
 			if err := f.Get(ctx, &res); err != nil {
@@ -147,6 +153,15 @@ func Workflow(ctx workflow.Context, p Params) (Result, error) {
 			if res.Approval != nil || res.Suspend != nil || res.Task != nil {
 				asked = append(asked, askedCall{in: inputs[i], ask: res.Approval, suspend: res.Suspend, task: res.Task})
 			}
+			if res.Stopped != "" && over == "" {
+				over = res.Stopped
+			}
+		}
+		if over != "" {
+			if err := refuseAsked(ctx, asked, over); err != nil {
+				return fail(err)
+			}
+			asked = nil
 		}
 		if len(asked) > 0 {
 			// Calls that must wait for a person, or for their server's
@@ -159,6 +174,12 @@ func Workflow(ctx workflow.Context, p Params) (Result, error) {
 		st.Seq += len(out.Calls)
 		if ctx.Err() != nil {
 			return fail(ctx.Err())
+		}
+		if over == "" {
+			over = waits.stopped
+		}
+		if over != "" {
+			return stopped(ctx, p.RunID, st, st.Seq+1, over), nil
 		}
 
 		info := workflow.GetInfo(ctx)

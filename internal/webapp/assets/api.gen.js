@@ -4,6 +4,8 @@ import { call } from "./http.js";
 
 /** DELETE /api/admin/mcp/servers/{id}: Delete a catalog server with its connections and bindings */
 export const delete_admin_mcp_servers_by_id = (id, opts) => call("DELETE", `/api/admin/mcp/servers/${encodeURIComponent(id)}`, undefined, opts);
+/** DELETE /api/admin/prices: Remove one model's price (?provider=&model=) */
+export const delete_admin_prices = (opts) => call("DELETE", `/api/admin/prices`, undefined, opts);
 /** DELETE /api/agents/{id}: Delete an agent */
 export const delete_agents_by_id = (id, opts) => call("DELETE", `/api/agents/${encodeURIComponent(id)}`, undefined, opts);
 /** DELETE /api/agents/{id}/notes/{key}: Delete one of an agent's notes */
@@ -66,8 +68,12 @@ export const get_admin_github_approvals = (opts) => call("GET", `/api/admin/gith
 export const get_admin_mcp_servers = (opts) => call("GET", `/api/admin/mcp/servers`, undefined, opts);
 /** GET /api/admin/mcp/servers/{id}: Get a catalog server */
 export const get_admin_mcp_servers_by_id = (id, opts) => call("GET", `/api/admin/mcp/servers/${encodeURIComponent(id)}`, undefined, opts);
+/** GET /api/admin/prices: The model price table (per provider and model, per million tokens) */
+export const get_admin_prices = (opts) => call("GET", `/api/admin/prices`, undefined, opts);
 /** GET /api/agents/{id}: Get an agent */
 export const get_agents_by_id = (id, opts) => call("GET", `/api/agents/${encodeURIComponent(id)}`, undefined, opts);
+/** GET /api/agents/{id}/budgets: The agent's limits and its use against them (tool calls and model tokens per UTC day, money per UTC month; null is no limit) */
+export const get_agents_by_id_budgets = (id, opts) => call("GET", `/api/agents/${encodeURIComponent(id)}/budgets`, undefined, opts);
 /** GET /api/agents/{id}/memory: Read an agent's memory */
 export const get_agents_by_id_memory = (id, opts) => call("GET", `/api/agents/${encodeURIComponent(id)}/memory`, undefined, opts);
 /** GET /api/agents/{id}/memory/revisions: List an agent's archived memory versions, newest first */
@@ -106,6 +112,8 @@ export const get_collections_by_id_records_by_record_id = (id, record_id, opts) 
 export const get_guilds_by_id = (id, opts) => call("GET", `/api/guilds/${encodeURIComponent(id)}`, undefined, opts);
 /** GET /api/guilds/{id}/agents: List a guild's agents */
 export const get_guilds_by_id_agents = (id, opts) => call("GET", `/api/guilds/${encodeURIComponent(id)}/agents`, undefined, opts);
+/** GET /api/guilds/{id}/budgets: The guild's limits and its use against them (tool calls and model tokens per UTC day, money per UTC month; null is no limit) */
+export const get_guilds_by_id_budgets = (id, opts) => call("GET", `/api/guilds/${encodeURIComponent(id)}/budgets`, undefined, opts);
 /** GET /api/guilds/{id}/chat/events: Stream a guild's chat messages as server-sent events (?after=seq or Last-Event-ID) */
 export const get_guilds_by_id_chat_events = (id, opts) => call("GET", `/api/guilds/${encodeURIComponent(id)}/chat/events`, undefined, opts);
 /** GET /api/guilds/{id}/chat/messages: Read a guild's group chat, oldest first: the newest page, ?before=seq for older ones, ?after=seq for newer ones (?limit, at most 200) */
@@ -160,6 +168,8 @@ export const get_orgs_by_id_approvals = (id, opts) => call("GET", `/api/orgs/${e
 export const get_orgs_by_id_audit = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/audit`, undefined, opts);
 /** GET /api/orgs/{id}/audit/export: The organisation's audit trail as JSON lines, every event the filter selects (filters: guild_id, agent_id, run_id, tool, connection_id, action, outcome, from, to as RFC 3339; before and limit page) */
 export const get_orgs_by_id_audit_export = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/audit/export`, undefined, opts);
+/** GET /api/orgs/{id}/budgets: The organisation's limits and its use against them (tool calls and model tokens per UTC day, money per UTC month; null is no limit) */
+export const get_orgs_by_id_budgets = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/budgets`, undefined, opts);
 /** GET /api/orgs/{id}/collections: List an organisation's collections */
 export const get_orgs_by_id_collections = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/collections`, undefined, opts);
 /** GET /api/orgs/{id}/guilds: List an organisation's guilds */
@@ -290,6 +300,10 @@ export const post_users = (body, opts) => call("POST", `/api/users`, body, opts)
 export const post_users_by_id_disable = (id, body, opts) => call("POST", `/api/users/${encodeURIComponent(id)}/disable`, body, opts);
 /** POST /api/users/{id}/enable: Enable a disabled user again */
 export const post_users_by_id_enable = (id, body, opts) => call("POST", `/api/users/${encodeURIComponent(id)}/enable`, body, opts);
+/** PUT /api/admin/prices: Set one model's price; later turns are costed with it */
+export const put_admin_prices = (body, opts) => call("PUT", `/api/admin/prices`, body, opts);
+/** PUT /api/agents/{id}/budgets: Set the agent's limits (tool calls and model tokens per UTC day, money per UTC month; null is no limit) */
+export const put_agents_by_id_budgets = (id, body, opts) => call("PUT", `/api/agents/${encodeURIComponent(id)}/budgets`, body, opts);
 /** PUT /api/agents/{id}/memory: Replace an agent's memory (the previous version is archived) */
 export const put_agents_by_id_memory = (id, body, opts) => call("PUT", `/api/agents/${encodeURIComponent(id)}/memory`, body, opts);
 /** PUT /api/agents/{id}/notes/{key}: Create or replace one of an agent's notes */
@@ -304,6 +318,8 @@ export const put_approval_policies = (body, opts) => call("PUT", `/api/approval-
 export const put_bindings = (body, opts) => call("PUT", `/api/bindings`, body, opts);
 /** PUT /api/collections/{id}/grants: Set the grant of one guild or one agent */
 export const put_collections_by_id_grants = (id, body, opts) => call("PUT", `/api/collections/${encodeURIComponent(id)}/grants`, body, opts);
+/** PUT /api/guilds/{id}/budgets: Set the guild's limits (tool calls and model tokens per UTC day, money per UTC month; null is no limit) */
+export const put_guilds_by_id_budgets = (id, body, opts) => call("PUT", `/api/guilds/${encodeURIComponent(id)}/budgets`, body, opts);
 /** PUT /api/guilds/{id}/chat/responders: Set the agents that answer operator messages that @mention nobody */
 export const put_guilds_by_id_chat_responders = (id, body, opts) => call("PUT", `/api/guilds/${encodeURIComponent(id)}/chat/responders`, body, opts);
 /** PUT /api/guilds/{id}/github/egress: Turn the guild's coding agents' way to GitHub on or off (on by default); off, their generations get no GitHub token and no clone */
@@ -320,6 +336,8 @@ export const put_mcp_connections_by_id_drive_folder = (id, body, opts) => call("
 export const put_mcp_connections_by_id_github_selected = (id, body, opts) => call("PUT", `/api/mcp/connections/${encodeURIComponent(id)}/github/selected`, body, opts);
 /** PUT /api/mcp/connections/{id}/pinned-prices: Replace a Pinned prices login's coins (1 to 20, each quoted by CoinGecko) */
 export const put_mcp_connections_by_id_pinned_prices = (id, body, opts) => call("PUT", `/api/mcp/connections/${encodeURIComponent(id)}/pinned-prices`, body, opts);
+/** PUT /api/orgs/{id}/budgets: Set the organisation's limits (tool calls and model tokens per UTC day, money per UTC month; null is no limit) */
+export const put_orgs_by_id_budgets = (id, body, opts) => call("PUT", `/api/orgs/${encodeURIComponent(id)}/budgets`, body, opts);
 /** PUT /api/orgs/{id}/members/{user_id}: Make a user an operator of an organisation */
 export const put_orgs_by_id_members_by_user_id = (id, user_id, body, opts) => call("PUT", `/api/orgs/${encodeURIComponent(id)}/members/${encodeURIComponent(user_id)}`, body, opts);
 /** PUT /api/orgs/{id}/model-keys/{provider}: Set the organisation's key for a model provider */

@@ -3,6 +3,7 @@ import { h, clear, form, tabs, status, errorBox, when } from "../ui.js";
 import { navigate, setTab, app } from "../state.js";
 import { toolsView } from "./tools.js";
 import { notesPanel, secretsPanel } from "./parts.js";
+import { budgetsPanel } from "./budgets.js";
 
 // agentFields: name, the model picker (a provider without a key reads
 // "No key yet"), prompt and the agent's flags.
@@ -72,6 +73,7 @@ export async function agentPage(main, id) {
       await api.post_agents_by_id_workspace_reset(id); status("Sandbox reset sent: the home is erased");
     } }, "Reset home")) },
     { id: "tools", label: "Tools", render: (p) => toolsView(p, "agent", id) },
+    { id: "budgets", label: "Budgets", render: (p) => budgetsPanel(p, "agent", id) },
     { id: "runs", label: "Runs", render: (p) => runsPanel(p, agent) },
     { id: "memory", label: "Memory", render: (p) => memoryPanel(p, agent) },
     { id: "notes", label: "Notes", render: (p) => notesPanel(p, "agent", id) },

@@ -4,6 +4,7 @@ import { navigate, setTab } from "../state.js";
 import { toolsView } from "./tools.js";
 import { renameForm, notesPanel, secretsPanel } from "./parts.js";
 import { agentFields, agentBody } from "./agent.js";
+import { budgetsPanel } from "./budgets.js";
 
 export async function guildPage(main, id) {
   const guild = await api.get_guilds_by_id(id);
@@ -18,6 +19,7 @@ export async function guildPage(main, id) {
     { id: "issues", label: "Issues", render: (p) => issuesPanel(p, guild) },
     { id: "chat", label: "Group chat", render: (p) => chatPanel(p, guild) },
     { id: "repos", label: "Repositories", render: (p) => reposPanel(p, guild) },
+    { id: "budgets", label: "Budgets", render: (p) => budgetsPanel(p, "guild", id) },
     { id: "notes", label: "Notes", render: (p) => notesPanel(p, "guild", id) },
     { id: "secrets", label: "Secrets", render: (p) => secretsPanel(p, "guild", id) },
     { id: "settings", label: "Settings", render: (p) => p.append(

@@ -23,6 +23,12 @@ export async function runPage(main, id) {
   h("p", {}, badge, " started ", when(run.started_at || run.created_at), " ", cancel, " ",
     ui ? h("a", { href: ui + "run-" + id, target: "_blank", rel: "noopener noreferrer" }, "Open in the Temporal UI") : h("span", { class: "muted" }, "Temporal workflow run-" + id)));
   const err = h("p", { class: "form-error", role: "alert" }, run.error || "");
+  // Why the platform stopped the run (a budget reached), and what its model turns used.
+  const stopText = (r) => r.stop_reason ? "Stopped: " + r.stop_reason.replace(/^budget_reached: /, "") : "";
+  const stopped = h("p", { class: "badge warn", id: "run-stopped", role: "status" }, stopText(run));
+  const usageText = (u) => !u || !u.turns.length ? "" : `Model tokens: ${u.prompt_tokens} in, ${u.completion_tokens} out` +
+    u.costs.map((c) => ` · ${c.amount.toFixed(4)} ${c.currency}`).join("") + (u.unpriced_turns ? ` · ${u.unpriced_turns} turn(s) unpriced` : "");
+  const usageLine = h("p", { class: "muted", id: "run-usage" }, usageText(detail.usage));
   const transcript = h("ol", { class: "transcript", id: "transcript", "aria-live": "polite" });
   // While a call waits for a person, its request shows here with the answers.
   const waiting = h("section", { id: "run-waiting", "aria-live": "polite" });
@@ -35,7 +41,7 @@ export async function runPage(main, id) {
     clear(waiting, open.length ? [h("h2", {}, "Waiting for an approval"), open.map((r) => approvalCard(r, again))] : null,
       asks.length ? [h("h2", {}, "Waiting for input a server asks for"), asks.map((r) => inputCard(r, again))] : null);
   };
-  main.append(err, waiting, transcript);
+  main.append(usageLine, stopped, err, waiting, transcript);
   const calls = new Map(detail.tool_calls.map((c) => [c.call_id, c]));
   const media = runMedia(id);
   await media.load();
@@ -73,6 +79,7 @@ export async function runPage(main, id) {
   const setStatus = (r) => {
     badge.textContent = r.status; badge.className = "badge " + r.status;
     err.textContent = r.error || "";
+    stopped.textContent = stopText(r); stopped.hidden = !r.stop_reason;
     cancel.hidden = finished.has(r.status);
     showWaiting(r.status);
   };
@@ -94,6 +101,7 @@ export async function runPage(main, id) {
     const e = JSON.parse(ev.data);
     if (e.run) setStatus(e.run);
     const fresh = await api.get_runs_by_id(id).catch(() => null);
+    if (fresh) usageLine.textContent = usageText(fresh.usage);
     if (fresh) for (const c of fresh.tool_calls) {
       calls.set(c.call_id, c);
       const d = byCall.get(c.call_id);

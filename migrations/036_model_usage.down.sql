@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS model_turns;
+DROP TABLE IF EXISTS model_prices;
