@@ -190,6 +190,9 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"POST /api/admin/mcp/servers":        {{"/api/admin/mcp/servers", map[string]any{"slug": "x", "name": "x"}, 403}},
 		"POST /api/users":                    {{"/api/users", map[string]any{"name": "x", "organisation_id": v.org}, 403}},
 		"GET /api/users":                     {{"/api/users", nil, 403}},
+		"GET /api/admin/prices":              {{"/api/admin/prices", nil, 403}},
+		"PUT /api/admin/prices":              {{"/api/admin/prices", map[string]any{"provider": "openrouter", "model": "x", "input_per_million": 1, "output_per_million": 1}, 403}},
+		"DELETE /api/admin/prices":           {{"/api/admin/prices?provider=openrouter&model=x", nil, 403}},
 		"GET /api/mcp/oauth/callback":        {{"/api/mcp/oauth/callback?state=forged&code=x", nil, 400}},
 		"POST /api/mcp/oauth/callback":       {{"/api/mcp/oauth/callback", map[string]any{"state": "forged", "code": "x"}, 400}},
 		// The GitHub installation picker answers only a pending login's own state.
@@ -238,6 +241,9 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 
 	bodies := map[string]any{
 		"PATCH /api/orgs/{id}":                            map[string]any{"name": "pwned"},
+		"PUT /api/orgs/{id}/budgets":                      map[string]any{"tool_calls_per_day": 1},
+		"PUT /api/guilds/{id}/budgets":                    map[string]any{"tool_calls_per_day": 1},
+		"PUT /api/agents/{id}/budgets":                    map[string]any{"tool_calls_per_day": 1},
 		"POST /api/orgs/{id}/guilds":                      map[string]any{"name": "pwned"},
 		"PATCH /api/guilds/{id}":                          map[string]any{"name": "pwned"},
 		"POST /api/guilds/{id}/agents":                    map[string]any{"name": "pwned"},
