@@ -360,7 +360,7 @@ func (p *platform) registrations() []worker.Registration {
 	}
 	deps.Vault = agentsecrets.Vault{DB: p.db, Keyring: p.keyring}
 	deps.Files = slotFiles{p.workspace}
-	return append(regs, runwf.Registration(runact.New(deps)), p.scheduleRegistration(), p.groupRegistration())
+	return append(regs, runwf.Registration(runact.New(deps)), p.scheduleRegistration(), p.groupRegistration(), p.auditPruneRegistration())
 }
 
 // githubRegistration is the GitHub App connect workflow and its activities;

@@ -5,10 +5,12 @@ import (
 	"strconv"
 	"time"
 
+	auditpruneact "github.com/guilds/guilds/activities/auditprune"
 	schedact "github.com/guilds/guilds/activities/schedule"
 	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/schedules"
 	"github.com/guilds/guilds/worker"
+	"github.com/guilds/guilds/workflows/auditprune"
 	"github.com/guilds/guilds/workflows/schedule"
 )
 
@@ -41,6 +43,12 @@ func (p *platform) scheduleRegistration() worker.Registration {
 	return schedule.Registration(schedact.New(schedact.Deps{DB: p.db, Models: p.models, Log: p.log}))
 }
 
+// auditPruneRegistration is the daily audit prune, keeping
+// GUILDS_AUDIT_RETENTION_DAYS of events.
+func (p *platform) auditPruneRegistration() worker.Registration {
+	return auditprune.Registration(&auditpruneact.Activities{DB: p.db, Retention: p.cfg.AuditRetention(), Log: p.log})
+}
+
 // reconcileInterval is how often a worker puts Temporal in step with the
 // schedules table after doing it at start.
 const reconcileInterval = 5 * time.Minute
@@ -49,6 +57,9 @@ const reconcileInterval = 5 * time.Minute
 func (p *platform) reconcileSchedules(ctx context.Context) {
 	if p.temporal == nil {
 		return
+	}
+	if err := auditprune.EnsureSchedule(ctx, p.temporal, worker.TaskQueue); err != nil {
+		p.log.Error("audit: cannot create the daily prune's schedule; old events stay until a worker starts with Temporal reachable", "err", err)
 	}
 	p.scheduleManager().ReconcileEvery(ctx, p.db, reconcileInterval)
 }

@@ -36,6 +36,9 @@ type Config struct {
 	DBMaxConns int
 	// Group bounds agents answering agents in group chat (group.go).
 	Group Group
+	// AuditRetentionDays (GUILDS_AUDIT_RETENTION_DAYS, default 90) is how
+	// long the audit trail keeps an event; a daily job prunes older ones.
+	AuditRetentionDays int
 }
 
 // Sandbox configures the agents' workspace sandboxes (internal/workspaces).
@@ -109,6 +112,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.Group, err = loadGroup(or); err != nil {
+		return c, err
+	}
+	if c.AuditRetentionDays, err = loadAuditRetention(or); err != nil {
 		return c, err
 	}
 	if c.AuthMode != "token" && c.AuthMode != "local" {
