@@ -3,6 +3,7 @@
 import * as api from "../api.gen.js";
 import { h, clear, form, tabs, status, errorBox } from "../ui.js";
 import { setTab, app } from "../state.js";
+import { auditPanel } from "./audit.js";
 
 export async function adminPage(main) {
   main.append(h("h1", {}, "Admin"));
@@ -11,6 +12,7 @@ export async function adminPage(main) {
   main.append(tabs([
     { id: "catalog", label: "Connector catalog", render: catalogPanel },
     { id: "keys", label: "Platform keys", render: keysPanel },
+    { id: "audit", label: "Audit", render: (p) => auditPanel(p, null) },
     { id: "users", label: "Users", coming: "listing users (the API can create, disable and enable them; use guilds users)" },
   ], tab, setTab));
 }

@@ -5,6 +5,7 @@ import { toolsView } from "./tools.js";
 import { renameForm, notesPanel, secretsPanel } from "./parts.js";
 import { collectionsPanel } from "./collections.js";
 import { approvalsPanel } from "./approvals.js";
+import { auditPanel } from "./audit.js";
 
 export async function orgPage(main, id) {
   const org = await api.get_orgs_by_id(id);
@@ -15,6 +16,7 @@ export async function orgPage(main, id) {
     { id: "guilds", label: "Guilds", render: (p) => guildsPanel(p, org) },
     { id: "tools", label: "Tools", render: (p) => toolsView(p, "organisation", id) },
     { id: "approvals", label: "Approvals", render: (p) => approvalsPanel(p, id) },
+    { id: "audit", label: "Audit", render: (p) => auditPanel(p, id) },
     { id: "models", label: "Model keys", render: (p) => modelKeysPanel(p, org) },
     { id: "members", label: "Members", render: (p) => membersPanel(p, org) },
     { id: "collections", label: "Collections", render: (p) => collectionsPanel(p, org) },
