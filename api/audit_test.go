@@ -54,6 +54,22 @@ func TestAuditTrailIsTheOrganisationsOwn(t *testing.T) {
 	if len(all) != 3 {
 		t.Fatalf("the admin sees %d events", len(all))
 	}
+	if ex := e.Admin("GET", "/api/admin/audit/export", nil); ex.Status != 200 || strings.Count(string(ex.Body), "\n") != 3 {
+		t.Fatalf("the admin's export: %d %s", ex.Status, ex.Body)
+	}
+	// organisation_id narrows the admin's view and export alike.
+	var rivals []audit.Event
+	e.Admin("GET", "/api/admin/audit?organisation_id="+rival, nil).JSON(&rivals)
+	if ex := e.Admin("GET", "/api/admin/audit/export?organisation_id="+rival, nil); len(rivals) != 1 ||
+		strings.Count(string(ex.Body), "\n") != 1 || !strings.Contains(string(ex.Body), rival) {
+		t.Fatalf("the admin's narrowed trail: %+v %s", rivals, ex.Body)
+	}
+	// An operator is not the instance admin: the whole box's trail is refused.
+	for _, path := range []string{"/api/admin/audit", "/api/admin/audit/export"} {
+		if r := e.Do(annTok, "GET", path, nil); r.Status != 403 && r.Status != 404 {
+			t.Fatalf("an operator read %s: %d", path, r.Status)
+		}
+	}
 }
 
 // An operator's switches leave events in the trail, with who wrote them.
