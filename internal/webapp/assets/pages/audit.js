@@ -59,6 +59,7 @@ export async function auditPanel(panel, orgId) {
     try {
       const rows = orgId ? await api.get_orgs_by_id_audit(orgId, { query }) : await api.get_admin_audit({ query });
       clear(body, rows.length ? rows.map(row) : h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No events.")));
+      body.dataset.query = q.toString(); // the filter the rows answer
       older.disabled = rows.length < pageSize;
       older.onclick = () => { before = rows[rows.length - 1].id; load(); };
       newest.disabled = !before;
