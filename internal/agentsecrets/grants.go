@@ -291,13 +291,14 @@ func (s Source) Env(ctx context.Context, call tools.Call) (map[string]string, er
 		return nil, err
 	}
 	out := make(map[string]string, len(vals))
-	for _, v := range vals {
-		if err := audit.Record(ctx, s.DB, audit.Event{OrganisationID: agent.OrgID, GuildID: agent.GuildID, AgentID: agent.AgentID,
-			RunID: call.RunID, Seq: call.Seq, Trigger: call.Trigger, Action: audit.ActionSecretRead, Tool: v.Name, Kind: "secret",
-			Outcome: "read", Actor: audit.AgentActor(agent.AgentID)}); err != nil {
-			return nil, fmt.Errorf("record the read of secret %s: %w", v.Name, err)
-		}
-		out[v.Name] = v.Value
+	names := make([]string, len(vals))
+	for i, v := range vals {
+		out[v.Name], names[i] = v.Value, v.Name
+	}
+	if err := audit.RecordEach(ctx, s.DB, audit.Event{OrganisationID: agent.OrgID, GuildID: agent.GuildID, AgentID: agent.AgentID,
+		RunID: call.RunID, Seq: call.Seq, Trigger: call.Trigger, Action: audit.ActionSecretRead, Kind: "secret",
+		Outcome: "read", Actor: audit.AgentActor(agent.AgentID)}, names); err != nil {
+		return nil, fmt.Errorf("record the reads of the agent's secrets: %w", err)
 	}
 	return out, nil
 }

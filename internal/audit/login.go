@@ -32,11 +32,12 @@ func AgentActor(agentID string) string { return "agent:" + agentID }
 // its owner's organisation, guild and agent, its server's slug as the tool,
 // its scope and account hint. An empty actor is the user who started the
 // login's latest browser login (OAuth, GitHub), or the platform when nobody
-// did. A login that is gone writes nothing.
+// did. A login that is gone writes nothing; an owner that is gone leaves
+// the event without its place.
 func RecordLogin(ctx context.Context, db store.DB, connectionID, action, outcome, actor string) error {
 	_, err := db.Exec(ctx, `INSERT INTO audit_events (organisation_id, guild_id, agent_id, action, tool, kind,
 			connection_id, login_scope, account_hint, outcome, actor)
-		SELECT CASE c.owner_scope WHEN 'organisation' THEN c.owner_id WHEN 'guild' THEN g.organisation_id
+		SELECT CASE c.owner_scope WHEN 'organisation' THEN o.id WHEN 'guild' THEN g.organisation_id
 				WHEN 'agent' THEN ag.organisation_id END,
 			CASE c.owner_scope WHEN 'guild' THEN c.owner_id WHEN 'agent' THEN a.guild_id END,
 			CASE c.owner_scope WHEN 'agent' THEN c.owner_id END,
@@ -44,6 +45,7 @@ func RecordLogin(ctx context.Context, db store.DB, connectionID, action, outcome
 			CASE WHEN $4 <> '' THEN $4 WHEN st.user_id IS NOT NULL THEN 'user:' || st.user_id::text ELSE $5 END
 		FROM mcp_connections c
 		JOIN mcp_servers s ON s.id = c.server_id
+		LEFT JOIN organisations o ON c.owner_scope = 'organisation' AND o.id = c.owner_id
 		LEFT JOIN guilds g ON c.owner_scope = 'guild' AND g.id = c.owner_id
 		LEFT JOIN agents a ON c.owner_scope = 'agent' AND a.id = c.owner_id
 		LEFT JOIN guilds ag ON ag.id = a.guild_id
