@@ -84,7 +84,7 @@ func (s *Server) chooseDriveFolder(ctx context.Context, c *gin.Context, db store
 	if err != nil {
 		return 0, nil, s.driveFailure(err)
 	}
-	res, err := s.connectService().Choose(ctx, conn.ID, map[string]string{drive.FieldFolderID: folder.ID, drive.FieldFolderName: folder.Name})
+	res, err := s.connectService().Choose(ctx, conn.ID, actor(p), map[string]string{drive.FieldFolderID: folder.ID, drive.FieldFolderName: folder.Name})
 	if err != nil {
 		return 0, nil, s.driveFailure(err)
 	}

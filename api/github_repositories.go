@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/githubapp"
@@ -103,7 +104,7 @@ func (s *Server) reachable(ctx context.Context, conn connections.Connection, l g
 	}
 	repos, err := app.Repositories(ctx, l.InstallationID)
 	if githubapp.Gone(err) {
-		if derr := connections.MarkDisconnected(context.WithoutCancel(ctx), s.db(), conn.ID); derr != nil {
+		if derr := s.markInstallationGone(context.WithoutCancel(ctx), conn.ID); derr != nil {
 			s.Log.Error("github: cannot mark a removed installation's login disconnected", "connection", conn.ID, "err", derr)
 		}
 		return nil, &Error{Status: http.StatusConflict, Code: "connection_disconnected",
@@ -239,4 +240,15 @@ func (s *Server) guildRepositories(ctx context.Context, c *gin.Context, db store
 		out.GitHubLogins = append(out.GitHubLogins, g)
 	}
 	return http.StatusOK, out, nil
+}
+
+// markInstallationGone marks a login whose GitHub installation is gone
+// disconnected, with its audit event, in one transaction.
+func (s *Server) markInstallationGone(ctx context.Context, connectionID string) error {
+	return s.db().InTx(ctx, func(tx pgx.Tx) error {
+		if err := connections.MarkDisconnected(ctx, tx, connectionID); err != nil {
+			return err
+		}
+		return audit.RecordLogin(ctx, tx, connectionID, audit.ActionDisconnect, "installation_gone", audit.ActorPlatform)
+	})
 }

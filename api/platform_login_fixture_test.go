@@ -28,7 +28,7 @@ func (me *mcpEnv) platformKeyLogin(t *testing.T, slug, key string) string {
 	t.Helper()
 	id := platformRow(t, me.DB, slug)
 	svc := &connections.Service{DB: me.DB, Engine: me.Engine, Sessions: me.Pool, Checker: mcppool.Checker{DB: me.DB, Engine: me.Engine}}
-	if _, err := svc.ConnectKey(context.Background(), id, map[string]string{connectors.MetaTokenField: key}); err != nil {
+	if _, err := svc.ConnectKey(context.Background(), id, map[string]string{connectors.MetaTokenField: key}, ""); err != nil {
 		t.Fatalf("platform key login of %s: %v", slug, err)
 	}
 	return id

@@ -60,12 +60,7 @@ type secretGrantInput struct {
 }
 
 // actor names the caller in the audit rows.
-func actor(p access.Principal) string {
-	if p.UserID != "" {
-		return "user:" + p.UserID
-	}
-	return "operator"
-}
+func actor(p access.Principal) string { return audit.Actor(p) }
 
 // secretOwner is the owner place the route's path names.
 func secretOwner(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (agentsecrets.Place, error) {

@@ -174,6 +174,26 @@ func TestOperatorApp(t *testing.T) {
 	b.waitText("#transcript", "report_issue")
 	b.shot("run")
 
+	// The organisation's audit trail: the run's call and the OAuth connect,
+	// with who did it; filtered, the export link carries the view's filter
+	// and downloads exactly the rows shown.
+	b.open("/orgs/" + org + "?tab=audit")
+	b.waitText("#audit-rows", "report_issue")
+	b.waitText("#audit-rows", "connect")
+	b.checkLabels("Audit")
+	b.shot("audit")
+	b.fill(`#audit-filters input[name="tool"]`, "report_issue")
+	b.submit(`#audit-filters`)
+	b.waitVisible(`#audit-rows[data-query="tool=report_issue"] tr[data-event]`)
+	if href := b.eval(`document.getElementById("audit-export").href`); !strings.HasSuffix(href, "/audit/export?tool=report_issue") {
+		t.Errorf("the export link: %s", href)
+	}
+	shown := b.eval(`String(document.querySelectorAll("#audit-rows tr[data-event]").length)`)
+	exported := b.eval(`fetch(document.getElementById("audit-export").href).then(r => r.text()).then(t => String(t.trim().split("\n").filter(l => JSON.parse(l).tool === "report_issue").length + "/" + t.trim().split("\n").length))`)
+	if exported != shown+"/"+shown {
+		t.Errorf("the view shows %s events, the export holds %s (matching/all)", shown, exported)
+	}
+
 	// The guild's Issues tab: resolve it.
 	b.open("/guilds/" + guild + "?tab=issues")
 	b.waitText("#issues", "the fixture tool failed")

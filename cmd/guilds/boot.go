@@ -361,7 +361,7 @@ func (p *platform) registrations() []worker.Registration {
 	deps.Vault = agentsecrets.Vault{DB: p.db, Keyring: p.keyring}
 	deps.Files = slotFiles{p.workspace}
 	deps.Breaker, deps.CallRate = p.callGuards()
-	return append(regs, runwf.Registration(runact.New(deps)), p.scheduleRegistration(), p.groupRegistration())
+	return append(regs, runwf.Registration(runact.New(deps)), p.scheduleRegistration(), p.groupRegistration(), p.auditPruneRegistration())
 }
 
 // githubRegistration is the GitHub App connect workflow and its activities;

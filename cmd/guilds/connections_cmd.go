@@ -21,6 +21,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/guilds/guilds/internal/adapters/host"
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
@@ -194,7 +195,7 @@ func connectionsCommand(ctx context.Context, args []string, stdin io.Reader, std
 		}
 		printStatus(stdout, c)
 	case "disconnect":
-		if err := svc.Disconnect(ctx, id.String()); err != nil {
+		if err := svc.Disconnect(ctx, id.String(), audit.ActorTerminal); err != nil {
 			return fail(err)
 		}
 		fmt.Fprintf(stdout, "disconnected %s\n", id)
@@ -372,7 +373,7 @@ func finishOAuthLogin(ctx context.Context, svc *connections.Service, id uuid.UUI
 	defer pool.Close()
 	withPool := *svc
 	withPool.Sessions = pool
-	r, err := withPool.Finish(ctx, id.String(), connections.Options{HintFrom: connections.HintStored, ListRemoteOnly: true})
+	r, err := withPool.Finish(ctx, id.String(), connections.Options{HintFrom: connections.HintStored, ListRemoteOnly: true, Actor: audit.ActorTerminal})
 	switch {
 	case err != nil:
 		return err

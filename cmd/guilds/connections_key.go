@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/guilds/guilds/internal/adapters/pinnedprices"
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
@@ -55,7 +56,7 @@ func connectKey(ctx context.Context, svc *connections.Service, c connectors.Conn
 	if err != nil {
 		return err
 	}
-	r, err := svc.ConnectKey(ctx, c.ID.String(), values)
+	r, err := svc.ConnectKey(ctx, c.ID.String(), values, audit.ActorTerminal)
 	if srv.Kind == catalog.KindRemote || srv.Kind == catalog.KindAdapter {
 		// The same check as the API's: the key or values must list the
 		// server's tools (an adapter asks its service instead).

@@ -5,10 +5,14 @@ import (
 	"strconv"
 	"time"
 
+	auditpruneact "github.com/guilds/guilds/activities/auditprune"
 	schedact "github.com/guilds/guilds/activities/schedule"
+	"github.com/guilds/guilds/internal/auditotel"
 	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/schedules"
+	"github.com/guilds/guilds/internal/telemetry"
 	"github.com/guilds/guilds/worker"
+	"github.com/guilds/guilds/workflows/auditprune"
 	"github.com/guilds/guilds/workflows/schedule"
 )
 
@@ -41,6 +45,40 @@ func (p *platform) scheduleRegistration() worker.Registration {
 	return schedule.Registration(schedact.New(schedact.Deps{DB: p.db, Models: p.models, Log: p.log}))
 }
 
+// auditPruneRegistration is the daily audit prune, keeping
+// GUILDS_AUDIT_RETENTION_DAYS of events.
+func (p *platform) auditPruneRegistration() worker.Registration {
+	return auditprune.Registration(&auditpruneact.Activities{DB: p.db, Retention: p.cfg.AuditRetention(), Log: p.log})
+}
+
+// auditForwardInterval is how often a worker sends the trail's new events
+// to the OTLP logs endpoint, when one is configured.
+const auditForwardInterval = 5 * time.Second
+
+// forwardAudit sends the audit trail as OpenTelemetry log records until ctx
+// ends, when OTEL_EXPORTER_OTLP_LOGS_ENDPOINT (or the OTLP endpoint) is set.
+func (p *platform) forwardAudit(ctx context.Context) {
+	headers, err := telemetry.ConfigFromEnv(p.env.Getenv)
+	if err != nil {
+		return // the telemetry's own start refused it already
+	}
+	cfg, err := auditotel.ConfigFromEnv(p.env.Getenv, headers.Headers)
+	if err != nil {
+		p.log.Error("audit: events are not forwarded to OpenTelemetry", "err", err)
+		return
+	}
+	if !cfg.Enabled() {
+		return
+	}
+	f, err := auditotel.New(ctx, p.db, cfg, p.log)
+	if err != nil {
+		p.log.Error("audit: events are not forwarded to OpenTelemetry", "err", err)
+		return
+	}
+	defer func() { _ = f.Close(context.WithoutCancel(ctx)) }()
+	f.Run(ctx, auditForwardInterval)
+}
+
 // reconcileInterval is how often a worker puts Temporal in step with the
 // schedules table after doing it at start.
 const reconcileInterval = 5 * time.Minute
@@ -50,5 +88,9 @@ func (p *platform) reconcileSchedules(ctx context.Context) {
 	if p.temporal == nil {
 		return
 	}
+	if err := auditprune.EnsureSchedule(ctx, p.temporal, worker.TaskQueue); err != nil {
+		p.log.Error("audit: cannot create the daily prune's schedule; old events stay until a worker starts with Temporal reachable", "err", err)
+	}
+	go p.forwardAudit(ctx)
 	p.scheduleManager().ReconcileEvery(ctx, p.db, reconcileInterval)
 }

@@ -21,7 +21,7 @@ type AuditEntry struct {
 	At         time.Time       `json:"at"`
 }
 
-func audit(ctx context.Context, db store.DB, owner Place, secretID, name, action, actor string, detail map[string]any) error {
+func recordChange(ctx context.Context, db store.DB, owner Place, secretID, name, action, actor string, detail map[string]any) error {
 	if detail == nil {
 		detail = map[string]any{}
 	}

@@ -2,11 +2,14 @@ package agentsecrets
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
+	"github.com/guilds/guilds/internal/tools"
 )
 
 // Grant is one grant row: at a scope, the secret is on or off for the
@@ -71,7 +74,7 @@ func SetGrant(ctx context.Context, db store.DB, owner Place, name string, target
 	if enabled {
 		action = "grant"
 	}
-	if err := audit(ctx, db, owner, s.ID, name, action, actor, map[string]any{"scope": target.Scope, "scope_id": target.ID()}); err != nil {
+	if err := recordChange(ctx, db, owner, s.ID, name, action, actor, map[string]any{"scope": target.Scope, "scope_id": target.ID()}); err != nil {
 		return s, err
 	}
 	return Get(ctx, db, owner, name)
@@ -92,7 +95,7 @@ func RemoveGrant(ctx context.Context, db store.DB, owner Place, name string, tar
 	if tag.RowsAffected() == 0 {
 		return s, store.ErrNotFound
 	}
-	if err := audit(ctx, db, owner, s.ID, name, "ungrant", actor, map[string]any{"scope": target.Scope, "scope_id": target.ID()}); err != nil {
+	if err := recordChange(ctx, db, owner, s.ID, name, "ungrant", actor, map[string]any{"scope": target.Scope, "scope_id": target.ID()}); err != nil {
 		return s, err
 	}
 	return Get(ctx, db, owner, name)
@@ -188,6 +191,10 @@ func Granted(ctx context.Context, db store.DB, kr *secret.Keyring, agentID strin
 	if err != nil {
 		return nil, err
 	}
+	return granted(ctx, db, kr, agent)
+}
+
+func granted(ctx context.Context, db store.DB, kr *secret.Keyring, agent Place) ([]Value, error) {
 	rows, err := db.Query(ctx, `SELECT id::text, name, owner_scope, ciphertext FROM agent_secrets
 		WHERE (owner_scope = 'organisation' AND owner_id = $1::uuid) OR (owner_scope = 'guild' AND owner_id = $2::uuid)
 		   OR (owner_scope = 'agent' AND owner_id = $3::uuid)`, agent.OrgID, agent.GuildID, agent.AgentID)
@@ -267,18 +274,31 @@ func (s Source) RunSecrets(ctx context.Context, agentID string) ([]string, error
 	return out, nil
 }
 
-// Env returns the granted secrets as environment variables.
-func (s Source) Env(ctx context.Context, agentID string) (map[string]string, error) {
+// Env returns the secrets granted to the call's agent as environment
+// variables of the command the call runs. Each one handed over is a read in
+// the audit trail (its name, the agent and run that read it, never its
+// value), written before the values leave.
+func (s Source) Env(ctx context.Context, call tools.Call) (map[string]string, error) {
 	if s.Keyring == nil {
 		return nil, nil
 	}
-	vals, err := Granted(ctx, s.DB, s.Keyring, agentID)
+	agent, err := LoadPlace(ctx, s.DB, ScopeAgent, call.AgentID)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := granted(ctx, s.DB, s.Keyring, agent)
 	if err != nil || len(vals) == 0 {
 		return nil, err
 	}
 	out := make(map[string]string, len(vals))
-	for _, v := range vals {
-		out[v.Name] = v.Value
+	names := make([]string, len(vals))
+	for i, v := range vals {
+		out[v.Name], names[i] = v.Value, v.Name
+	}
+	if err := audit.RecordEach(ctx, s.DB, audit.Event{OrganisationID: agent.OrgID, GuildID: agent.GuildID, AgentID: agent.AgentID,
+		RunID: call.RunID, Seq: call.Seq, Trigger: call.Trigger, Action: audit.ActionSecretRead, Kind: "secret",
+		Outcome: "read", Actor: audit.AgentActor(agent.AgentID)}, names); err != nil {
+		return nil, fmt.Errorf("record the reads of the agent's secrets: %w", err)
 	}
 	return out, nil
 }

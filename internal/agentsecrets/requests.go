@@ -82,7 +82,7 @@ func OpenRequest(ctx context.Context, db store.DB, in NewRequest) (Request, erro
 	if err != nil {
 		return r, err
 	}
-	return r, audit(ctx, db, owner, "", in.Name, "request", "agent:"+in.AgentID, map[string]any{"run_id": in.RunID, "request_id": r.ID})
+	return r, recordChange(ctx, db, owner, "", in.Name, "request", "agent:"+in.AgentID, map[string]any{"run_id": in.RunID, "request_id": r.ID})
 }
 
 // RequestAt returns the request of the call at (run, seq).
@@ -171,7 +171,7 @@ func AnswerRequest(ctx context.Context, db store.DB, kr *secret.Keyring, p acces
 		r.ID, next, actor); err != nil {
 		return r, store.Map(err)
 	}
-	if err := audit(ctx, db, owner, "", r.Name, action, actor, map[string]any{"request_id": r.ID, "run_id": r.RunID}); err != nil {
+	if err := recordChange(ctx, db, owner, "", r.Name, action, actor, map[string]any{"request_id": r.ID, "run_id": r.RunID}); err != nil {
 		return r, err
 	}
 	return requestWhere(ctx, db, `id = $1`, r.ID)

@@ -84,7 +84,7 @@ func Set(ctx context.Context, db store.DB, kr *secret.Keyring, owner Place, name
 	if created {
 		action = "set"
 	}
-	if err := audit(ctx, db, owner, s.ID, name, action, actor, nil); err != nil {
+	if err := recordChange(ctx, db, owner, s.ID, name, action, actor, nil); err != nil {
 		return s, false, err
 	}
 	s, err = Get(ctx, db, owner, name)
@@ -99,7 +99,7 @@ func Delete(ctx context.Context, db store.DB, owner Place, name, actor string) e
 	if err != nil {
 		return store.Map(err)
 	}
-	return audit(ctx, db, owner, id, name, "delete", actor, nil)
+	return recordChange(ctx, db, owner, id, name, "delete", actor, nil)
 }
 
 // Get returns one secret's metadata, with its grant rows and the agents it reaches.

@@ -287,7 +287,7 @@ func TestSealedAuditedRotated(t *testing.T) {
 	}
 }
 
-func mustRun(t *testing.T, w *world) string {
+func mustRun(t testing.TB, w *world) string {
 	t.Helper()
 	var id string
 	if err := w.db.QueryRow(context.Background(), `INSERT INTO runs (agent_id, guild_id, organisation_id, trigger, budget, remaining)

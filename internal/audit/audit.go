@@ -111,3 +111,17 @@ func nullInt(n int) any {
 	}
 	return n
 }
+
+// RecordEach writes one event per tool name, the rest of e shared, in one
+// statement (an agent's secrets read together, one event each).
+func RecordEach(ctx context.Context, db store.DB, e Event, tools []string) error {
+	if len(tools) == 0 {
+		return nil
+	}
+	_, err := db.Exec(ctx, `INSERT INTO audit_events (organisation_id, guild_id, agent_id, run_id, seq, trigger, action,
+		tool, kind, outcome, actor)
+		SELECT $1, $2, $3, $4, $5, $6, $7, t, $9, $10, $11 FROM unnest($8::text[]) t`,
+		null(e.OrganisationID), null(e.GuildID), null(e.AgentID), null(e.RunID), nullInt(e.Seq), e.Trigger, e.Action,
+		tools, e.Kind, e.Outcome, e.Actor)
+	return store.Map(err)
+}

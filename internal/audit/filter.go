@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/guilds/guilds/internal/store"
 )
@@ -105,6 +106,25 @@ func List(ctx context.Context, db store.DB, f Filter) ([]Event, error) {
 	if err != nil {
 		return nil, store.Map(err)
 	}
+	return scanEvents(rows)
+}
+
+// Since returns up to limit events with an id above after, oldest first:
+// the order a forwarder reads the trail in.
+func Since(ctx context.Context, db store.DB, after int64, limit int) ([]Event, error) {
+	rows, err := db.Query(ctx, `SELECT `+eventColumns+` FROM audit_events WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, store.Map(err)
+	}
+	return scanEvents(rows)
+}
+
+const eventColumns = `id, at, coalesce(organisation_id::text, ''), coalesce(guild_id::text, ''),
+		coalesce(agent_id::text, ''), coalesce(run_id::text, ''), coalesce(seq, 0), trigger, action, tool, kind,
+		coalesce(connection_id::text, ''), login_scope, account_hint, args_digest, outcome, duration_ms, result_bytes,
+		coalesce(approval_id::text, ''), actor`
+
+func scanEvents(rows pgx.Rows) ([]Event, error) {
 	defer rows.Close()
 	out := []Event{}
 	for rows.Next() {

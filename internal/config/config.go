@@ -38,6 +38,9 @@ type Config struct {
 	Group Group
 	// Breaker tunes the circuit breaker of each login (breaker.go).
 	Breaker Breaker
+	// AuditRetentionDays (GUILDS_AUDIT_RETENTION_DAYS, default 90) is how
+	// long the audit trail keeps an event; a daily job prunes older ones.
+	AuditRetentionDays int
 }
 
 // Sandbox configures the agents' workspace sandboxes (internal/workspaces).
@@ -114,6 +117,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.Breaker, err = loadBreaker(or); err != nil {
+		return c, err
+	}
+	if c.AuditRetentionDays, err = loadAuditRetention(or); err != nil {
 		return c, err
 	}
 	if c.AuthMode != "token" && c.AuthMode != "local" {

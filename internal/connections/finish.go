@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/adapters"
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/connstore"
@@ -94,6 +95,9 @@ type Options struct {
 	// ListRemoteOnly: the first listing runs only for a remote server's login
 	// (the terminal's OAuth connect); otherwise for every login.
 	ListRemoteOnly bool
+	// Actor is who connected the login, for the audit trail; "" is the
+	// user who started its browser login (audit.RecordLogin).
+	Actor string
 }
 
 // ErrRefused: an adapter's service refused the new login; its credential
@@ -163,7 +167,10 @@ func finish(ctx context.Context, d Deps, row connstore.Connection, o Options) (R
 				return err
 			}
 		}
-		return mark(ctx, tx, row, hint)
+		if err := mark(ctx, tx, row, hint); err != nil {
+			return err
+		}
+		return audit.RecordLogin(ctx, tx, connectionID, audit.ActionConnect, "connected", o.Actor)
 	})
 	if err != nil {
 		if o.Listed != nil {

@@ -16,7 +16,7 @@ import (
 // holds for it unchanged. See docs/adr/0616-servers-that-need-no-login.md.
 
 // connectOpen connects a login of a server that needs no login.
-func (s *Service) connectOpen(ctx context.Context, row connstore.Connection, srv grants.ServerRoute) (Outcome, error) {
+func (s *Service) connectOpen(ctx context.Context, row connstore.Connection, srv grants.ServerRoute, actor string) (Outcome, error) {
 	if s.Checker == nil {
 		return Outcome{}, errors.New(srv.Slug + ": this caller cannot list a server's tools")
 	}
@@ -24,7 +24,7 @@ func (s *Service) connectOpen(ctx context.Context, row connstore.Connection, srv
 	if err != nil {
 		return Outcome{}, &ServerError{Server: srv.Slug, Err: err}
 	}
-	r, err := finish(ctx, s.deps(), row, Options{HintFrom: HintGiven, Listed: checked.Listed})
+	r, err := finish(ctx, s.deps(), row, Options{HintFrom: HintGiven, Listed: checked.Listed, Actor: actor})
 	if err != nil {
 		return Outcome{}, err
 	}

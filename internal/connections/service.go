@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/guilds/guilds/internal/access"
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/connstore"
@@ -145,7 +146,7 @@ func (s *Service) Connect(ctx context.Context, p access.Principal, req Request) 
 	if err != nil {
 		return Outcome{}, err
 	}
-	out, err := s.connect(ctx, row, req)
+	out, err := s.connect(ctx, row, req, audit.Actor(p))
 	if err != nil && created {
 		if rerr := grants.RemoveFailedLogin(context.WithoutCancel(ctx), s.bounded(), row.ID.String()); rerr != nil {
 			s.log().Error("mcp connect: cannot remove a failed new login", "connection", row.ID, "err", rerr)
@@ -156,7 +157,7 @@ func (s *Service) Connect(ctx context.Context, p access.Principal, req Request) 
 
 // connect runs the strategy of the login's server on the row Connect loaded,
 // which every step is given rather than reading it again.
-func (s *Service) connect(ctx context.Context, row connstore.Connection, req Request) (Outcome, error) {
+func (s *Service) connect(ctx context.Context, row connstore.Connection, req Request, actor string) (Outcome, error) {
 	conn := ConnectionOf(row)
 	srv, err := grants.LoadServerRoute(ctx, s.bounded(), conn.ServerID)
 	if err != nil {
@@ -182,7 +183,7 @@ func (s *Service) connect(ctx context.Context, row connstore.Connection, req Req
 			if err != nil {
 				return Outcome{}, err
 			}
-			return s.connectKeyStep(ctx, row, srv, step)
+			return s.connectKeyStep(ctx, row, srv, step, actor)
 		}
 	}
 	switch srv.Auth {
@@ -192,12 +193,12 @@ func (s *Service) connect(ctx context.Context, row connstore.Connection, req Req
 			if req.Key != "" {
 				return Outcome{}, invalid("key", srv.Slug+" takes several keys; send them in values: "+fieldNames(keyFields))
 			}
-			return s.connectChecked(ctx, row, srv, req.Values)
+			return s.connectChecked(ctx, row, srv, req.Values, actor)
 		}
 		if strings.TrimSpace(req.Key) == "" {
 			return Outcome{}, invalid("key", "is required for "+srv.Slug)
 		}
-		return s.connectChecked(ctx, row, srv, map[string]string{connectors.MetaTokenField: req.Key})
+		return s.connectChecked(ctx, row, srv, map[string]string{connectors.MetaTokenField: req.Key}, actor)
 	case catalog.AuthOAuth:
 		if req.BeginOAuth == nil {
 			return Outcome{}, fmt.Errorf("%s connects with a browser login, which this caller cannot start", srv.Slug)
@@ -215,9 +216,9 @@ func (s *Service) connect(ctx context.Context, row connstore.Connection, req Req
 			if len(req.Values) > 0 {
 				return Outcome{}, invalid("values", srv.Slug+" needs no login and takes no values")
 			}
-			return s.connectOpen(ctx, row, srv)
+			return s.connectOpen(ctx, row, srv, actor)
 		}
-		return s.connectChecked(ctx, row, srv, req.Values)
+		return s.connectChecked(ctx, row, srv, req.Values, actor)
 	}
 }
 
@@ -231,14 +232,14 @@ func keyFieldsOf(c connstore.Connection) []catalog.KeyField {
 }
 
 // connectKeyStep is a key login with the caller's step after it.
-func (s *Service) connectKeyStep(ctx context.Context, row connstore.Connection, srv grants.ServerRoute, step *KeyStep) (Outcome, error) {
-	out, err := s.connectChecked(ctx, row, srv, map[string]string{connectors.MetaTokenField: step.Key})
+func (s *Service) connectKeyStep(ctx context.Context, row connstore.Connection, srv grants.ServerRoute, step *KeyStep, actor string) (Outcome, error) {
+	out, err := s.connectChecked(ctx, row, srv, map[string]string{connectors.MetaTokenField: step.Key}, actor)
 	if err != nil || step.After == nil {
 		return out, err
 	}
 	if err := step.After(ctx, out.Connection); err != nil {
 		// The login is stored by now: wipe its key so that it is removed.
-		if derr := s.Disconnect(context.WithoutCancel(ctx), row.ID.String()); derr != nil {
+		if derr := s.Disconnect(context.WithoutCancel(ctx), row.ID.String(), actor); derr != nil {
 			s.log().Error("mcp connect: cannot wipe the key of a failed connect", "connection", row.ID, "err", derr)
 		}
 		return Outcome{}, err
@@ -247,8 +248,8 @@ func (s *Service) connectKeyStep(ctx context.Context, row connstore.Connection, 
 }
 
 // connectChecked runs the key or values strategy and answers the fresh login.
-func (s *Service) connectChecked(ctx context.Context, row connstore.Connection, srv grants.ServerRoute, values map[string]string) (Outcome, error) {
-	r, err := s.connectKey(ctx, row, values)
+func (s *Service) connectChecked(ctx context.Context, row connstore.Connection, srv grants.ServerRoute, values map[string]string, actor string) (Outcome, error) {
+	r, err := s.connectKey(ctx, row, values, actor)
 	if err != nil {
 		return Outcome{}, &ServerError{Server: srv.Slug, Err: err}
 	}
@@ -263,8 +264,8 @@ func (s *Service) connectChecked(ctx context.Context, row connstore.Connection, 
 // values its server is configured with. A remote MCP server's or a local
 // adapter's login is checked with the server first (Checker) and stored with
 // what it listed; another server's is checked by its provider only. Nothing
-// is stored when a check fails.
-func (s *Service) ConnectKey(ctx context.Context, connectionID string, values map[string]string) (Result, error) {
+// is stored when a check fails. actor is who connects it (audit.Actor).
+func (s *Service) ConnectKey(ctx context.Context, connectionID string, values map[string]string, actor string) (Result, error) {
 	id, err := connstore.ParseID(connectionID)
 	if err != nil {
 		return Result{}, err
@@ -273,11 +274,11 @@ func (s *Service) ConnectKey(ctx context.Context, connectionID string, values ma
 	if err != nil {
 		return Result{}, err
 	}
-	return s.connectKey(ctx, c, values)
+	return s.connectKey(ctx, c, values, actor)
 }
 
 // connectKey is ConnectKey of a login whose row the caller loaded.
-func (s *Service) connectKey(ctx context.Context, c connstore.Connection, values map[string]string) (Result, error) {
+func (s *Service) connectKey(ctx context.Context, c connstore.Connection, values map[string]string, actor string) (Result, error) {
 	var err error
 	fields := KeyFields(c.Server.Config)
 	if c.Server.Auth == catalog.AuthToken && len(fields) > 0 {
@@ -298,7 +299,7 @@ func (s *Service) connectKey(ctx context.Context, c connstore.Connection, values
 			return Result{}, err
 		}
 	}
-	return StoreChecked(ctx, s.deps(), c, checked)
+	return StoreChecked(ctx, s.deps(), c, checked, actor)
 }
 
 // checker is what checks a login of a server of that kind with the server
@@ -335,7 +336,7 @@ func (refuseUnchecked) CheckOpen(context.Context, connstore.Connection) (Checked
 // StoreChecked stores checked values with the engine and finishes the login
 // (its row as the caller loaded it) with what the check listed (Finish); a
 // failed finish wipes them again.
-func StoreChecked(ctx context.Context, d Deps, row connstore.Connection, c Checked) (Result, error) {
+func StoreChecked(ctx context.Context, d Deps, row connstore.Connection, c Checked, actor string) (Result, error) {
 	kv, err := d.Engine.ConnectKey(ctx, row.ID.UUID(), c.Values)
 	if err != nil {
 		return Result{}, err
@@ -343,7 +344,7 @@ func StoreChecked(ctx context.Context, d Deps, row connstore.Connection, c Check
 	if c.Hint != "" {
 		kv.AccountHint = c.Hint
 	}
-	r, err := finish(ctx, d, row, Options{HintFrom: HintGiven, Hint: kv.AccountHint, Listed: c.Listed})
+	r, err := finish(ctx, d, row, Options{HintFrom: HintGiven, Hint: kv.AccountHint, Listed: c.Listed, Actor: actor})
 	if err != nil {
 		return Result{}, err
 	}
@@ -361,7 +362,7 @@ func (s *Service) Finish(ctx context.Context, connectionID string, o Options) (R
 // login with them, its answer is the account hint, and the login is marked
 // connected with its binding and first listing. A check that fails leaves
 // the login as it was, with the settings it had.
-func (s *Service) Choose(ctx context.Context, connectionID string, settings map[string]string) (Result, error) {
+func (s *Service) Choose(ctx context.Context, connectionID, actor string, settings map[string]string) (Result, error) {
 	id, err := connstore.ParseID(connectionID)
 	if err != nil {
 		return Result{}, err
@@ -373,7 +374,7 @@ func (s *Service) Choose(ctx context.Context, connectionID string, settings map[
 	if err := connstore.SetSettings(ctx, s.DB, id, settings); err != nil {
 		return Result{}, err
 	}
-	r, err := Finish(ctx, s.deps(), connectionID, Options{HintFrom: HintGiven, CheckAdapter: true})
+	r, err := Finish(ctx, s.deps(), connectionID, Options{HintFrom: HintGiven, CheckAdapter: true, Actor: actor})
 	if err == nil && r.Pending {
 		err = errors.New("the login still needs a choice")
 	}
@@ -452,7 +453,8 @@ func (s *Service) Probe(ctx context.Context, connectionID string) (string, error
 // Disconnect wipes a login's credential (the engine tells every replica) and
 // drops its cached session; the login and its bindings stay. A platform
 // login's credential is the box's and is refused (ErrPlatformReserved).
-func (s *Service) Disconnect(ctx context.Context, connectionID string) error {
+// actor is who disconnects it, for the audit trail (audit.Actor).
+func (s *Service) Disconnect(ctx context.Context, connectionID, actor string) error {
 	id, err := connstore.ParseID(connectionID)
 	if err != nil {
 		return err
@@ -470,7 +472,8 @@ func (s *Service) Disconnect(ctx context.Context, connectionID string) error {
 	if s.Sessions != nil {
 		s.Sessions.Drop(connectionID)
 	}
-	return nil
+	// The engine's wipe is its own transaction; the event follows it.
+	return audit.RecordLogin(ctx, s.DB, connectionID, audit.ActionDisconnect, "disconnected", actor)
 }
 
 // Delete removes a login the principal can see, with its bindings, listed

@@ -10,6 +10,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/adapters/host"
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/connstore"
@@ -80,12 +81,22 @@ func TestServiceConnectKey(t *testing.T) {
 	if line, err := svc.Probe(ctx, out.Connection.ID); err != nil || line == "" {
 		t.Fatalf("Probe = %q, %v", line, err)
 	}
-	if err := svc.Disconnect(ctx, out.Connection.ID); err != nil {
+	if err := svc.Disconnect(ctx, out.Connection.ID, "user:v"); err != nil {
 		t.Fatal(err)
 	}
 	id, _ := connstore.ParseID(out.Connection.ID)
 	if c, err := connstore.Get(ctx, db, id); err != nil || c.Status != connstore.StatusDisconnected {
 		t.Fatalf("after Disconnect: %s, %v", c.Status, err)
+	}
+	// The trail holds the connect and the disconnect, each with who did it,
+	// under the login's organisation; the refused key left nothing.
+	got, err := audit.List(ctx, db, audit.Filter{Orgs: []string{orgID}, ConnectionID: out.Connection.ID})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("login events: %+v %v", got, err)
+	}
+	if d, c := got[0], got[1]; d.Action != audit.ActionDisconnect || d.Actor != "user:v" || c.Action != audit.ActionConnect ||
+		c.Actor != "user:u" || c.Tool != "peer" || c.LoginScope != "organisation" || c.Outcome != "connected" {
+		t.Fatalf("login events: %+v", got)
 	}
 }
 

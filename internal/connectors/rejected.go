@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/guilds/guilds/internal/audit"
 )
 
 // MarkRejected records that the remote service refused a connection's login
@@ -46,9 +48,12 @@ UPDATE connection_credentials SET state = $2, last_error_code = $3, last_failure
     next_retry_at = NULL, version = version + 1, updated_at = now()
 WHERE connection_id = $1 RETURNING version`, id, string(HealthReconnectRequired), code).Scan(&version)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
+			err = nil
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return audit.RecordLogin(ctx, tx, id.String(), audit.ActionDisconnect, "rejected", audit.ActorPlatform)
 	})
 	return version, err
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/connectors"
 )
 
@@ -14,7 +15,7 @@ import (
 // stored reconnect_required and served so by another replica, whose
 // periodic recheck is an hour out, at its next lookups.
 func TestMarkRejectedReachesOtherReplicas(t *testing.T) {
-	_, id, eng1, eng2 := twoReplicas(t)
+	e, id, eng1, eng2 := twoReplicas(t)
 	ctx := context.Background()
 	if _, err := eng2.Resolver().Token(ctx, id); err != nil {
 		t.Fatal(err)
@@ -37,6 +38,10 @@ func TestMarkRejectedReachesOtherReplicas(t *testing.T) {
 	}
 	if c.Status != connectors.StatusDisconnected || c.Health.State != connectors.HealthReconnectRequired {
 		t.Fatalf("stored: status=%s state=%s", c.Status, c.Health.State)
+	}
+	if got, err := audit.List(ctx, e.pool, audit.Filter{ConnectionID: id.String()}); err != nil || len(got) != 1 ||
+		got[0].Action != audit.ActionDisconnect || got[0].Outcome != "rejected" || got[0].Actor != audit.ActorPlatform {
+		t.Fatalf("the rejection's event: %+v %v", got, err)
 	}
 }
 

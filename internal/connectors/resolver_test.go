@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/secret"
 )
@@ -154,6 +155,12 @@ func TestRefreshFailures(t *testing.T) {
 			conn, gerr := eng.Get(ctx, id)
 			if gerr != nil {
 				t.Fatal(gerr)
+			}
+			// The failure is in the audit trail, the platform's doing.
+			failed, aerr := audit.List(ctx, e.pool, audit.Filter{ConnectionID: id.String(), Action: audit.ActionRefreshFailed})
+			if aerr != nil || len(failed) != 1 || failed[0].Outcome != string(conn.Health.State) ||
+				failed[0].Actor != audit.ActorPlatform || failed[0].Tool != "acme" {
+				t.Fatalf("refresh failure events: %+v %v", failed, aerr)
 			}
 			if tc.reconnect {
 				var rr *connectors.ErrReconnectRequired

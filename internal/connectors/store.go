@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/secret"
@@ -246,6 +247,9 @@ RETURNING version, state, attempts, next_retry_at, last_success_at, last_failure
 			return err
 		}
 		h.State, h.LastErrorCode = HealthState(st), code
+		if err := audit.RecordLogin(ctx, tx, id.String(), audit.ActionRefreshFailed, st, audit.ActorPlatform); err != nil {
+			return err
+		}
 		h.NextRetryAt, h.LastSuccessAt, h.LastFailureAt = deref(next), deref(lastOK), deref(lastFail)
 		if permanent {
 			err = connstore.SetDisconnected(ctx, tx, connstore.ID(id))

@@ -37,7 +37,7 @@ var layers = []struct {
 	// Services that use the engine or the sandbox: sessions, workspaces, models, secrets, GitHub.
 	{"services", []string{"internal/models", "internal/agentsecrets", "internal/githubapp", "internal/mcppool",
 		"internal/adapters/host",
-		"internal/workspaces", "internal/browserproxy", "internal/remote", "internal/mcpconformance"}},
+		"internal/workspaces", "internal/browserproxy", "internal/remote", "internal/mcpconformance", "internal/auditotel"}},
 	// Grants, logins and the native tool families.
 	{"domain", []string{"internal/grants", "internal/connections", "internal/native"}},
 	// Temporal activities and the worker that runs registrations.

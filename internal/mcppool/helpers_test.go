@@ -211,6 +211,6 @@ func newKeyLogin(db *pgxpool.Pool, eng *connectors.Engine, log *slog.Logger) key
 // ConnectConfig checks and stores a login's values and answers the tools
 // the check listed.
 func (k keyLogin) ConnectConfig(ctx context.Context, id string, values map[string]string) ([]grants.ListedTool, error) {
-	r, err := k.svc.ConnectKey(ctx, id, values)
+	r, err := k.svc.ConnectKey(ctx, id, values, "")
 	return r.Listed, err
 }

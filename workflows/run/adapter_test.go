@@ -100,7 +100,7 @@ func TestRunCallsAnAdapterTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	connect := &connections.Service{DB: e.db, Engine: eng, Adapters: adapters}
-	if _, err := connect.ConnectKey(ctx, c.ID, map[string]string{connectors.MetaTokenField: quoteKey}); err != nil {
+	if _, err := connect.ConnectKey(ctx, c.ID, map[string]string{connectors.MetaTokenField: quoteKey}, ""); err != nil {
 		t.Fatal(err)
 	}
 

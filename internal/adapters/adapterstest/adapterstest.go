@@ -76,7 +76,7 @@ func (e *Env) Connect(ctx context.Context, key string) ([]string, error) {
 
 // ConnectValues is Connect with a multi-field key (catalog key_fields).
 func (e *Env) ConnectValues(ctx context.Context, values map[string]string) ([]string, error) {
-	r, err := e.Service.ConnectKey(ctx, e.ConnectionID, values)
+	r, err := e.Service.ConnectKey(ctx, e.ConnectionID, values, "")
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ func newEngine(t testing.TB, db *pgxpool.Pool, slug string) *connectors.Engine {
 // API's key connect does, and answers the tools the check listed.
 func connectKey(ctx context.Context, db *pgxpool.Pool, eng *connectors.Engine, h *host.Host, id, key string) (connections.Result, error) {
 	svc := &connections.Service{DB: db, Engine: eng, Adapters: h}
-	return svc.ConnectKey(ctx, id, map[string]string{connectors.MetaTokenField: key})
+	return svc.ConnectKey(ctx, id, map[string]string{connectors.MetaTokenField: key}, "")
 }
 
 // creds is an in-memory credential source: Refresh moves to the next token.

@@ -31,7 +31,7 @@ func (d Deps) handler(tool string) tools.Handler {
 			}
 		}
 		if tool == ToolShell && d.Env != nil {
-			env, err := d.Env.Env(ctx, call.AgentID)
+			env, err := d.Env.Env(ctx, call)
 			if err != nil {
 				return "", fmt.Errorf("load the agent's secrets: %w", err)
 			}

@@ -52,7 +52,7 @@ type Deps struct {
 // EnvSource gives the environment variables an agent's shell commands get
 // besides the fixed ones: its granted secrets (internal/agentsecrets.Source).
 type EnvSource interface {
-	Env(ctx context.Context, agentID string) (map[string]string, error)
+	Env(ctx context.Context, call tools.Call) (map[string]string, error)
 }
 
 // listing is the family's entry in the native catalog: its display group

@@ -73,7 +73,9 @@ func (h *handlers) run(ctx context.Context, call tools.Call) (string, error) {
 		req.CallID = "seq-" + strconv.Itoa(call.Seq)
 	}
 	if h.d.Env != nil {
-		env, err := h.d.Env.Env(ctx, a.ID)
+		envCall := call
+		envCall.AgentID = a.ID
+		env, err := h.d.Env.Env(ctx, envCall)
 		if err != nil {
 			return "", fmt.Errorf("load the agent's secrets: %w", err)
 		}

@@ -44,7 +44,7 @@ const execMargin = 10 * time.Second
 // EnvSource gives an agent's granted secrets, which become environment
 // variables of its scripts as of its shell commands.
 type EnvSource interface {
-	Env(ctx context.Context, agentID string) (map[string]string, error)
+	Env(ctx context.Context, call tools.Call) (map[string]string, error)
 }
 
 // Deps are what the script tools need.

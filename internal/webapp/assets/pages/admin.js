@@ -4,6 +4,7 @@ import * as api from "../api.gen.js";
 import { h, clear, form, tabs, status, errorBox } from "../ui.js";
 import { setTab, app } from "../state.js";
 import { pricesPanel } from "./prices.js";
+import { auditPanel } from "./audit.js";
 
 export async function adminPage(main) {
   main.append(h("h1", {}, "Admin"));
@@ -13,6 +14,7 @@ export async function adminPage(main) {
     { id: "catalog", label: "Connector catalog", render: catalogPanel },
     { id: "keys", label: "Platform keys", render: keysPanel },
     { id: "prices", label: "Model prices", render: pricesPanel },
+    { id: "audit", label: "Audit", render: (p) => auditPanel(p, null) },
     { id: "users", label: "Users", render: usersPanel },
   ], tab, setTab));
 }

@@ -6,6 +6,7 @@ import { renameForm, notesPanel, secretsPanel } from "./parts.js";
 import { collectionsPanel } from "./collections.js";
 import { approvalsPanel } from "./approvals.js";
 import { budgetsPanel } from "./budgets.js";
+import { auditPanel } from "./audit.js";
 
 export async function orgPage(main, id) {
   const org = await api.get_orgs_by_id(id);
@@ -17,6 +18,7 @@ export async function orgPage(main, id) {
     { id: "tools", label: "Tools", render: (p) => toolsView(p, "organisation", id) },
     { id: "approvals", label: "Approvals", render: (p) => approvalsPanel(p, id) },
     { id: "budgets", label: "Budgets", render: (p) => budgetsPanel(p, "organisation", id) },
+    { id: "audit", label: "Audit", render: (p) => auditPanel(p, id) },
     { id: "models", label: "Model keys", render: (p) => modelKeysPanel(p, org) },
     { id: "members", label: "Members", render: (p) => membersPanel(p, org) },
     { id: "collections", label: "Collections", render: (p) => collectionsPanel(p, org) },
