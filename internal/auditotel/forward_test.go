@@ -92,7 +92,7 @@ func TestEventsReachTheCollector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close(context.Background())
+	defer func() { _ = f.Close(context.Background()) }()
 	var org string
 	if err := db.QueryRow(ctx, `INSERT INTO organisations (name, slug) VALUES ('a', 'a') RETURNING id`).Scan(&org); err != nil {
 		t.Fatal(err)
