@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -299,5 +300,32 @@ func TestFormsAreAnsweredWithTheirDefaultsWhereTheOperatorSaysSo(t *testing.T) {
 	}
 	if out, err := p.Call(context.Background(), id, "name", nil); err != nil || out != "decline" {
 		t.Fatalf("a form nobody can fill = %q, %v; want declined", out, err)
+	}
+}
+
+// A stateless server that answers its first server/discover later than
+// mcp-go's own 5 s probe bound (a loaded machine, a cold start) is still
+// spoken to at its revision: the probe waits as long as a listing may, and
+// no handshake is sent to a server that has none (issue 29, item 4).
+func TestSlowDiscoverIsNotTakenForTheHandshakeEra(t *testing.T) {
+	db := testdb.New(t)
+	w := &wire{}
+	modern := server.NewStreamableHTTPServer(newMCP())
+	var delayed atomic.Bool
+	srv := httptest.NewServer(w.wrap(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "server/discover" && delayed.CompareAndSwap(false, true) {
+			// The slow server itself: past mcp-go's default, well inside the listing bound.
+			time.Sleep(6 * time.Second)
+		}
+		modern.ServeHTTP(rw, r)
+	})))
+	t.Cleanup(srv.Close)
+	id := addConnection(t, db, "slow", srv.URL, "none", `{}`)
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{}}})
+	t.Cleanup(p.Close)
+
+	callEcho(t, p, id)
+	if n := w.count("initialize"); n != 0 {
+		t.Fatalf("a slow 2026-07-28 server got %d initialize requests", n)
 	}
 }

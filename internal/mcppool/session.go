@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -357,12 +358,22 @@ func (p *Pool) clientOptions(info ServerInfo) []client.ClientOption {
 	return []client.ClientOption{client.WithElicitationHandler(h)}
 }
 
+// withProbeBound lets the server/discover probe take as long as a listing
+// may. mcp-go takes a probe that has not answered in 5 s for a server of the
+// handshake era; on a loaded machine a stateless server answers later than
+// that, and the handshake it is then sent fails (issue 29, item 4). A server
+// of that era refuses the probe at once, so only a silent server waits, and
+// it fails at the row's own bound instead of being taken for another era.
+func withProbeBound(info ServerInfo, co []client.ClientOption) []client.ClientOption {
+	return append(slices.Clip(co), client.WithDiscoverTimeout(or(info.ListTimeout, ListTimeout)))
+}
+
 func streamableClient(info ServerInfo, co []client.ClientOption, opts ...transport.StreamableHTTPCOption) (*client.Client, error) {
 	t, err := transport.NewStreamableHTTP(info.URL, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return client.NewClient(&rawStreamable{t}, co...), nil
+	return client.NewClient(&rawStreamable{t}, withProbeBound(info, co)...), nil
 }
 
 func sseClient(info ServerInfo, co []client.ClientOption, opts ...transport.ClientOption) (*client.Client, error) {
@@ -370,7 +381,7 @@ func sseClient(info ServerInfo, co []client.ClientOption, opts ...transport.Clie
 	if err != nil {
 		return nil, err
 	}
-	return client.NewClient(&rawSSE{t}, co...), nil
+	return client.NewClient(&rawSSE{t}, withProbeBound(info, co)...), nil
 }
 
 func stdioClient(info ServerInfo, co []client.ClientOption, env []string) (*client.Client, error) {
@@ -378,7 +389,7 @@ func stdioClient(info ServerInfo, co []client.ClientOption, env []string) (*clie
 	if err := t.Start(context.Background()); err != nil {
 		return nil, commandError(info, err)
 	}
-	return client.NewClient(&rawStdio{t}, co...), nil
+	return client.NewClient(&rawStdio{t}, withProbeBound(info, co)...), nil
 }
 
 type envSource interface {
