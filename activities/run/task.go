@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/guilds/guilds/internal/catalog"
+	"github.com/guilds/guilds/internal/inputs"
 	"github.com/guilds/guilds/internal/remote"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/tools"
@@ -62,6 +63,8 @@ func (a *Activities) TaskPoll(ctx context.Context, in TaskInput) (TaskPolled, er
 		return TaskPolled{}, err
 	}
 	callers, t, opts := a.remoteCall(ctx, r, in.Seq, offered, in.Remaining, red)
+	// A form the task asks for goes to the inbox, as a call's own would.
+	ctx = inputs.WithAsker(ctx, a.askerFor(r, in.Seq, offered))
 	stamped, st, done, err := remote.PollTask(ctx, callers, t, in.Task.TaskID, opts)
 	if err != nil {
 		return TaskPolled{}, errors.New(red.Redact("poll the task: " + err.Error()))

@@ -133,7 +133,7 @@ func (p *Pool) pollTask(ctx context.Context, connectionID, taskID string) (tools
 	}
 	var st tools.TaskState
 	ctx, span := telemetry.StartMCPRequest(ctx, "tasks/get", "")
-	err = p.do(ctx, connectionID, "tasks/get", or(info.CallTimeout, p.o.CallTimeout), func(ctx context.Context, s *session) error {
+	err = p.do(ctx, connectionID, "tasks/get", callTimeout(ctx, info, p.o.CallTimeout), func(ctx context.Context, s *session) error {
 		traced(span, s)
 		var err error
 		st, err = p.taskOnce(ctx, s, taskID)
@@ -188,8 +188,8 @@ func (p *Pool) taskOnce(ctx context.Context, s *session, taskID string) (tools.T
 }
 
 // answerInputs answers a task's input requests with tasks/update: a form as
-// the session's elicitation handler answers it (declined, or its defaults),
-// any other request declined.
+// the session's elicitation handler answers it (declined, its defaults, or
+// a person's answer from the inbox), any other request declined.
 func (p *Pool) answerInputs(ctx context.Context, s *session, taskID string, reqs map[string]json.RawMessage) error {
 	answers := map[string]any{}
 	for key, raw := range reqs {
@@ -202,8 +202,13 @@ func (p *Pool) answerInputs(ctx context.Context, s *session, taskID string, reqs
 			var h interface {
 				Elicit(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
 			} = declineElicitation{}
-			if s.info.AnswerDefaults {
+			switch {
+			case s.info.AnswerDefaults:
 				h = defaultsElicitation{}
+			case s.info.AskPerson:
+				// The poll activity carries the call's asker: the form
+				// waits in the operator's inbox like a call's own.
+				h = personElicitation{wait: s.info.InputWait, log: p.log}
 			}
 			if res, err := h.Elicit(ctx, mcp.ElicitationRequest{Params: r.Params}); err == nil {
 				answer = res.ElicitationResponse

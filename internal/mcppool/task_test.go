@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guilds/guilds/internal/inputs"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/mcppool/taskstest"
 	"github.com/guilds/guilds/internal/testdb"
@@ -134,5 +135,43 @@ func BenchmarkTaskPoll(b *testing.B) {
 		if err != nil || st.Status != tools.TaskWorking {
 			b.Fatalf("%+v %v", st, err)
 		}
+	}
+}
+
+// A task's form on a row that sends forms to a person waits in the inbox
+// like a call's own, and the operator's answer reaches the server with
+// tasks/update.
+func TestTaskInputGoesToAPerson(t *testing.T) {
+	ctx := context.Background()
+	peer := taskstest.New(t, 2)
+	db := testdb.New(t)
+	id := addConnection(t, db, "tasks", peer.URL, "none", `{"elicitation":"person"}`)
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{}})
+	t.Cleanup(p.Close)
+	hctx, handed := tools.WithTaskHandOver(ctx)
+	if _, err := p.CallParts(hctx, id, taskstest.ToolInput, nil); err != nil {
+		t.Fatal(err)
+	}
+	task := handed()
+	asker, asked := asking(db, runPlace(t, db))
+	polled := make(chan error, 1)
+	go func() {
+		for !peer.Done(task.TaskID) {
+			if _, err := p.PollTask(inputs.WithAsker(ctx, asker), id, task.TaskID); err != nil {
+				polled <- err
+				return
+			}
+		}
+		polled <- nil
+	}()
+	r := answer(t, db, asked, inputs.Answer{Action: inputs.ActionAccept, Content: map[string]any{"confirm": true}})
+	if r.Message != "Delete the file?" {
+		t.Fatalf("the inbox shows %+v", r)
+	}
+	if err := <-polled; err != nil {
+		t.Fatal(err)
+	}
+	if u := peer.Updates(); len(u) != 1 || !strings.Contains(string(u[0]), `"accept"`) || !strings.Contains(string(u[0]), `"confirm":true`) {
+		t.Fatalf("tasks/update carried %s", u)
 	}
 }
