@@ -92,4 +92,18 @@ func TestAppSaysWhatIsTrue(t *testing.T) {
 	b.submit(`form[aria-label="Define a collection"]`)
 	b.waitText("#collections", "email:text, stage:enum")
 	b.checkLabels("Collections")
+
+	// A destructive action asks first: refused, the key stays; confirmed,
+	// it goes, and with it the last key, so the banner comes back.
+	b.open("/orgs/" + org + "?tab=models")
+	b.waitText("table", "Set on this organisation")
+	b.eval(`(window.confirm = () => false, "")`)
+	b.click(`table button.danger`)
+	if r := d.Call("GET", "/api/orgs/"+org+"/model-keys", nil); !strings.Contains(string(r.Body), `"set":true`) {
+		t.Fatalf("the key went although the operator said no: %s", r.Body)
+	}
+	b.eval(`(window.confirm = () => true, "")`)
+	b.click(`table button.danger`)
+	b.waitText("#status", "Key removed")
+	b.waitText("#no-model-key", "No model key")
 }

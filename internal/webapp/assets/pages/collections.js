@@ -52,6 +52,7 @@ async function records(body, c) {
       h("tbody", {}, (r.records || []).map((rec) => h("tr", {}, names.map((n) => h("td", {}, fmt(rec.values?.[n]))),
         h("td", {}, when(rec.updated_at)),
         h("td", {}, h("button", { type: "button", class: "small danger", onclick: async () => {
+          if (!confirm(`Remove this record from ${c.name}?`)) return;
           await api.delete_collections_by_id_records_by_record_id(c.id, rec.id); status("Record removed"); reload();
         } }, "Remove"))))));
   };

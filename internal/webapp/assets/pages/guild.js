@@ -85,6 +85,7 @@ async function reposPanel(panel, guild) {
     panel.append(h("h2", {}, "Repositories"), h("ul", { class: "rows", id: "repositories" }, (r.repositories || []).length ? r.repositories.map((x) =>
       h("li", {}, x.name, " ", h("span", { class: "muted" }, x.url), " ", x.connection_id ? h("span", { class: "muted" }, "(GitHub login)")
         : h("button", { type: "button", class: "small danger", "aria-label": `Remove ${x.name}`, onclick: async () => {
+          if (!confirm(`Remove ${x.name} from this guild's repositories?`)) return;
           try { await api.delete_guilds_by_id_repositories_by_repo(guild.id, x.id); status(`${x.name} removed`); reload(); }
           catch (e) { status(e.message, "error"); }
         } }, "Remove"))) : h("li", { class: "muted" }, "No repository.")),

@@ -55,6 +55,7 @@ async function modelKeysPanel(panel, org) {
         h("td", {}, p.provider),
         h("td", {}, p.has_key ? (set.has(p.provider) ? "Set on this organisation" : "The box's key") : h("span", { class: "badge warn" }, "No key yet")),
         h("td", {}, set.has(p.provider) ? h("button", { type: "button", class: "danger small", onclick: async () => {
+          if (!confirm(`Remove this organisation's ${p.provider} key? Its runs then use the box's key, if any.`)) return;
           await api.delete_orgs_by_id_model_keys_by_provider(org.id, p.provider); status("Key removed"); refreshMe(); clear(panel); modelKeysPanel(panel, org);
         } }, "Remove") : null))))),
     h("h3", {}, "Set a key"), form({

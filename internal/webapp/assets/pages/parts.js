@@ -24,7 +24,7 @@ export async function notesPanel(panel, scope, id) {
     clear(list, notes.length ? notes.map((note) => h("li", {},
       h("details", {}, h("summary", {}, h("strong", {}, note.key), " ", h("span", { class: "muted" }, `${note.size} bytes · ${when(note.updated_at)}`)),
         h("pre", { class: "wrap" }, note.content),
-        h("button", { type: "button", class: "danger", onclick: async () => { await n.del(id, note.key); status("Note deleted"); reload(); } }, "Delete note")))) :
+        h("button", { type: "button", class: "danger", onclick: async () => { if (!confirm(`Delete the note ${note.key}?`)) return; await n.del(id, note.key); status("Note deleted"); reload(); } }, "Delete note")))) :
       h("li", { class: "muted" }, "No notes."));
   };
   panel.append(h("h2", {}, "Notes"), list, h("h3", {}, "Write a note"), form({
@@ -49,7 +49,7 @@ export async function secretsPanel(panel, scope, id) {
     const secrets = await s.list(id);
     clear(list, secrets.length ? secrets.map((x) => h("li", {}, h("strong", {}, x.name), " ",
       h("span", { class: "muted" }, `owned by the ${x.owner_scope}; set ${when(x.set_at)}; reaches ${(x.reaches || []).map((r) => r.agent_name).join(", ") || "no agent"}`), " ",
-      x.owner_id === id ? h("button", { type: "button", class: "danger small", onclick: async () => { await s.del(id, x.name); status("Secret deleted"); reload(); } }, "Delete") : null)) :
+      x.owner_id === id ? h("button", { type: "button", class: "danger small", onclick: async () => { if (!confirm(`Delete the secret ${x.name}? Agents it reaches lose it.`)) return; await s.del(id, x.name); status("Secret deleted"); reload(); } }, "Delete") : null)) :
       h("li", { class: "muted" }, "No secrets."));
   };
   panel.append(h("h2", {}, "Secrets"), h("p", { class: "muted" }, "Values are never shown again once stored."), list,

@@ -14,6 +14,7 @@ export async function pricesPanel(panel) {
         h("td", {}, p.provider), h("td", {}, h("code", {}, p.model)),
         h("td", {}, `${p.input_per_million} ${p.currency}`), h("td", {}, `${p.output_per_million} ${p.currency}`),
         h("td", {}, h("button", { type: "button", class: "danger small", onclick: async () => {
+          if (!confirm(`Remove the price of ${p.provider}/${p.model}? Later turns of it get no cost.`)) return;
           await api.delete_admin_prices({ query: { provider: p.provider, model: p.model } }); status("Price removed"); again();
         } }, "Remove")))) : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No price yet: runs record tokens but no cost.")))),
     h("h3", {}, "Set a price"), form({

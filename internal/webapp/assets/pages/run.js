@@ -14,6 +14,7 @@ export async function runPage(main, id) {
   const run = detail.run;
   const badge = h("span", { class: "badge " + run.status, id: "run-status" }, run.status);
   const cancel = h("button", { type: "button", class: "danger", id: "cancel-run", onclick: async () => {
+    if (!confirm("Cancel this run? Its current call is stopped and it will not go on.")) return;
     await api.post_runs_by_id_cancel(id); status("Cancel requested");
   } }, "Cancel run");
   const ui = app.me?.temporal_ui;
