@@ -13,10 +13,12 @@ import { runPage } from "./pages/run.js";
 import { adminPage } from "./pages/admin.js";
 import { landingPage } from "./pages/landing.js";
 import { githubChoosePage } from "./pages/github.js";
+import { inboxPage, inboxCount } from "./pages/inbox.js";
 import { app, leave, navigate, setRouter } from "./state.js";
 
 const routes = [
   [/^\/$/, homePage],
+  [/^\/inbox$/, inboxPage],
   [/^\/signin$/, signInPage],
   [/^\/connected$/, landingPage],
   [/^\/connected\/github$/, githubChoosePage],
@@ -47,6 +49,7 @@ function renderNav() {
   if (!app.me) return clear(nav);
   clear(nav,
     h("a", { href: "/" }, "Organisations"),
+    h("a", { href: "/inbox", id: "nav-inbox" }, "Inbox", h("span", { class: "badge", id: "inbox-count", hidden: true })),
     app.me.admin ? h("a", { href: "/admin" }, "Admin") : null,
     h("span", { class: "who" }, app.me.name),
     app.me.auth_mode === "token" ? h("button", { type: "button", class: "link", id: "signout", onclick: signOut }, "Sign out") : null);
@@ -54,6 +57,17 @@ function renderNav() {
     const here = a.getAttribute("href") === location.pathname;
     if (here) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
+}
+
+// showInboxCount fills the navigation's count of what waits for the
+// operator, read again on every page.
+async function showInboxCount() {
+  const n = await inboxCount();
+  const el = document.getElementById("inbox-count");
+  if (!el) return;
+  el.textContent = String(n);
+  el.hidden = n === 0;
+  el.setAttribute("aria-label", `${n} waiting`);
 }
 
 function renderBanner() {
@@ -83,6 +97,7 @@ async function render() {
   }
   renderNav();
   renderBanner();
+  if (app.me) showInboxCount();
   for (const [re, page] of routes) {
     const m = path.match(re);
     if (!m) continue;
