@@ -172,6 +172,27 @@ func TestDeployedAdapters(t *testing.T) {
 	if n := len(qonto.Uploads()); n != 1 {
 		t.Errorf("qonto received %d uploads, want 1", n)
 	}
+	// Each adapter call's audit event says it was an adapter's and names the
+	// login that served it.
+	var events []struct {
+		Tool, Kind, Outcome string
+		ConnectionID        string `json:"connection_id"`
+	}
+	if r := d.Call("GET", "/api/orgs/"+org+"/audit?action=tool_call&run_id="+runID, nil); r.Status != 200 || json.Unmarshal(r.Body, &events) != nil {
+		t.Fatalf("the run's audit trail: %d %s", r.Status, r.Body)
+	}
+	audited := map[string]bool{}
+	for _, e := range events {
+		audited[e.Tool] = true
+		if _, ok := wants[e.Tool]; ok && (e.Kind != "adapter" || e.ConnectionID == "" || e.Outcome != "ok") {
+			t.Errorf("audit event of %s: %+v", e.Tool, e)
+		}
+	}
+	for tool := range wants {
+		if !audited[tool] {
+			t.Errorf("no audit event for %s", tool)
+		}
+	}
 	places := map[string]string{
 		"the transcript":          transcript,
 		"what the model received": model.Received(),

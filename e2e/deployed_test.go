@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,34 @@ func TestDeployedPlatform(t *testing.T) {
 		if !strings.Contains(transcript, want) {
 			t.Errorf("transcript lacks %s:\n%s", want, transcript)
 		}
+	}
+	// The audit trail: one event per call, naming the login that served the
+	// login's tools (none for native ones), and the OAuth connect with who made it.
+	var events []struct {
+		Action, Tool, Kind, Outcome, Actor string
+		ConnectionID                       string `json:"connection_id"`
+		LoginScope                         string `json:"login_scope"`
+		ArgsDigest                         string `json:"args_digest"`
+	}
+	if r := d.Call("GET", "/api/orgs/"+org+"/audit?run_id="+runID, nil); r.Status != 200 || json.Unmarshal(r.Body, &events) != nil {
+		t.Fatalf("the run's audit trail: %d %s", r.Status, r.Body)
+	}
+	calls := map[string]int{}
+	for _, e := range events {
+		if e.Action != "tool_call" {
+			continue
+		}
+		calls[e.Tool]++
+		native := strings.HasPrefix(e.Tool, "note_")
+		if e.Outcome != "ok" || e.ArgsDigest == "" || (native && e.ConnectionID != "") || (!native && (e.ConnectionID != connID || e.LoginScope != "organisation")) {
+			t.Errorf("audit event of %s: %+v", e.Tool, e)
+		}
+	}
+	if calls["note_write"] != 2 || calls["note_get"] != 1 || calls["note_delete"] != 1 || calls["acme_echo"] != 1 || calls["acme_whoami"] != 1 {
+		t.Errorf("tool_call events by tool: %v", calls)
+	}
+	if r := d.Call("GET", "/api/orgs/"+org+"/audit?action=connect", nil); r.Status != 200 || !strings.Contains(string(r.Body), connID) {
+		t.Errorf("no connect event for the OAuth login: %d %s", r.Status, r.Body)
 	}
 	// The agent's notes as the operator app lists them: the kept one, not the deleted one.
 	if r := d.Call("GET", "/api/agents/"+agent+"/notes", nil); r.Status != 200 || !strings.Contains(string(r.Body), "todo.md") ||

@@ -158,7 +158,7 @@ func (a *Activities) saveCall(ctx context.Context, r runs.Run, in ToolInput, off
 			return err
 		}
 		if !stored {
-			ev := callEvent(r, tc, metaString(meta, "kind"), offered.ConnectionID, in.ApprovalID)
+			ev := callEvent(r, tc, auditKind(metaString(meta, "kind"), offered), offered.ConnectionID, in.ApprovalID)
 			if err := audit.Record(ctx, tx, ev); err != nil {
 				return err
 			}
@@ -261,6 +261,15 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 // callEvent is a stored call's audit event: the digest of its arguments as
 // stored (redacted, so a sealed value is never digested), never the
 // arguments themselves.
+// auditKind is the kind an audit event names: an adapter's tools are
+// offered as remote tools, and told apart by their class.
+func auditKind(kind string, t runs.OfferedTool) string {
+	if tools.Class(t.Class) == tools.ClassAdapter {
+		return "adapter"
+	}
+	return kind
+}
+
 func callEvent(r runs.Run, tc runs.ToolCall, kind, connectionID, approvalID string) audit.Event {
 	digest, _ := approvals.Digest(json.RawMessage(tc.Arguments)) // "" for arguments that are not JSON
 	return audit.Event{OrganisationID: r.OrganisationID, GuildID: r.GuildID, AgentID: r.AgentID, RunID: r.ID,
