@@ -34,6 +34,7 @@ type flakyPeer struct {
 	requests  atomic.Int64
 	failing   atomic.Bool
 	toolError atomic.Bool // lookup answers a tool error result (isError)
+	hang      atomic.Bool // lookup never answers
 }
 
 func newFlakyPeer(t testing.TB) *flakyPeer {
@@ -41,7 +42,11 @@ func newFlakyPeer(t testing.TB) *flakyPeer {
 	p := &flakyPeer{}
 	s := mcpserver.NewMCPServer("notion", "1.0.0", mcpserver.WithToolCapabilities(false))
 	s.AddTool(mcp.NewTool("lookup", mcp.WithString("query", mcp.Required())),
-		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if p.hang.Load() {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
 			if p.toolError.Load() {
 				return mcp.NewToolResultError("no page named " + req.GetString("query", "")), nil
 			}
@@ -257,5 +262,27 @@ func TestBreakerIgnoresToolErrorsAndBadInput(t *testing.T) {
 	}
 	if st, _ := breaker.Get(context.Background(), db, g.conn); st != (breaker.State{}) {
 		t.Fatalf("tool errors and bad input counted: %+v", st)
+	}
+}
+
+// A call whose server never answers ends at the pool's call bound and is
+// recorded, and audited, as timed out, apart from a failure (issue 33).
+func TestCallThatTimesOutIsRecordedTimedOut(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	peer := newFlakyPeer(t)
+	g := newGuardedRun(t, db, peer.url, runact.Deps{Tools: tools.NewRegistry()})
+	// The bound is what is under test: the server never answers.
+	pool := mcppool.New(mcppool.Options{DB: db, Credentials: traceCreds{}, Log: g.deps.Log, CallTimeout: time.Second})
+	t.Cleanup(pool.Close)
+	g.deps.MCP = pool
+	g.acts = runact.New(g.deps)
+	peer.hang.Store(true)
+	out := g.call(t, g.remote, `{"query":"roadmap"}`)
+	if out.Outcome != runs.OutcomeTimedOut || !strings.HasPrefix(out.Result, "ERROR: ") {
+		t.Fatalf("a call that never got an answer: %s %q", out.Outcome, out.Result)
+	}
+	if got := g.auditOutcome(t, g.seq); got != runs.OutcomeTimedOut {
+		t.Fatalf("audit outcome %q, want timed_out", got)
 	}
 }

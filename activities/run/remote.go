@@ -3,10 +3,13 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
+	"github.com/guilds/guilds/internal/adapters/host"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/inputs"
+	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/remote"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/tools"
@@ -28,10 +31,24 @@ func (a *Activities) callRemote(ctx context.Context, r runs.Run, seq int, t runs
 	ctx = inputs.WithAsker(ctx, a.askerFor(r, seq, t))
 	out, err := remote.Call(ctx, callers, tool, args, opts)
 	a.countCall(ctx, t, gate, err)
+	if timedOut(err) {
+		return out, runs.OutcomeTimedOut
+	}
 	if err != nil {
 		return out, runs.OutcomeError
 	}
 	return out, outcomeOf(out)
+}
+
+// timedOut: the service did not answer within the call's bound (the pool's
+// or the adapter host's own timeout), told apart from a failure in the
+// audit trail and the Tools view.
+func timedOut(err error) bool {
+	var (
+		mt *mcppool.TimeoutError
+		ht *host.TimeoutError
+	)
+	return errors.As(err, &mt) || errors.As(err, &ht)
 }
 
 // remoteCall is what the remote call path needs for a run's call of t: the

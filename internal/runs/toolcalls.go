@@ -15,6 +15,7 @@ const (
 	OutcomeRefused     = "refused"     // not offered, or over budget: nothing ran
 	OutcomeInterrupted = "interrupted" // the activity was lost and not retried
 	OutcomeDenied      = "denied"      // a person refused it, or its approval expired: nothing ran
+	OutcomeTimedOut    = "timed_out"   // the service did not answer within the call's bound
 )
 
 // ToolCall is the record of one call. Arguments and Result are stamped.
