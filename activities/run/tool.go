@@ -262,10 +262,14 @@ func (a *Activities) invoke(ctx context.Context, r runs.Run, snap runs.Snapshot,
 // stored (redacted, so a sealed value is never digested), never the
 // arguments themselves.
 // auditKind is the kind an audit event names: an adapter's tools are
-// offered as remote tools, and told apart by their class.
+// offered as remote tools and the code and browser tools as native ones;
+// their class tells them apart.
 func auditKind(kind string, t runs.OfferedTool) string {
-	if tools.Class(t.Class) == tools.ClassAdapter {
-		return "adapter"
+	switch c := tools.Class(t.Class); c {
+	case tools.ClassAdapter, tools.ClassCode, tools.ClassBrowser:
+		return string(c)
+	case tools.ClassShell:
+		return string(tools.ClassCode) // the code tools' shell
 	}
 	return kind
 }
