@@ -220,7 +220,9 @@ func TestNoLoginServerThatIsNotMCP(t *testing.T) {
 		}
 		r := me.Do(op, "PUT", "/api/bindings", map[string]any{"scope": "organisation", "scope_id": org,
 			"catalog_kind": "mcp", "catalog_id": c.slug, "enabled": true})
-		var body struct{ Error struct{ Code, Message string } }
+		var body struct {
+			Error struct{ Code, Message string }
+		}
 		r.JSON(&body)
 		if r.Status != 422 || body.Error.Code != "server_unlisted" || body.Error.Message != c.want {
 			t.Fatalf("turn on %s: %d %s", c.slug, r.Status, r.Body)

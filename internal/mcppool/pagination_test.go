@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -72,7 +73,10 @@ func TestListingPastTheCapsIsRefused(t *testing.T) {
 		return srv.URL
 	}
 	db := testdb.New(t)
-	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{}}})
+	// A thousand and one pages are as many round trips: the listing bound is
+	// a failure bound here, wide enough for a loaded machine, not what is
+	// tested (the caps are).
+	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{}}, ListTimeout: 10 * time.Minute})
 	t.Cleanup(p.Close)
 	for _, c := range []struct {
 		name, url, want string
