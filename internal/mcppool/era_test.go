@@ -320,7 +320,9 @@ func TestSlowDiscoverIsNotTakenForTheHandshakeEra(t *testing.T) {
 		modern.ServeHTTP(rw, r)
 	})))
 	t.Cleanup(srv.Close)
-	id := addConnection(t, db, "slow", srv.URL, "none", `{}`)
+	// The row's widest listing bound: only its lower edge (past mcp-go's
+	// 5 s) is under test, so a loaded machine cannot reach the upper one.
+	id := addConnection(t, db, "slow", srv.URL, "none", `{"list_timeout_seconds":120}`)
 	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{}}})
 	t.Cleanup(p.Close)
 
