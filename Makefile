@@ -5,6 +5,7 @@ BIN   := .bin
 TEMPORAL_CLI := $(BIN)/temporal
 GOLANGCI_LINT := $(BIN)/golangci-lint
 WORKFLOWCHECK := $(BIN)/workflowcheck
+TEMPORAL_SERVER := $(BIN)/temporal-server
 HELM := $(BIN)/helm
 # Integration tests share one Temporal dev server started by `make test`.
 TEST_TEMPORAL_PORT ?= 7299
@@ -23,6 +24,18 @@ $(TEMPORAL_CLI): tools/temporal/go.mod tools/temporal/go.sum
 
 .PHONY: temporal
 temporal: $(TEMPORAL_CLI) ## Build the pinned Temporal CLI (dev server) into .bin/
+
+# Temporal's own server and its SQL schema tool, for the production shape on
+# PostgreSQL (scripts/temporal-postgres.sh). Same server version as the CLI's, so
+# the build cache the CLI's build left does most of the work.
+$(TEMPORAL_SERVER): tools/temporalserver/go.mod tools/temporalserver/go.sum
+	@mkdir -p $(BIN)
+	@echo "building Temporal's server and SQL tool (pinned in tools/temporalserver)"
+	cd tools/temporalserver && $(GO) build -o ../../$(BIN)/temporal-sql-tool go.temporal.io/server/cmd/tools/sql
+	cd tools/temporalserver && $(GO) build -o ../../$(TEMPORAL_SERVER) go.temporal.io/server/cmd/server
+
+.PHONY: temporal-server
+temporal-server: $(TEMPORAL_SERVER) ## Build Temporal's server and SQL tool into .bin/ (the production shape)
 
 $(GOLANGCI_LINT): tools/lint/go.mod tools/lint/go.sum
 	@mkdir -p $(BIN)
@@ -58,7 +71,7 @@ run: build temporal ## Run the whole platform on development defaults (guilds de
 	$(BIN)/guilds dev
 
 .PHONY: test
-test: lint build temporal sandbox-image ## Run the linters, then every test against real PostgreSQL, Redis and a Temporal dev server
+test: lint build temporal temporal-server sandbox-image ## Run the linters, then every test against real PostgreSQL, Redis and a Temporal dev server
 	@scripts/with-temporal.sh $(TEMPORAL_CLI) $(TEST_TEMPORAL_PORT) \
 		$(GO) test $(GOTEST_FLAGS) ./...
 	@# Allocation counts are only meaningful without the race detector.
@@ -91,6 +104,12 @@ LOAD_CALLS ?= 20
 load: temporal ## Load harness (not in make test): LOAD_RUNS runs × LOAD_CALLS tool calls on the dev server; LOAD_WORKERS=2, LOAD_KILL=1 (kills one of two workers); see docs/scaling.md
 	LOAD_RUNS=$(LOAD_RUNS) LOAD_CALLS=$(LOAD_CALLS) TEMPORAL_CLI=$(abspath $(TEMPORAL_CLI)) \
 		$(GO) test -tags load -count=1 -timeout 30m -run '^TestLoad$$' -v ./workflows/run/
+
+.PHONY: prod-shape
+PROD_RUNS ?= 100
+PROD_TURNS ?= 10
+prod-shape: temporal-server ## Production shape (a short variant runs in make test): Temporal's server on PostgreSQL, two API replicas, two workers, faults; PROD_RUNS runs × PROD_TURNS turns of 2 calls; see docs/scaling.md
+	PROD_RUNS=$(PROD_RUNS) PROD_TURNS=$(PROD_TURNS) $(GO) test -count=1 -timeout 60m -run '^TestProductionShape$$' -v ./e2e/
 
 .PHONY: fairness
 FAIR_QUIET ?= 2

@@ -173,7 +173,13 @@ func connectAcme(t *testing.T, d *deployment, serverURL, org string) string {
 // waitRun polls the run until it ends and returns its transcript as JSON.
 func (d *deployment) waitRun(id string) string {
 	d.t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
+	return d.waitRunFor(id, 3*time.Minute)
+}
+
+// waitRunFor is waitRun with its own failure bound.
+func (d *deployment) waitRunFor(id string, bound time.Duration) string {
+	d.t.Helper()
+	deadline := time.Now().Add(bound)
 	for time.Now().Before(deadline) {
 		r := d.Call("GET", "/api/runs/"+id, nil)
 		m := r.Map()

@@ -119,6 +119,12 @@ type deployment struct {
 // deploy starts a deployment with extra environment variables.
 func deploy(t *testing.T, extra map[string]string) *deployment {
 	t.Helper()
+	return deployOn(t, testtemporal.Address(t), extra)
+}
+
+// deployOn starts a deployment on the Temporal frontend at temporal.
+func deployOn(t *testing.T, temporal string, extra map[string]string) *deployment {
+	t.Helper()
 	if err := consulted(); err != nil {
 		t.Fatal(err)
 	}
@@ -127,10 +133,10 @@ func deploy(t *testing.T, extra map[string]string) *deployment {
 
 	port := freePort(t)
 	d.API = fmt.Sprintf("http://127.0.0.1:%d", port)
-	d.Namespace = freshNamespace(t)
+	d.Namespace = freshNamespace(t, temporal)
 	vars := map[string]string{
 		"DATABASE_URL":               freshDatabase(t),
-		"TEMPORAL_ADDRESS":           testtemporal.Address(t),
+		"TEMPORAL_ADDRESS":           temporal,
 		"TEMPORAL_NAMESPACE":         d.Namespace,
 		"GUILDS_HTTP_ADDR":           fmt.Sprintf("127.0.0.1:%d", port),
 		"GUILDS_ENCRYPTION_KEY":      "k1:" + encKey,
@@ -163,7 +169,7 @@ func deploy(t *testing.T, extra map[string]string) *deployment {
 	d.start("worker")
 	d.waitReady(0)
 
-	c, err := client.Dial(client.Options{HostPort: testtemporal.Address(t), Namespace: d.Namespace})
+	c, err := client.Dial(client.Options{HostPort: temporal, Namespace: d.Namespace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,14 +207,21 @@ type process struct {
 
 // start runs a long-lived subcommand until stop or the end of the test. Its
 // output is appended to the logs kept under its name, across restarts.
-func (d *deployment) start(name string) {
+func (d *deployment) start(name string) { d.startAs(name, name, nil) }
+
+// startAs runs the subcommand sub as a process named name (a second replica:
+// "serve-2"), with over set on top of the deployment's variables.
+func (d *deployment) startAs(name, sub string, over map[string]string) {
 	t := d.t
 	logs := d.logs[name]
 	if logs == nil {
 		logs = &logBuffer{}
 		d.logs[name] = logs
 	}
-	cmd := d.command(name)
+	cmd := d.command(sub)
+	for k, v := range over {
+		cmd.Env = append(cmd.Env, k+"="+v) // the last of a name wins
+	}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("guilds %s: %v", name, err)
@@ -292,12 +305,18 @@ func (r reply) Map() map[string]any {
 // (so cookies the API sets come back on later requests).
 func (d *deployment) Call(method, path string, body any) reply {
 	d.t.Helper()
+	return d.callAt(d.API, method, path, body)
+}
+
+// callAt is Call on the API replica at api.
+func (d *deployment) callAt(api, method, path string, body any) reply {
+	d.t.Helper()
 	var rd io.Reader
 	if body != nil {
 		raw, _ := json.Marshal(body)
 		rd = bytes.NewReader(raw)
 	}
-	req, _ := http.NewRequest(method, d.API+path, rd)
+	req, _ := http.NewRequest(method, api+path, rd)
 	req.Header.Set("Authorization", "Bearer "+d.Token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -314,7 +333,13 @@ func (d *deployment) Call(method, path string, body any) reply {
 // must is Call that fails the test unless the status is one of want.
 func (d *deployment) must(want int, method, path string, body any) map[string]any {
 	d.t.Helper()
-	r := d.Call(method, path, body)
+	return d.mustAt(d.API, want, method, path, body)
+}
+
+// mustAt is must on the API replica at api.
+func (d *deployment) mustAt(api string, want int, method, path string, body any) map[string]any {
+	d.t.Helper()
+	r := d.callAt(api, method, path, body)
 	if r.Status != want {
 		d.t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
 	}
@@ -363,10 +388,10 @@ func freshDatabase(t *testing.T) string {
 
 // freshNamespace registers a namespace on the test Temporal server, without
 // the platform's search attributes, and waits until it answers.
-func freshNamespace(t *testing.T) string {
+func freshNamespace(t *testing.T, temporal string) string {
 	t.Helper()
 	name := fmt.Sprintf("e2e-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
-	nc, err := client.NewNamespaceClient(client.Options{HostPort: testtemporal.Address(t)})
+	nc, err := client.NewNamespaceClient(client.Options{HostPort: temporal})
 	if err != nil {
 		t.Fatal(err)
 	}
