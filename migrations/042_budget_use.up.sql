@@ -19,14 +19,18 @@ CREATE TABLE budget_use (
 );
 
 -- budget_use_add adds to the rows of day of whichever of the three scopes
--- has limits. The shared advisory lock per scope, held to the end of the
--- transaction, lets budgets.Set (which takes it exclusively) rebuild a
--- scope's rows knowing that no call or turn is half counted.
+-- has limits. The organisation's shared advisory lock, held to the end of
+-- the transaction, lets budgets.Set (which takes it exclusively) rebuild the
+-- rows of a scope of that organisation knowing that no call or turn is half
+-- counted. One lock per organisation, not per scope: a statement that
+-- stores or deletes many rows (a prune) holds one lock per organisation.
 CREATE FUNCTION budget_use_add(o uuid, g uuid, a uuid, d date, cur text, calls bigint, toks bigint, money numeric)
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_advisory_xact_lock_shared(516, hashtext(id::text))
-        FROM unnest(ARRAY[o, g, a]) id WHERE id IS NOT NULL;
+    IF o IS NULL THEN -- not an organisation's: no limit applies
+        RETURN;
+    END IF;
+    PERFORM pg_advisory_xact_lock_shared(516, hashtext(o::text));
     INSERT INTO budget_use AS u (scope, scope_id, day, currency, tool_calls, tokens, cost)
     SELECT l.scope, l.scope_id, d, cur, calls, toks, money
     FROM budget_limits l

@@ -126,10 +126,10 @@ const countedCall = `outcome NOT IN ('refused', 'denied')`
 
 // Set stores a scope's limits; limits with none set delete the row (and,
 // by migration 042's trigger, the scope's roll-up). Limits that stay set
-// rebuild the scope's roll-up of the current month from the stored calls and
-// turns, under the scope's exclusive lock: the triggers that count a call or
-// a turn hold it shared until their transaction ends, so the rebuild sees
-// every call counted before and the triggers count every call after.
+// rebuild the scope's roll-up from the stored calls and turns, under its
+// organisation's exclusive lock: the triggers that count a call or a turn
+// hold it shared until their transaction ends, so the rebuild sees every
+// call counted before and the triggers count every call after.
 func Set(ctx context.Context, db store.DB, s Scope, l Limits) error {
 	if err := l.Check(); err != nil {
 		return err
@@ -146,7 +146,7 @@ func Set(ctx context.Context, db store.DB, s Scope, l Limits) error {
 		guild, agent = s.GuildID, s.ID
 	}
 	return store.InOneTx(ctx, db, func(tx store.DB) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(516, hashtext($1::uuid::text))`, s.ID); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(516, hashtext($1::uuid::text))`, s.OrganisationID); err != nil {
 			return store.Map(err)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO budget_limits (scope, scope_id, organisation_id, guild_id, agent_id,
