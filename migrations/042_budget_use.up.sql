@@ -31,6 +31,10 @@ BEGIN
         RETURN;
     END IF;
     PERFORM pg_advisory_xact_lock_shared(516, hashtext(o::text));
+    IF NOT EXISTS (SELECT 1 FROM budget_limits l WHERE (l.scope = 'organisation' AND l.scope_id = o)
+            OR (l.scope = 'guild' AND l.scope_id = g) OR (l.scope = 'agent' AND l.scope_id = a)) THEN
+        RETURN; -- the common case, no limits: no write
+    END IF;
     INSERT INTO budget_use AS u (scope, scope_id, day, currency, tool_calls, tokens, cost)
     SELECT l.scope, l.scope_id, d, cur, calls, toks, money
     FROM budget_limits l
