@@ -152,8 +152,18 @@ func TestDeployedPlatform(t *testing.T) {
 // to the callback with the cookie Connect set). It returns the login's id.
 func connectAcme(t *testing.T, d *deployment, serverURL, org string) string {
 	t.Helper()
+	return connectAcmeWith(t, d, serverURL, org, nil)
+}
+
+// connectAcmeWith is connectAcme with more of the catalog entry's config.
+func connectAcmeWith(t *testing.T, d *deployment, serverURL, org string, config map[string]any) string {
+	t.Helper()
+	cfg := map[string]any{"provider": "oauth2", "dynamic_registration": true}
+	for k, v := range config {
+		cfg[k] = v
+	}
 	d.must(201, "POST", "/api/admin/mcp/servers", map[string]any{"slug": "acme", "name": "Acme", "transport": "http",
-		"auth": "oauth", "url": serverURL, "config": map[string]any{"provider": "oauth2", "dynamic_registration": true}})
+		"auth": "oauth", "url": serverURL, "config": cfg})
 	conn := d.must(200, "POST", "/api/mcp/connect", map[string]any{"slug": "acme", "owner_scope": "organisation", "owner_id": org})
 	connID := conn["connection"].(map[string]any)["id"].(string)
 	authURL, _ := conn["authorization_url"].(string)

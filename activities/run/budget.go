@@ -36,7 +36,7 @@ func subjectOf(r runs.Run) budgets.Subject {
 // toolBudget refuses the call when a tool-call limit of the run's scopes is
 // reached: the refusal is stored (with its audit event, as refused, which
 // does not count) and returned with Stopped set. Nil: the call may run.
-func (a *Activities) toolBudget(ctx context.Context, r runs.Run, in ToolInput) (*ToolOutput, error) {
+func (a *Activities) toolBudget(ctx context.Context, r runs.Run, snap runs.Snapshot, in ToolInput) (*ToolOutput, error) {
 	reach, err := budgets.Check(ctx, a.d.DB, subjectOf(r), budgets.ForToolCall, time.Now())
 	if err != nil || reach == nil {
 		return nil, err
@@ -62,7 +62,7 @@ func (a *Activities) toolBudget(ctx context.Context, r runs.Run, in ToolInput) (
 		if err != nil || stored {
 			return err
 		}
-		return audit.Record(ctx, tx, callEvent(r, tc, "", "", in.ApprovalID))
+		return audit.Record(ctx, tx, unranEvent(r, tc, snap, in.ApprovalID))
 	})
 	if err != nil {
 		return nil, err

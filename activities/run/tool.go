@@ -43,7 +43,7 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		}
 		return ToolOutput{}, err
 	}
-	if out, err := a.toolBudget(ctx, r, in); err != nil || out != nil {
+	if out, err := a.toolBudget(ctx, r, snap, in); err != nil || out != nil {
 		if out != nil {
 			return *out, nil
 		}
@@ -282,6 +282,14 @@ func callEvent(r runs.Run, tc runs.ToolCall, kind, connectionID, approvalID stri
 		ResultBytes: len(tc.Result), ApprovalID: approvalID, Actor: "agent:" + r.AgentID}
 }
 
+// unranEvent is the audit event of a call stored without running (refused
+// over budget, denied, decided by the workflow): its kind and the login that
+// would have served it are the offered tool's.
+func unranEvent(r runs.Run, tc runs.ToolCall, snap runs.Snapshot, approvalID string) audit.Event {
+	offered, _ := snap.Tool(tc.Tool)
+	return callEvent(r, tc, auditKind(offered.Kind, offered), offered.ConnectionID, approvalID)
+}
+
 // redactedJSON encodes a call's metadata with the run's secrets redacted, as
 // everything else stored about the call is.
 func redactedJSON(red *tools.Redactor, meta map[string]any) json.RawMessage {
@@ -389,6 +397,10 @@ func (a *Activities) ToolRecord(ctx context.Context, in RecordInput) (ToolOutput
 	if err != nil {
 		return ToolOutput{}, err
 	}
+	snap, err := a.snapshot(ctx, a.d.DB, in.RunID) // for the audit event's kind and login; none is no harm
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return ToolOutput{}, fmt.Errorf("load snapshot: %w", err)
+	}
 	red, err := a.redactor(ctx, r.AgentID)
 	if err != nil {
 		return ToolOutput{}, err
@@ -407,7 +419,7 @@ func (a *Activities) ToolRecord(ctx context.Context, in RecordInput) (ToolOutput
 		if err != nil || stored {
 			return err
 		}
-		return audit.Record(ctx, tx, callEvent(r, tc, "", "", in.ApprovalID))
+		return audit.Record(ctx, tx, unranEvent(r, tc, snap, in.ApprovalID))
 	})
 	if err != nil {
 		return ToolOutput{}, err

@@ -1,9 +1,11 @@
 // Package budgets holds the limits an operator sets on an organisation, a
 // guild or an agent (tool calls per day, model tokens per day, money per
 // month, in UTC days and months) and measures use against them. It owns the
-// table budget_limits. Use is read from what other packages store: tool calls
-// from the audit trail (internal/audit), tokens and cost from the model
-// turns (internal/usage); budgets never writes those tables.
+// tables budget_limits and budget_use. Use is what other packages store: tool
+// calls in the audit trail (internal/audit), tokens and cost in the model
+// turns (internal/usage); budgets never writes those tables. For a scope with
+// limits, triggers on them (migration 042) keep a daily roll-up in
+// budget_use, which the check reads.
 package budgets
 
 import (
@@ -122,7 +124,12 @@ var scopeColumn = map[string]string{ScopeOrganisation: "organisation_id", ScopeG
 // denied before it ran does not, so a call refused over budget adds nothing.
 const countedCall = `outcome NOT IN ('refused', 'denied')`
 
-// Set stores a scope's limits; limits with none set delete the row.
+// Set stores a scope's limits; limits with none set delete the row (and,
+// by migration 042's trigger, the scope's roll-up). Limits that stay set
+// rebuild the scope's roll-up from the stored calls and turns, under its
+// organisation's exclusive lock: the triggers that count a call or a turn
+// hold it shared until their transaction ends, so the rebuild sees every
+// call counted before and the triggers count every call after.
 func Set(ctx context.Context, db store.DB, s Scope, l Limits) error {
 	if err := l.Check(); err != nil {
 		return err
@@ -138,12 +145,40 @@ func Set(ctx context.Context, db store.DB, s Scope, l Limits) error {
 	case ScopeAgent:
 		guild, agent = s.GuildID, s.ID
 	}
-	_, err := db.Exec(ctx, `INSERT INTO budget_limits (scope, scope_id, organisation_id, guild_id, agent_id,
-			tool_calls_per_day, tokens_per_day, money_per_month, currency)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		ON CONFLICT (scope, scope_id) DO UPDATE SET tool_calls_per_day = EXCLUDED.tool_calls_per_day,
-			tokens_per_day = EXCLUDED.tokens_per_day, money_per_month = EXCLUDED.money_per_month,
-			currency = EXCLUDED.currency, updated_at = now()`,
-		s.Kind, s.ID, s.OrganisationID, guild, agent, l.ToolCallsPerDay, l.TokensPerDay, l.MoneyPerMonth, l.Currency)
+	return store.InOneTx(ctx, db, func(tx store.DB) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(516, hashtext($1::uuid::text))`, s.OrganisationID); err != nil {
+			return store.Map(err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO budget_limits (scope, scope_id, organisation_id, guild_id, agent_id,
+				tool_calls_per_day, tokens_per_day, money_per_month, currency)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+			ON CONFLICT (scope, scope_id) DO UPDATE SET tool_calls_per_day = EXCLUDED.tool_calls_per_day,
+				tokens_per_day = EXCLUDED.tokens_per_day, money_per_month = EXCLUDED.money_per_month,
+				currency = EXCLUDED.currency, updated_at = now()`,
+			s.Kind, s.ID, s.OrganisationID, guild, agent, l.ToolCallsPerDay, l.TokensPerDay, l.MoneyPerMonth, l.Currency); err != nil {
+			return store.Map(err)
+		}
+		return rebuildUse(ctx, tx, s)
+	})
+}
+
+// rebuildUse replaces a scope's roll-up with its use counted from every
+// stored row (the triggers date each by its own at, in UTC). Setting limits
+// is rare; the count is a range of the indexes the checks used to read.
+func rebuildUse(ctx context.Context, db store.DB, s Scope) error {
+	col := scopeColumn[s.Kind]
+	if _, err := db.Exec(ctx, `DELETE FROM budget_use WHERE scope = $1 AND scope_id = $2`, s.Kind, s.ID); err != nil {
+		return store.Map(err)
+	}
+	_, err := db.Exec(ctx, `INSERT INTO budget_use (scope, scope_id, day, currency, tool_calls, tokens, cost)
+		SELECT $1, $2, day, currency, sum(calls), sum(toks), sum(money) FROM (
+			SELECT (a.at AT TIME ZONE 'UTC')::date AS day, '' AS currency, count(*) AS calls, 0 AS toks, 0 AS money
+			FROM audit_events a WHERE a.action = 'tool_call' AND a.`+col+` = $2 AND a.`+countedCall+`
+			GROUP BY 1
+			UNION ALL
+			SELECT (t.at AT TIME ZONE 'UTC')::date, t.currency, 0, sum(t.prompt_tokens + t.completion_tokens), coalesce(sum(t.cost), 0)
+			FROM model_turns t WHERE t.`+col+` = $2
+			GROUP BY 1, 2) u
+		GROUP BY day, currency`, s.Kind, s.ID)
 	return store.Map(err)
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/guilds/guilds/internal/store"
 )
 
@@ -66,36 +68,19 @@ type ReachedError struct{ Reach Reach }
 func (e *ReachedError) Error() string { return "budget reached: " + e.Reach.Message() }
 
 // checkSQL reads, in one statement, the limits set on the subject's three
-// scopes and, only for the limits that are set and weighed, the use against
-// them. With no limit set it is one primary-key probe that returns no row.
-// Each use is an index range scan from
-// the start of the period
-// (migrations 036 and 037); CASE runs only the subquery of the row's scope.
+// scopes and their use from the daily roll-up (migration 042): today's row
+// of each for calls and tokens, the month's for money. With no limit set it
+// is one primary-key probe that returns no row; with limits it reads at
+// most a row per day and currency of the month, whatever the calls made.
 const checkSQL = `SELECT l.scope, l.scope_id, l.tool_calls_per_day, l.tokens_per_day, l.money_per_month::float8, l.currency,
-	CASE WHEN NOT $6 OR l.tool_calls_per_day IS NULL THEN 0
-		WHEN l.scope = 'organisation' THEN (SELECT count(*) FROM audit_events a WHERE a.action = 'tool_call'
-			AND a.organisation_id = l.scope_id AND a.at >= $4 AND a.` + countedCall + `)
-		WHEN l.scope = 'guild' THEN (SELECT count(*) FROM audit_events a WHERE a.action = 'tool_call'
-			AND a.guild_id = l.scope_id AND a.at >= $4 AND a.` + countedCall + `)
-		ELSE (SELECT count(*) FROM audit_events a WHERE a.action = 'tool_call'
-			AND a.agent_id = l.scope_id AND a.at >= $4 AND a.` + countedCall + `) END,
-	CASE WHEN NOT $7 OR l.tokens_per_day IS NULL THEN 0
-		WHEN l.scope = 'organisation' THEN (SELECT coalesce(sum(t.prompt_tokens + t.completion_tokens), 0) FROM model_turns t
-			WHERE t.organisation_id = l.scope_id AND t.at >= $4)
-		WHEN l.scope = 'guild' THEN (SELECT coalesce(sum(t.prompt_tokens + t.completion_tokens), 0) FROM model_turns t
-			WHERE t.guild_id = l.scope_id AND t.at >= $4)
-		ELSE (SELECT coalesce(sum(t.prompt_tokens + t.completion_tokens), 0) FROM model_turns t
-			WHERE t.agent_id = l.scope_id AND t.at >= $4) END,
-	CASE WHEN NOT $7 OR l.money_per_month IS NULL THEN 0
-		WHEN l.scope = 'organisation' THEN (SELECT coalesce(sum(t.cost), 0) FROM model_turns t
-			WHERE t.organisation_id = l.scope_id AND t.at >= $5 AND t.currency = l.currency)
-		WHEN l.scope = 'guild' THEN (SELECT coalesce(sum(t.cost), 0) FROM model_turns t
-			WHERE t.guild_id = l.scope_id AND t.at >= $5 AND t.currency = l.currency)
-		ELSE (SELECT coalesce(sum(t.cost), 0) FROM model_turns t
-			WHERE t.agent_id = l.scope_id AND t.at >= $5 AND t.currency = l.currency) END::float8
+	coalesce(sum(u.tool_calls) FILTER (WHERE u.day >= $4), 0)::bigint,
+	coalesce(sum(u.tokens) FILTER (WHERE u.day >= $4), 0)::bigint,
+	coalesce(sum(u.cost) FILTER (WHERE u.currency = l.currency), 0)::float8
 	FROM budget_limits l
+	LEFT JOIN budget_use u ON u.scope = l.scope AND u.scope_id = l.scope_id AND u.day >= $5
 	WHERE (l.scope = 'organisation' AND l.scope_id = $1) OR (l.scope = 'guild' AND l.scope_id = $2)
 		OR (l.scope = 'agent' AND l.scope_id = $3)
+	GROUP BY l.scope, l.scope_id
 	ORDER BY CASE l.scope WHEN 'organisation' THEN 0 WHEN 'guild' THEN 1 ELSE 2 END`
 
 // Check returns the first limit of the subject's scopes (organisation, then
@@ -106,7 +91,7 @@ const checkSQL = `SELECT l.scope, l.scope_id, l.tool_calls_per_day, l.tokens_per
 func Check(ctx context.Context, db store.DB, s Subject, what Spend, now time.Time) (*Reach, error) {
 	day, month, nextDay, nextMonth := periods(now)
 	rows, err := db.Query(ctx, checkSQL, nullID(s.OrganisationID), nullID(s.GuildID), nullID(s.AgentID),
-		day, month, what&ForToolCall != 0, what&ForModelTurn != 0)
+		pgtype.Date{Time: day, Valid: true}, pgtype.Date{Time: month, Valid: true})
 	if err != nil {
 		return nil, store.Map(err)
 	}

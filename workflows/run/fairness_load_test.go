@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
+	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/workflows/run"
 )
@@ -35,7 +38,11 @@ func TestFairness(t *testing.T) {
 	quietAgent := e.secondOrganisation(t)
 	// A worker small enough that the noisy backlog waits in the server's
 	// task queue, which is where fairness orders it.
-	sizing := []string{"GUILDS_WORKER_MAX_WORKFLOW_TASKS=4", "GUILDS_WORKER_MAX_ACTIVITIES=8", "GUILDS_WORKER_POLLERS=2"}
+	// FAIR_WORKFLOW_TASKS sizes its workflow task slots apart (4 by
+	// default): workflow tasks go to the worker's sticky queue, where the
+	// server does not apply fairness (ADR 0519).
+	sizing := []string{fmt.Sprintf("GUILDS_WORKER_MAX_WORKFLOW_TASKS=%d", envInt(t, "FAIR_WORKFLOW_TASKS", 4)),
+		"GUILDS_WORKER_MAX_ACTIVITIES=8", "GUILDS_WORKER_POLLERS=2"}
 	e.spawnWorker(t, append([]string{"RUNTEST_QUICK=1"}, sizing...)...)
 
 	idleIDs := e.startMany(t, quietAgent, "quiet idle", quiet, m)
@@ -66,6 +73,16 @@ func TestFairness(t *testing.T) {
 		on, quiet, noisy, noisyDone, m, sizing)
 	t.Logf("quiet organisation, quick call (model answer stored → result stored): idle p50 %v p95 %v; beside the noisy one p50 %v p95 %v; p95 ratio %.2f",
 		i50, i95, l50, l95, float64(l95)/float64(max(i95, time.Microsecond)))
+	for _, w := range []struct {
+		label string
+		ids   []string
+	}{{"idle", idleIDs}, {"beside the noisy one", loadedIDs}} {
+		wt, act := e.scheduleToStart(t, w.ids)
+		w50, w95, _ := pct(wt)
+		a50, a95, _ := pct(act)
+		t.Logf("quiet organisation %s, schedule to start: workflow tasks p50 %v p95 %v (%d); activities p50 %v p95 %v (%d)",
+			w.label, w50, w95, len(wt), a50, a95, len(act))
+	}
 	_, iw, _ := pct(idleRuns)
 	_, lw, _ := pct(loadedRuns)
 	t.Logf("quiet organisation, whole run (created → finished): idle p95 %v, beside the noisy one p95 %v; ratio %.2f", iw, lw, float64(lw)/float64(max(iw, time.Microsecond)))
@@ -166,4 +183,53 @@ func (e *env) seconds(t *testing.T, sql string, ids []string) []time.Duration {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// scheduleToStart says how long the runs' work waited for the worker:
+// each workflow task from scheduled to started (both in the history), and
+// each tool activity from scheduled (the history) to the call's start (its
+// row; the history writes a retried activity's start only when it ends).
+// Where the quiet organisation's calls wait shows here: workflow tasks go to
+// the worker's sticky queue, where the server applies no fairness, and
+// activities to the shared queue, where it does (ADR 0519).
+func (e *env) scheduleToStart(t *testing.T, ids []string) (workflowTasks, activities []time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a failure bound
+	defer cancel()
+	for _, id := range ids {
+		scheduled := map[int64]time.Time{}
+		var tools []time.Time
+		it := e.c.GetWorkflowHistory(ctx, "run-"+id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatalf("history of run %s: %v", id, err)
+			}
+			at := ev.GetEventTime().AsTime()
+			switch ev.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+				scheduled[ev.GetEventId()] = at
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+				workflowTasks = append(workflowTasks, at.Sub(scheduled[ev.GetWorkflowTaskStartedEventAttributes().GetScheduledEventId()]))
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == runact.ToolName {
+					tools = append(tools, at)
+				}
+			}
+		}
+		started, err := e.db.Query(ctx, `SELECT started_at FROM tool_calls WHERE run_id = $1 ORDER BY seq`, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; started.Next(); i++ {
+			var at time.Time
+			if err := started.Scan(&at); err != nil {
+				t.Fatal(err)
+			}
+			if i < len(tools) {
+				activities = append(activities, at.Sub(tools[i]))
+			}
+		}
+		started.Close()
+	}
+	return workflowTasks, activities
 }
