@@ -28,9 +28,10 @@ import (
 // TestProductionShape runs the platform as a production install is shaped:
 // Temporal's own server on PostgreSQL (not the dev server), two API replicas
 // and two workers. While runs that call a native tool and an OAuth login's
-// tool are in flight, one worker is killed, one API replica is killed under a
-// client following a run's events, the login's access token expires, and
-// Temporal's server is restarted. Every run must complete with every call
+// tool are in flight, one API replica is killed under a client following a
+// run's events, Temporal's server stops, the second worker starts while it is
+// down, the first worker is killed, the login's access token expires, and
+// Temporal's server comes back. Every run must complete with every call
 // stored once with its result, the follower must miss no message, and the
 // token must be refreshed once, not once per worker.
 func TestProductionShape(t *testing.T) {
@@ -48,8 +49,6 @@ func TestProductionShape(t *testing.T) {
 	d := deployOn(t, tsrv.addr, map[string]string{"OPENROUTER_API_KEY": boxModelKey, "GUILDS_OPENROUTER_BASE_URL": model.URL})
 	api2 := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	d.startAs("serve-2", "serve", map[string]string{"GUILDS_HTTP_ADDR": api2})
-	d.startAs("worker-2", "worker", nil)
-	waitLog(t, d, "worker-2", "worker started")
 	waitReadyAt(t, "http://"+api2)
 
 	org := d.must(201, "POST", "/api/orgs", map[string]any{"name": "Acme"})["id"].(string)
@@ -91,9 +90,16 @@ func TestProductionShape(t *testing.T) {
 	d.kill("serve-2")
 	<-follower.done
 	rest := followRun(t, d, d.API, ids[0], fmt.Sprint(follower.last()))
+	// Temporal goes down; a second worker starts while it is down, waits and
+	// says so; the first worker dies; Temporal comes back on the same
+	// databases and the second worker carries on every run.
+	tsrv.stop()
+	d.startAs("worker-2", "worker", nil)
+	waitLog(t, d, "worker-2", "waiting for Temporal")
 	d.kill("worker")
 	as.ExpireAccess()
-	tsrv.restart(t)
+	tsrv.start(t)
+	waitLog(t, d, "worker-2", "worker started")
 
 	for _, id := range ids {
 		d.waitRunFor(id, 30*time.Minute)
@@ -272,13 +278,6 @@ func (s *temporalServer) stop() {
 		_ = err
 	}
 	s.cmd = nil
-}
-
-// restart stops the server as an upgrade would and starts it on the same
-// databases and port.
-func (s *temporalServer) restart(t *testing.T) {
-	s.stop()
-	s.start(t)
 }
 
 // freePortRun finds a port p with p..p+n-1 free: Temporal's services take

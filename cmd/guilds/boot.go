@@ -195,10 +195,10 @@ func openPlatform(ctx context.Context, cfg config.Config, log *slog.Logger, dev 
 		} else if ic != nil {
 			opts.Interceptors = []interceptor.ClientInterceptor{ic}
 		}
-		c, err := client.DialContext(ctx, opts)
+		c, err := dialTemporal(ctx, opts, log)
 		if err != nil {
 			p.close()
-			return nil, fmt.Errorf("cannot reach Temporal at %s (set TEMPORAL_ADDRESS): %w", cfg.TemporalAddress, err)
+			return nil, err
 		}
 		p.temporal = c
 		if err := ensureSearchAttributes(ctx, c, cfg.TemporalNS); err != nil {

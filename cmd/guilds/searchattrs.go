@@ -11,6 +11,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -70,22 +71,43 @@ func missingSearchAttributes(ctx context.Context, c client.Client, namespace str
 	return missing, nil
 }
 
-// waitSearchAttributes waits until the namespace lists them all: with
-// Elasticsearch visibility the registration completes in the background.
+// waitSearchAttributes waits until the namespace lists them all (with
+// Elasticsearch visibility the registration completes in the background),
+// then until the frontend takes them in a query: with SQL visibility it
+// learns of them only at its next namespace refresh, and until then it
+// refuses a run's start that sets them.
 func waitSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for {
 		missing, err := missingSearchAttributes(ctx, c, namespace)
 		if err == nil && len(missing) == 0 {
-			return nil
+			if err = searchAttributesServed(ctx, c, namespace); err == nil {
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the Temporal namespace %q still lacks the search attributes %s after registering them", namespace, strings.Join(sortedNames(missing), ", "))
+			if err == nil {
+				err = fmt.Errorf("still missing %s", strings.Join(sortedNames(missing), ", "))
+			}
+			return fmt.Errorf("the Temporal namespace %q does not take the search attributes it was given (%s)", namespace, oneLine(err))
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// searchAttributesServed asks the frontend a count whose query names every
+// run search attribute: it answers only once it knows them all.
+func searchAttributesServed(ctx context.Context, c client.Client, namespace string) error {
+	terms := make([]string, 0, len(runSearchAttributes))
+	for _, k := range runSearchAttributes {
+		terms = append(terms, k.GetName()+" = 'guilds-probe'")
+	}
+	_, err := c.WorkflowService().CountWorkflowExecutions(ctx, &workflowservice.CountWorkflowExecutionsRequest{
+		Namespace: namespace, Query: strings.Join(terms, " AND "),
+	})
+	return err
 }
 
 func sortedNames(m map[string]enumspb.IndexedValueType) []string {
