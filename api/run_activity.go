@@ -108,7 +108,7 @@ func (s *Server) runActivity(ctx context.Context, c *gin.Context, db store.DB, p
 			st.Step = name
 		}
 		if f := pa.GetLastFailure(); f != nil {
-			st.LastFailure = redactFailure(fc.FailureToError(f).Error())
+			st.LastFailure = redactFailure(failureText(fc.FailureToError(f)))
 		}
 		if t := pa.GetNextAttemptScheduleTime(); t != nil {
 			at := t.AsTime()
@@ -130,6 +130,16 @@ func (s *Server) runActivity(ctx context.Context, c *gin.Context, db store.DB, p
 		out.Steps = append(out.Steps, st)
 	}
 	return http.StatusOK, out, nil
+}
+
+// failureText is an activity's error as it was raised, without the SDK's
+// "(type: …, retryable: …)" suffix.
+func failureText(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.Message() != "" {
+		return app.Message()
+	}
+	return err.Error()
 }
 
 func stepState(s string) string {

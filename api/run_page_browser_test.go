@@ -48,6 +48,8 @@ func TestRunPageInChromium(t *testing.T) {
 	ctx := context.Background()
 	org, guild, agent := e.Hierarchy()
 	op := e.Operator(org)
+	const temporalUI = "http://127.0.0.1:8233/namespaces/default/workflows/"
+	e.Server.TemporalUI = temporalUI
 	if _, err := usage.SetPrice(ctx, e.DB, usage.Price{Provider: "openrouter", Model: "m", InputPerMillion: 3, OutputPerMillion: 15, Currency: "USD"}); err != nil {
 		t.Fatal(err)
 	}
@@ -113,19 +115,23 @@ func TestRunPageInChromium(t *testing.T) {
 		"The service refused the login's credentials.", "The service did not answer in time.", "A person refused this call"} {
 		b.waitText(timeline, want)
 	}
-	rendered := b.eval(`String(performance.getEntriesByName("run-render").pop().duration.toFixed(1))`)
-	t.Logf("figure: run page with %d calls (50 running) built in %s ms (the run page from its first line: reading the run, then the summary and timeline in the DOM)", bigRunCalls, rendered)
+	if href := b.eval(`[...document.querySelectorAll("a")].find((a) => a.textContent === "Open in the Temporal UI")?.href || ""`); href != temporalUI+"run-"+r.ID {
+		t.Errorf("the Temporal UI link goes to %q", href)
+	}
+	rendered := b.eval(`["run-render", "run-build"].map((n) => performance.getEntriesByName(n).pop().duration.toFixed(1)).join(" ms, of which building the DOM ")`)
+	t.Logf("figure: run page with %d calls (50 running) shown in %s ms (from the page's first line: the API reads, then the summary, timeline and transcript)", bigRunCalls, rendered)
 
 	// The last 50 finish while the page is open: the page follows them
 	// over its event stream. The promise resolves on the page's own change.
-	b.eval(`(() => { window.__followed = new Promise((done) => { const t0 = performance.now();
+	b.eval(`(() => { window.__longest = 0; new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longest = Math.max(window.__longest, e.duration); }).observe({ type: "longtask" });
+  window.__followed = new Promise((done) => { const t0 = performance.now();
   const check = () => { if (!document.querySelector('ol[aria-label="Timeline"] li.call-row[data-state="running"]')) { obs.disconnect(); done(performance.now() - t0); } };
   const obs = new MutationObserver(check); obs.observe(document.querySelector('ol[aria-label="Timeline"]'), { subtree: true, childList: true, attributes: true }); check(); }); return ""; })()`)
 	for i := 150; i < bigRunCalls; i++ {
 		finish(i)
 	}
-	followed := b.eval(`window.__followed.then((ms) => ms.toFixed(0))`)
-	t.Logf("figure: 50 calls finishing under the open page shown in %s ms (first write to the last row repainted; includes writing them)", followed)
+	followed := b.eval(`window.__followed.then((ms) => ms.toFixed(0) + " ms; " + (window.__longest ? "longest main-thread task meanwhile " + window.__longest.toFixed(0) + " ms" : "no main-thread task over 50 ms meanwhile"))`)
+	t.Logf("figure: 50 calls finishing under the open page shown in %s (first write to the last row repainted, writing them included)", followed)
 	b.waitText(summary, "Tool calls200 · 80 not ok")
 	b.shot("run-timeline")
 	if err := runs.Finish(ctx, e.DB, r.ID, runs.StatusCompleted, ""); err != nil {

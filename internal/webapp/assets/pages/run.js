@@ -80,45 +80,48 @@ export async function runPage(main, id) {
         (usage.unpriced_turns ? ` (${usage.unpriced_turns} turn(s) without a price)` : "") : usage.turns.length ? "no price known for this model" : "—"));
   };
 
-  // A call's row: the state is a class (colour) and a word (text).
+  // A call's row: the state is a class (colour) and a word (text). A row is
+  // rebuilt only when what it shows changed, so a live update of one call
+  // does not repaint the other 199.
   const paintCall = (tcId) => {
     const row = rows.get(tcId);
     if (!row) return;
     const c = calls.get(tcId);
     // A call of an ended run with no record was lost with its worker.
     const state = c ? c.outcome : finished.has(run.status) ? "interrupted" : "running";
+    const login = c ? logins[c.seq] : null;
+    const step = !c ? stepOf(row.dataset.index) : null;
+    const sig = [state, c?.duration_ms, login?.account_hint, step?.progress, step?.total, step?.attempt].join("|");
+    if (row.dataset.sig === sig) return;
+    row.dataset.sig = sig;
     row.className = "call-row state-" + state;
     row.dataset.state = state;
-    const login = c ? logins[c.seq] : null;
-    const progress = !c ? progressOf(row.dataset.index) : null;
     clear(row,
       h("span", { class: "state" }, callStates[state] || state),
       " ", h("code", {}, row.dataset.tool),
       " ", h("span", { class: "muted" }, c ? ms(c.duration_ms) : "running"),
       login?.account_hint ? [" ", h("span", { class: "login" }, "as " + login.account_hint + (login.login_scope ? ` (${login.login_scope}'s login)` : ""))] : null,
-      progress, c && c.outcome !== "ok" ? h("p", { class: "plain-error" }, plainError(c.outcome, c.result)) : null,
+      step ? progressLine(step) : null, c && c.outcome !== "ok" ? h("p", { class: "plain-error" }, plainError(c.outcome, c.result)) : null,
       h("a", { href: "#call-" + tcId, class: "small" }, "details"));
   };
-  // A running call's progress: the pending tool activities, in schedule order,
-  // line up with the calls still running, in seq order.
-  const progressOf = (idx) => {
-    const running = [...rows.entries()].filter(([k]) => !calls.has(k)).map(([, r]) => r.dataset.index);
+  // A running call's pending activity: the pending tool activities, in
+  // schedule order, line up with the calls still running, in seq order.
+  let runningIdx = null;
+  const stepOf = (idx) => {
     const tools = steps.filter((s) => s.activity === "tool" || s.activity === "tool_local");
-    const s = tools[running.indexOf(idx)];
-    if (!s) return null;
-    const bits = [];
-    if (s.progress != null) bits.push(s.total ? h("progress", { value: s.progress, max: s.total, "aria-label": "Progress" }) : null,
-      " ", s.total ? `${s.progress} of ${s.total}` : `${s.progress} done`);
-    if (s.attempt > 1) bits.push(` · attempt ${s.attempt}`);
-    return bits.length ? h("span", { class: "progress" }, " ", bits) : null;
+    if (!tools.length) return null;
+    runningIdx ??= [...rows.entries()].filter(([k]) => !calls.has(k)).map(([, r]) => r.dataset.index);
+    return tools[runningIdx.indexOf(idx)] || null;
   };
+  const paintAll = () => { runningIdx = null; for (const k of rows.keys()) paintCall(k); };
 
   const addTurn = (m) => {
+    timeline.querySelector("li.empty")?.remove();
     turns++;
     const t = turnUsage.get(m.seq);
     const li = h("li", { class: "turn", "data-seq": m.seq },
       h("p", { class: "turn-head" }, h("strong", {}, `Turn ${turns}`), " · model",
-        t ? ` · ${t.prompt_tokens} in / ${t.completion_tokens} out` : "",
+        t ? ` · ${t.prompt_tokens.toLocaleString()} in / ${t.completion_tokens.toLocaleString()} out` : "",
         m.tool_calls?.length ? ` · ${m.tool_calls.length} call${m.tool_calls.length === 1 ? "" : "s"}` : " · answered"));
     const list = h("ol", { class: "calls" });
     (m.tool_calls || []).forEach((tc, i) => {
@@ -133,6 +136,7 @@ export async function runPage(main, id) {
 
   const media = runMedia(id);
   await media.load();
+  performance.mark("run-fetched"); // read from the API: what follows is the page's own work
   onLeave(() => media.close());
   let last = 0;
   const add = (m) => {
@@ -174,7 +178,9 @@ export async function runPage(main, id) {
     renderSummary();
   };
   setStatus(run);
+  if (!timeline.childElementCount) timeline.append(h("li", { class: "muted empty" }, "No model turn yet."));
   performance.measure("run-render", "run-start");
+  performance.measure("run-build", "run-fetched");
   timeline.dataset.rendered = "true";
   if (finished.has(run.status)) return;
 
@@ -196,7 +202,7 @@ export async function runPage(main, id) {
           const d = byCall.get(c.call_id);
           if (d) { d.querySelector(".meta").textContent = pretty({ outcome: c.outcome, duration_ms: c.duration_ms, metadata: c.metadata }); if (!d.querySelector(".result").textContent) d.querySelector(".result").textContent = c.result; }
         }
-        for (const k of rows.keys()) paintCall(k);
+        paintAll();
         setStatus(fresh.run);
       } while (again);
       reading = null;
@@ -209,7 +215,7 @@ export async function runPage(main, id) {
     if (!got) return;
     steps = got.steps;
     clear(retry, steps.filter((s) => s.attempt > 1 || s.last_failure).map(stepLine));
-    for (const k of rows.keys()) if (!calls.has(k)) paintCall(k);
+    paintAll();
   };
   const tick = setInterval(() => { renderSummary(); showSteps(); }, activityEvery);
   onLeave(() => clearInterval(tick));
@@ -239,6 +245,17 @@ export async function runPage(main, id) {
     if (e.run && finished.has(e.run.status)) { es.close(); clear(retry); }
   });
   onLeave(() => es.close());
+}
+
+// progressLine shows a running call's last reported progress and its attempt.
+function progressLine(s) {
+  const bits = [];
+  if (s.progress != null) {
+    if (s.total) bits.push(h("progress", { value: s.progress, max: s.total, "aria-label": "Progress" }), ` ${s.progress} of ${s.total}`);
+    else bits.push(`${s.progress} done`);
+  }
+  if (s.attempt > 1) bits.push(` · attempt ${s.attempt}`);
+  return bits.length ? h("span", { class: "progress" }, " ", bits) : null;
 }
 
 // stepLine says what Temporal is retrying, as its UI does: the attempt, the

@@ -73,7 +73,7 @@ export async function runList(panel, { load, agents = null, label = "Runs" }) {
   };
   const timer = setInterval(refresh, refreshEvery);
   onLeave(() => clearInterval(timer));
-  const filters = h("form", { class: "filters", "aria-label": "Filter runs", onsubmit: (ev) => { ev.preventDefault(); q = query(); first(); } },
+  const filters = h("form", { class: "filters run-filters", "aria-label": "Filter runs", onsubmit: (ev) => { ev.preventDefault(); q = query(); first(); } },
     Object.values(inputs).filter(Boolean).map((el) => el.type === "datetime-local" ? h("label", {}, el.getAttribute("aria-label") + " ", el) : el),
     h("button", { type: "submit" }, "Filter"));
   const heads = ["Run", agents ? "Agent" : null, "Trigger", "Status", "Started", "Duration", "Calls", "Tokens in / out", "Errors"].filter(Boolean);
