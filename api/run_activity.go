@@ -80,7 +80,7 @@ func (s *Server) runActivity(ctx context.Context, c *gin.Context, db store.DB, p
 	if s.Temporal == nil {
 		return 0, nil, errNoTemporal()
 	}
-	desc, err := s.Temporal.DescribeWorkflowExecution(ctx, run.WorkflowID(r.ID), "")
+	desc, err := s.Temporal.DescribeWorkflow(ctx, run.WorkflowID(r.ID), "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return http.StatusOK, out, nil
@@ -93,7 +93,7 @@ func (s *Server) runActivity(ctx context.Context, c *gin.Context, db store.DB, p
 		dc = converter.NewCodecDataConverter(dc, s.Codec)
 	}
 	fc := temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: dc})
-	pending := desc.GetPendingActivities()
+	pending := desc.RawResponse.GetPendingActivities()
 	// Activity ids are the workflow's schedule order, so a turn's calls list in seq order.
 	sort.SliceStable(pending, func(i, j int) bool {
 		a, _ := strconv.Atoi(pending[i].GetActivityId())

@@ -32,7 +32,9 @@ func TestRetryingModelShowsInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := "http://" + l.Addr().String()
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 	vars := map[string]string{"OPENROUTER_API_KEY": retryBoxKey}
 	res := &models.Resolver{Integrations: integrations.New(func(k string) string { return vars[k] }),
 		BaseURLs: map[string]string{models.OpenRouter: dead}}
