@@ -92,35 +92,61 @@ func decodeCursor(c string) (time.Time, string, error) {
 // List returns one page of runs newest first, each with its opening message
 // and call counts. The caller has checked the scope is visible; f is Checked.
 func List(ctx context.Context, db store.DB, f Filter) ([]Summary, error) {
-	var beforeAt *time.Time
-	var beforeID *string
+	// Only the conditions in use are written, so each shape of filter gets
+	// a plan on its scope's (created_at, id) index.
+	args := []any{firstMessageChars, f.Limit}
+	var where []string
+	cond := func(sql string, vals ...any) {
+		for _, v := range vals {
+			args = append(args, v)
+			sql = strings.Replace(sql, "?", fmt.Sprintf("$%d", len(args)), 1)
+		}
+		where = append(where, sql)
+	}
+	switch {
+	case f.AgentID != "":
+		cond("r.agent_id = ?::uuid", f.AgentID)
+	case f.GuildID != "":
+		cond("r.guild_id = ?::uuid", f.GuildID)
+	case f.OrganisationID != "":
+		cond("r.organisation_id = ?::uuid", f.OrganisationID)
+	default:
+		return nil, fmt.Errorf("runs.List: no scope")
+	}
+	// An agent within a guild or organisation narrows further.
+	if f.AgentID != "" && f.GuildID != "" {
+		cond("r.guild_id = ?::uuid", f.GuildID)
+	}
+	if f.AgentID != "" && f.OrganisationID != "" {
+		cond("r.organisation_id = ?::uuid", f.OrganisationID)
+	}
+	if f.Status != "" {
+		cond("r.status = ?", f.Status)
+	}
+	if f.Trigger != "" {
+		cond("r.trigger = ?", f.Trigger)
+	}
+	if !f.Since.IsZero() {
+		cond("r.created_at >= ?", f.Since)
+	}
+	if !f.Until.IsZero() {
+		cond("r.created_at < ?", f.Until)
+	}
 	if f.Before != "" {
 		at, id, err := decodeCursor(f.Before)
 		if err != nil {
 			return nil, store.ErrNotFound
 		}
-		beforeAt, beforeID = &at, &id
-	}
-	opt := func(t time.Time) *time.Time {
-		if t.IsZero() {
-			return nil
-		}
-		return &t
+		cond("(r.created_at, r.id) < (?, ?::uuid)", at, id)
 	}
 	rows, err := db.Query(ctx, `SELECT `+prefixed("r.", runCols)+`,
-			coalesce(left(m.content, $10), ''), coalesce(c.calls, 0), coalesce(c.errors, 0)
+			coalesce(left(m.content, $1), ''), coalesce(c.calls, 0), coalesce(c.errors, 0)
 		FROM runs r
 		LEFT JOIN messages m ON m.run_id = r.id AND m.seq = 1
 		LEFT JOIN LATERAL (SELECT count(*) AS calls, count(*) FILTER (WHERE outcome <> 'ok') AS errors
 			FROM tool_calls t WHERE t.run_id = r.id) c ON true
-		WHERE ($1::uuid IS NULL OR r.agent_id = $1) AND ($2::uuid IS NULL OR r.guild_id = $2)
-		  AND ($3::uuid IS NULL OR r.organisation_id = $3)
-		  AND ($4 = '' OR r.status = $4) AND ($5 = '' OR r.trigger = $5)
-		  AND ($6::timestamptz IS NULL OR r.created_at >= $6) AND ($7::timestamptz IS NULL OR r.created_at < $7)
-		  AND ($8::timestamptz IS NULL OR (r.created_at, r.id) < ($8, $9::uuid))
-		ORDER BY r.created_at DESC, r.id DESC LIMIT $11`,
-		null(f.AgentID), null(f.GuildID), null(f.OrganisationID), f.Status, f.Trigger,
-		opt(f.Since), opt(f.Until), beforeAt, beforeID, firstMessageChars, f.Limit)
+		WHERE `+strings.Join(where, " AND ")+`
+		ORDER BY r.created_at DESC, r.id DESC LIMIT $2`, args...)
 	if err != nil {
 		return nil, store.Map(err)
 	}
@@ -139,13 +165,6 @@ func List(ctx context.Context, db store.DB, f Filter) ([]Summary, error) {
 		out = append(out, s)
 	}
 	return out, store.Map(rows.Err())
-}
-
-func null(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // prefixed qualifies each column of a column list with a table alias.

@@ -67,6 +67,22 @@ func TestListPagesByKeyset(t *testing.T) {
 	if got, err := runs.List(ctx, db, f); err != nil || len(got) != 1 || got[0].ID != first.ID {
 		t.Fatalf("direct queued runs = %+v, %v", got, err)
 	}
+	for _, c := range []struct {
+		f    runs.Filter
+		want int
+	}{
+		{runs.Filter{GuildID: first.GuildID, AgentID: first.AgentID}, 7},
+		{runs.Filter{OrganisationID: first.OrganisationID, Trigger: "schedule"}, 6},
+		{runs.Filter{AgentID: first.AgentID, Until: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}, 3},
+		{runs.Filter{AgentID: first.AgentID, Since: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}, 4},
+	} {
+		if err := c.f.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := runs.List(ctx, db, c.f); err != nil || len(got) != c.want {
+			t.Errorf("filter %+v listed %d runs (%v), want %d", c.f, len(got), err, c.want)
+		}
+	}
 	for _, bad := range []runs.Filter{{Status: "sleeping"}, {Trigger: "cron"}, {Before: "not-a-cursor"}, {Limit: 1000},
 		{Since: time.Now(), Until: time.Now().Add(-time.Hour)}} {
 		if err := bad.Check(); err == nil {
