@@ -242,7 +242,7 @@ export async function runPage(main, id) {
     const e = JSON.parse(ev.data);
     if (e.run) setStatus(e.run);
     reread();
-    if (e.run && finished.has(e.run.status)) { es.close(); clear(retry); }
+    if (e.run && finished.has(e.run.status)) { es.close(); clearInterval(tick); clear(retry); }
   });
   onLeave(() => es.close());
 }
