@@ -13,6 +13,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/agentsecrets"
+	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native/issues"
 	"github.com/guilds/guilds/internal/orgs"
@@ -27,10 +28,17 @@ func (s *Server) runRoutes() []route {
 	return []route{
 		{Method: "POST", Path: "/api/agents/:id/runs", Tag: "runs", Summary: "Start a run of an agent",
 			Body: runInput{}, Reply: runs.Run{}, Status: 201, Handle: s.startRun},
-		{Method: "GET", Path: "/api/agents/:id/runs", Tag: "runs", Summary: "List an agent's runs, newest first",
-			Reply: []runs.Run{}, Handle: listRuns},
+		{Method: "GET", Path: "/api/agents/:id/runs", Tag: "runs", Summary: "List an agent's runs, newest first" + runListQuery,
+			Reply: []runListItem{}, Handle: listRuns},
+		{Method: "GET", Path: "/api/guilds/:id/runs", Tag: "runs", Summary: "List a guild's runs, newest first" + runListQuery,
+			Reply: []runListItem{}, Handle: listGuildRuns},
+		{Method: "GET", Path: "/api/orgs/:id/runs", Tag: "runs", Summary: "List an organisation's runs, newest first" + runListQuery,
+			Reply: []runListItem{}, Handle: listOrgRuns},
 		{Method: "GET", Path: "/api/runs/:id", Tag: "runs", Summary: "Get a run with its transcript",
 			Reply: runView{}, Handle: getRun},
+		{Method: "GET", Path: "/api/runs/:id/activity", Tag: "runs",
+			Summary: "What a live run's workflow is trying now: each pending step with its attempt, last failure (redacted), next try and progress",
+			Reply: runSteps{}, Handle: s.runActivity, NoTx: true},
 		{Method: "GET", Path: "/api/runs/:id/events", Tag: "runs",
 			Summary: "Stream a run's messages and status, and its secret and approval requests as they open and are answered, as server-sent events until it ends", Raw: s.runEvents},
 		{Method: "POST", Path: "/api/runs/:id/cancel", Tag: "runs", Summary: "Cancel a run",
@@ -96,18 +104,12 @@ func (s *Server) startRun(ctx context.Context, c *gin.Context, db store.DB, p ac
 	return http.StatusCreated, r, err
 }
 
-func listRuns(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
-	if _, err := orgs.GetAgent(ctx, db, p, c.Param("id")); err != nil {
-		return 0, nil, err
-	}
-	out, err := runs.ListByAgent(ctx, db, c.Param("id"), 50)
-	return http.StatusOK, out, err
-}
-
-// runView is a run's transcript with what its model turns consumed.
+// runView is a run's transcript with what its model turns consumed and the
+// login each call used (by call seq, from the audit trail).
 type runView struct {
 	runs.Transcript
-	Usage usage.RunUsage `json:"usage"`
+	Usage  usage.RunUsage          `json:"usage"`
+	Logins map[int]audit.CallLogin `json:"logins"`
 }
 
 func getRun(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
@@ -116,7 +118,11 @@ func getRun(ctx context.Context, c *gin.Context, db store.DB, p access.Principal
 		return 0, nil, err
 	}
 	u, err := usage.OfRun(ctx, db, t.Run.ID)
-	return http.StatusOK, runView{Transcript: t, Usage: u}, err
+	if err != nil {
+		return 0, nil, err
+	}
+	logins, err := audit.LoginsOfRun(ctx, db, t.Run.ID)
+	return http.StatusOK, runView{Transcript: t, Usage: u, Logins: logins}, err
 }
 
 func (s *Server) cancelRun(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {

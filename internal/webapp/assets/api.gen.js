@@ -84,7 +84,7 @@ export const get_agents_by_id_notes = (id, opts) => call("GET", `/api/agents/${e
 export const get_agents_by_id_notes_by_key = (id, key, opts) => call("GET", `/api/agents/${encodeURIComponent(id)}/notes/${encodeURIComponent(key)}`, undefined, opts);
 /** GET /api/agents/{id}/offered-tools: What a run of the agent would be offered now (trigger=direct|group|schedule) */
 export const get_agents_by_id_offered_tools = (id, opts) => call("GET", `/api/agents/${encodeURIComponent(id)}/offered-tools`, undefined, opts);
-/** GET /api/agents/{id}/runs: List an agent's runs, newest first */
+/** GET /api/agents/{id}/runs: List an agent's runs, newest first (?status=&trigger=&agent_id=&since=&until= RFC 3339, ?before=<cursor of the last run shown>&limit=) */
 export const get_agents_by_id_runs = (id, opts) => call("GET", `/api/agents/${encodeURIComponent(id)}/runs`, undefined, opts);
 /** GET /api/agents/{id}/schedules: List an agent's schedules */
 export const get_agents_by_id_schedules = (id, opts) => call("GET", `/api/agents/${encodeURIComponent(id)}/schedules`, undefined, opts);
@@ -128,6 +128,8 @@ export const get_guilds_by_id_notes = (id, opts) => call("GET", `/api/guilds/${e
 export const get_guilds_by_id_notes_by_key = (id, key, opts) => call("GET", `/api/guilds/${encodeURIComponent(id)}/notes/${encodeURIComponent(key)}`, undefined, opts);
 /** GET /api/guilds/{id}/repositories: A guild's repositories (extra git URLs and those its GitHub login selected) and the GitHub logins the operator can see */
 export const get_guilds_by_id_repositories = (id, opts) => call("GET", `/api/guilds/${encodeURIComponent(id)}/repositories`, undefined, opts);
+/** GET /api/guilds/{id}/runs: List a guild's runs, newest first (?status=&trigger=&agent_id=&since=&until= RFC 3339, ?before=<cursor of the last run shown>&limit=) */
+export const get_guilds_by_id_runs = (id, opts) => call("GET", `/api/guilds/${encodeURIComponent(id)}/runs`, undefined, opts);
 /** GET /api/guilds/{id}/secrets: List the secrets owned by a guild (metadata and the agents each reaches; never a value) */
 export const get_guilds_by_id_secrets = (id, opts) => call("GET", `/api/guilds/${encodeURIComponent(id)}/secrets`, undefined, opts);
 /** GET /api/guilds/{id}/tools: The Tools view of a guild */
@@ -186,6 +188,8 @@ export const get_orgs_by_id_model_providers = (id, opts) => call("GET", `/api/or
 export const get_orgs_by_id_notes = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/notes`, undefined, opts);
 /** GET /api/orgs/{id}/notes/{key}: Read one of an organisation's notes */
 export const get_orgs_by_id_notes_by_key = (id, key, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/notes/${encodeURIComponent(key)}`, undefined, opts);
+/** GET /api/orgs/{id}/runs: List an organisation's runs, newest first (?status=&trigger=&agent_id=&since=&until= RFC 3339, ?before=<cursor of the last run shown>&limit=) */
+export const get_orgs_by_id_runs = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/runs`, undefined, opts);
 /** GET /api/orgs/{id}/secret-audit: List the organisation's secret changes, newest first (who, what, when; never a value) */
 export const get_orgs_by_id_secret_audit = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/secret-audit`, undefined, opts);
 /** GET /api/orgs/{id}/secret-requests: The organisation's inbox of secret requests (?status=pending|provided|declined) */
@@ -198,6 +202,8 @@ export const get_orgs_by_id_settings = (id, opts) => call("GET", `/api/orgs/${en
 export const get_orgs_by_id_tools = (id, opts) => call("GET", `/api/orgs/${encodeURIComponent(id)}/tools`, undefined, opts);
 /** GET /api/runs/{id}: Get a run with its transcript */
 export const get_runs_by_id = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}`, undefined, opts);
+/** GET /api/runs/{id}/activity: What a live run's workflow is trying now: each pending step with its attempt, last failure (redacted), next try and progress */
+export const get_runs_by_id_activity = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/activity`, undefined, opts);
 /** GET /api/runs/{id}/approvals: The approval requests of a run */
 export const get_runs_by_id_approvals = (id, opts) => call("GET", `/api/runs/${encodeURIComponent(id)}/approvals`, undefined, opts);
 /** GET /api/runs/{id}/apps/{seq}/{idx}: Get a kept MCP Apps page of a run's tool result, as a sandboxed page for the operator app's frame */

@@ -4,6 +4,7 @@ import { navigate, setTab, app } from "../state.js";
 import { toolsView } from "./tools.js";
 import { notesPanel, secretsPanel } from "./parts.js";
 import { budgetsPanel } from "./budgets.js";
+import { runList } from "./runlist.js";
 
 // agentFields: name, the model picker (a provider without a key reads
 // "No key yet"), prompt and the agent's flags.
@@ -83,15 +84,14 @@ export async function agentPage(main, id) {
 }
 
 async function runsPanel(panel, agent) {
-  const runs = await api.get_agents_by_id_runs(agent.id);
   panel.append(h("h2", {}, "Start a run"), form({
     label: "Start a run", submit: "Start run",
     fields: [{ name: "message", label: "Message", type: "textarea", rows: 3, required: true },
       { name: "budget", label: "Tool call budget (optional)", type: "number", min: "1" }],
     onSubmit: async (v) => { const r = await api.post_agents_by_id_runs(agent.id, { message: v.message, budget: v.budget, trigger: "direct" }); navigate(`/runs/${r.id}`); },
-  }), h("h2", {}, "Runs"), h("table", { id: "runs" }, h("thead", {}, h("tr", {}, h("th", {}, "Run"), h("th", {}, "Status"), h("th", {}, "Started"))),
-    h("tbody", {}, runs.map((r) => h("tr", {}, h("td", {}, h("a", { href: `/runs/${r.id}` }, r.id.slice(0, 8))), h("td", {}, h("span", { class: "badge " + r.status }, r.status)), h("td", {}, when(r.created_at)))))));
+  }));
   if (app.instance?.no_model_key) panel.prepend(h("p", { class: "badge warn" }, "No model key is set: a run cannot start."));
+  await runList(panel, { label: "Runs", load: (query) => api.get_agents_by_id_runs(agent.id, { query }) });
 }
 
 async function memoryPanel(panel, agent) {

@@ -5,6 +5,7 @@ import { toolsView } from "./tools.js";
 import { renameForm, notesPanel, secretsPanel } from "./parts.js";
 import { agentFields, agentBody } from "./agent.js";
 import { budgetsPanel } from "./budgets.js";
+import { runList } from "./runlist.js";
 
 export async function guildPage(main, id) {
   const guild = await api.get_guilds_by_id(id);
@@ -16,6 +17,8 @@ export async function guildPage(main, id) {
   main.append(tabs([
     { id: "agents", label: "Agents", render: (p) => agentsPanel(p, guild) },
     { id: "tools", label: "Tools", render: (p) => toolsView(p, "guild", id) },
+    { id: "runs", label: "Runs", render: async (p) => runList(p, { label: "Runs",
+      agents: await api.get_guilds_by_id_agents(id), load: (query) => api.get_guilds_by_id_runs(id, { query }) }) },
     { id: "issues", label: "Issues", render: (p) => issuesPanel(p, guild) },
     { id: "chat", label: "Group chat", render: (p) => chatPanel(p, guild) },
     { id: "repos", label: "Repositories", render: (p) => reposPanel(p, guild) },

@@ -7,6 +7,14 @@ import { collectionsPanel } from "./collections.js";
 import { approvalsPanel } from "./approvals.js";
 import { budgetsPanel } from "./budgets.js";
 import { auditPanel } from "./audit.js";
+import { runList } from "./runlist.js";
+
+// orgAgents lists the agents of every guild of an organisation, for the run list's filter.
+async function orgAgents(id) {
+  const guilds = await api.get_orgs_by_id_guilds(id);
+  const lists = await Promise.all(guilds.map((g) => api.get_guilds_by_id_agents(g.id).catch(() => [])));
+  return lists.flat();
+}
 
 export async function orgPage(main, id) {
   const org = await api.get_orgs_by_id(id);
@@ -15,6 +23,8 @@ export async function orgPage(main, id) {
   const tab = new URLSearchParams(location.search).get("tab");
   main.append(tabs([
     { id: "guilds", label: "Guilds", render: (p) => guildsPanel(p, org) },
+    { id: "runs", label: "Runs", render: async (p) => runList(p, { label: "Runs",
+      agents: await orgAgents(id), load: (query) => api.get_orgs_by_id_runs(id, { query }) }) },
     { id: "tools", label: "Tools", render: (p) => toolsView(p, "organisation", id) },
     { id: "approvals", label: "Approvals", render: (p) => approvalsPanel(p, id) },
     { id: "budgets", label: "Budgets", render: (p) => budgetsPanel(p, "organisation", id) },
