@@ -32,7 +32,10 @@ type Tool struct {
 	Schema      json.RawMessage `json:"schema"`
 	ServerSlug  string          `json:"server_slug,omitempty"`
 	ServerName  string          `json:"server_name,omitempty"`
-	RemoteName  string          `json:"remote_name,omitempty"`
+	// ServerAuth is how the server's logins authenticate: none, token or
+	// oauth ("none": a login holds no credential whose health to show).
+	ServerAuth string `json:"server_auth,omitempty"`
+	RemoteName string `json:"remote_name,omitempty"`
 }
 
 // View is the studio of one issue. Run, Call, Tool, Walk and Login are nil
@@ -151,7 +154,8 @@ func (v *View) explain(ctx context.Context, db store.DB, p access.Principal, r r
 		ServerSlug: offered.ServerSlug, RemoteName: offered.RemoteName}
 	serverID := ""
 	if offered.ServerSlug != "" && offered.Kind == "mcp" {
-		err := db.QueryRow(ctx, `SELECT id, name FROM mcp_servers WHERE slug = $1`, offered.ServerSlug).Scan(&serverID, &v.Tool.ServerName)
+		err := db.QueryRow(ctx, `SELECT id, name, auth FROM mcp_servers WHERE slug = $1`, offered.ServerSlug).
+			Scan(&serverID, &v.Tool.ServerName, &v.Tool.ServerAuth)
 		if err != nil && !errors.Is(store.Map(err), store.ErrNotFound) {
 			return store.Map(err)
 		}

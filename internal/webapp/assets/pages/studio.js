@@ -95,6 +95,10 @@ async function loginSection(el, v) {
   const l = v.login;
   el.append(h("h2", { id: "h-login" }, "The login"),
     h("p", {}, `${l.server_name} · ${l.account_hint || "no account hint"} · owned by the ${l.owner_scope} · `, h("strong", {}, l.status)));
+  if (v.tool?.server_auth === "none") {
+    el.append(h("p", { id: "login-health" }, "Credential: none needed, the server takes no login."));
+    return;
+  }
   try {
     const hl = await api.get_mcp_connections_by_id_health(l.id);
     const calls = hl.calls === "paused" ? `calls paused after ${hl.failures_in_a_row} failures in a row, until ${when(hl.paused_until)}` :
