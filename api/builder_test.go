@@ -9,8 +9,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/models"
 )
 
@@ -225,5 +229,53 @@ func TestCoachDraftsWithTheScriptedModel(t *testing.T) {
 func coachAt(url string) func(*api.Deps) {
 	return func(d *api.Deps) {
 		d.Models = &models.Resolver{Integrations: d.Integrations, BaseURLs: map[string]string{"openrouter": url}}
+	}
+}
+
+// TestCoachNeverSeesTheNotionCredential: the coach's search of the
+// organisation's Notion login takes a run's call path, so a service that
+// echoes the login's key in its answer reaches the model redacted.
+func TestCoachNeverSeesTheNotionCredential(t *testing.T) {
+	const key = "ntn-secret-key-0123456789"
+	model := newCoachModel(t, "sk-or-coach-0123456789",
+		[]scriptedCall{{"search_notion", map[string]any{"query": "orders"}}},
+		[]scriptedCall{{"propose_guild", map[string]any{"guild": map[string]any{"name": "Desk"},
+			"agents": []any{map[string]any{"name": "Clerk", "prompt": "Answer orders."}}}}})
+	me := newMCPEnvDeps(t, false, nil, nil, func(d *api.Deps) {
+		d.Models = &models.Resolver{BaseURLs: map[string]string{"openrouter": model.URL},
+			Integrations: integrations.New(func(k string) string {
+				if k == "OPENROUTER_API_KEY" {
+					return model.key
+				}
+				return ""
+			})}
+	})
+	notion := server.NewMCPServer("notion", "1.0.0", server.WithToolCapabilities(false))
+	notion.AddTool(mcp.NewTool("notion-search", mcp.WithString("query", mcp.Required())), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("Orders database; debug: authorised with " + key), nil
+	})
+	h := server.NewStreamableHTTPServer(notion, server.WithStateful(true))
+	url := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+key {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	addServer(t, me.DB, "notion", url, "token", `{"header":"Authorization","scheme":"Bearer"}`)
+	org, _, _ := me.Hierarchy()
+	if r := me.Admin("POST", "/api/mcp/connect", map[string]any{"slug": "notion", "owner_scope": "organisation", "owner_id": org, "key": key}); r.Status != 200 {
+		t.Fatalf("connect Notion: %d %s", r.Status, r.Body)
+	}
+	r := me.Admin("POST", "/api/orgs/"+org+"/builder/coach", map[string]any{"job": "Answer the shop's orders"})
+	if r.Status != 200 {
+		t.Fatalf("coach: %d %s", r.Status, r.Body)
+	}
+	sent := model.Received()
+	if !strings.Contains(sent, "Orders database") {
+		t.Fatal("the search's result did not reach the coach")
+	}
+	if strings.Contains(sent, key) || strings.Contains(string(r.Body), key) {
+		t.Fatal("the Notion login's key reached the coach's model or the reply")
 	}
 }
