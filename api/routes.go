@@ -88,6 +88,8 @@ func (s *Server) routeTable() []route {
 	all = append(all, s.scriptRoutes()...)
 	all = append(all, s.sessionRoutes()...)
 	all = append(all, s.workspaceRoutes()...)
+	all = append(all, s.studioRoutes()...)
+	all = append(all, s.builderRoutes()...)
 	return all
 }
 

@@ -278,6 +278,8 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		"PUT /api/mcp/connections/{id}/github/selected":   map[string]any{"repositories": []map[string]any{{"name": "x", "url": "https://github.com/victim/x"}}},
 		"PUT /api/guilds/{id}/github/egress":              map[string]any{"enabled": false},
 		"POST /api/guilds/{id}/repositories":              map[string]any{"url": "https://git.example.com/attacker/planted.git"},
+		"POST /api/orgs/{id}/builder/coach":               map[string]any{"job": "plant a guild"},
+		"POST /api/orgs/{id}/builder/accept":              map[string]any{"guild": map[string]any{"name": "pwned"}, "agents": []map[string]any{{"name": "A", "prompt": "x"}}},
 	}
 	victimToken, _, err := access.MintExpiring(context.Background(), me.DB, v.user, "victim", 0)
 	if err != nil {

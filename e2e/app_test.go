@@ -53,7 +53,11 @@ func TestOperatorApp(t *testing.T) {
 	keyed := keyedServer(t, "Bearer keyed-good-key")
 	model := newScriptedModel(t, boxModelKey,
 		[]toolCall{{"report_issue", map[string]any{"kind": "tool_failure", "summary": "the fixture tool failed", "detail": "as scripted"}}},
-		nil)
+		nil,
+		// The guild builder's coach.
+		[]toolCall{{"list_published_servers", map[string]any{}}, {"list_logins", map[string]any{}}},
+		[]toolCall{{"propose_guild", map[string]any{"guild": map[string]any{"name": "Fixture books"}, "why": "One keeper is enough.",
+			"agents": []any{map[string]any{"name": "Keeper", "prompt": "Keep the fixture's books."}}}}})
 	d := deploy(t, map[string]string{"OPENROUTER_API_KEY": boxModelKey, "GUILDS_OPENROUTER_BASE_URL": model.URL})
 	d.must(201, "POST", "/api/admin/mcp/servers", map[string]any{"slug": "acme", "name": "Acme", "transport": "http", "published": true,
 		"auth": "oauth", "url": rs.URL + "/mcp", "config": map[string]any{"provider": "oauth2", "dynamic_registration": true}})
@@ -199,8 +203,24 @@ func TestOperatorApp(t *testing.T) {
 	b.waitText("#issues", "the fixture tool failed")
 	b.shot("issues")
 	b.checkLabels("Issues")
+	// Studio, from the issue: the run made no call besides the report, and says so.
+	b.click(`#issues li.issue a[href$="/studio"]`)
+	b.waitText("h1", "Studio: the fixture tool failed")
+	b.waitText("#studio-missing", "the run made no call besides the report")
+	b.checkLabels("Studio")
+	b.open("/guilds/" + guild + "?tab=issues")
+	b.waitText("#issues", "the fixture tool failed")
 	b.click(`#issues li.issue button`)
 	b.waitText("#issues", "No open issue")
+
+	// The guild builder: the coach drafts, the operator creates it all at once.
+	b.open("/orgs/" + org + "/builder")
+	b.fill("#builder-job", "Keep the fixture's books")
+	b.submit(`form[aria-label="The guild's job"]`)
+	b.waitText("#draft", "One keeper is enough.")
+	b.checkLabels("Guild builder")
+	b.submit(`form[aria-label="Draft guild"]`)
+	b.waitText("h1", "Fixture books")
 
 	// Admin pages.
 	b.open("/admin?tab=catalog")

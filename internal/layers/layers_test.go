@@ -39,7 +39,8 @@ var layers = []struct {
 		"internal/adapters/host",
 		"internal/workspaces", "internal/browserproxy", "internal/remote", "internal/mcpconformance", "internal/auditotel"}},
 	// Grants, logins and the native tool families.
-	{"domain", []string{"internal/grants", "internal/connections", "internal/native"}},
+	{"domain", []string{"internal/grants", "internal/connections", "internal/native",
+		"internal/studio", "internal/builder"}},
 	// Temporal activities and the worker that runs registrations.
 	{"activities", []string{"activities", "worker"}},
 	{"workflows", []string{"workflows"}},

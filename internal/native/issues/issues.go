@@ -151,3 +151,15 @@ func ResolveAll(ctx context.Context, db store.DB, p access.Principal, guildID st
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+// Get returns one issue of a guild the principal may see.
+func Get(ctx context.Context, db store.DB, p access.Principal, id string) (Issue, error) {
+	i, err := scan(db.QueryRow(ctx, `SELECT `+cols+` FROM tooling_issues WHERE id::text = $1`, id))
+	if err != nil {
+		return Issue{}, err
+	}
+	if err := guildOrg(ctx, db, p, i.GuildID); err != nil {
+		return Issue{}, err
+	}
+	return i, nil
+}

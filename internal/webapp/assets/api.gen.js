@@ -136,6 +136,8 @@ export const get_guilds_by_id_secrets = (id, opts) => call("GET", `/api/guilds/$
 export const get_guilds_by_id_tools = (id, opts) => call("GET", `/api/guilds/${encodeURIComponent(id)}/tools`, undefined, opts);
 /** GET /api/instance: What this box can do: auth mode and the state of each integration */
 export const get_instance = (opts) => call("GET", `/api/instance`, undefined, opts);
+/** GET /api/issues/{id}/studio: Studio of an issue: its run, the failing call (or ?seq=N) with its redacted arguments and result, the tool's schema, its switch chain and its login */
+export const get_issues_by_id_studio = (id, opts) => call("GET", `/api/issues/${encodeURIComponent(id)}/studio`, undefined, opts);
 /** GET /api/mcp/connections: List the logins you can see (owner_scope, owner_id filter) */
 export const get_mcp_connections = (opts) => call("GET", `/api/mcp/connections`, undefined, opts);
 /** GET /api/mcp/connections/{id}: Get a login's metadata */
@@ -278,6 +280,10 @@ export const post_mcp_oauth_github_installation = (body, opts) => call("POST", `
 export const post_mcp_pinned_prices_search = (body, opts) => call("POST", `/api/mcp/pinned-prices/search`, body, opts);
 /** POST /api/orgs: Create an organisation */
 export const post_orgs = (body, opts) => call("POST", `/api/orgs`, body, opts);
+/** POST /api/orgs/{id}/builder/accept: Create a drafted guild with its agents, prompts and switches in one step, or nothing */
+export const post_orgs_by_id_builder_accept = (id, body, opts) => call("POST", `/api/orgs/${encodeURIComponent(id)}/builder/accept`, body, opts);
+/** POST /api/orgs/{id}/builder/coach: Ask the coach to draft a guild for a job: agents, prompts and switches of published servers and tools; nothing is created */
+export const post_orgs_by_id_builder_coach = (id, body, opts) => call("POST", `/api/orgs/${encodeURIComponent(id)}/builder/coach`, body, opts);
 /** POST /api/orgs/{id}/collections: Define a collection (guild_id makes it a guild's own table) */
 export const post_orgs_by_id_collections = (id, body, opts) => call("POST", `/api/orgs/${encodeURIComponent(id)}/collections`, body, opts);
 /** POST /api/orgs/{id}/guilds: Create a guild */

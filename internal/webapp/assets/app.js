@@ -14,6 +14,8 @@ import { adminPage } from "./pages/admin.js";
 import { landingPage } from "./pages/landing.js";
 import { githubChoosePage } from "./pages/github.js";
 import { inboxPage, inboxCount } from "./pages/inbox.js";
+import { studioPage } from "./pages/studio.js";
+import { builderPage } from "./pages/builder.js";
 import { app, leave, navigate, setRouter } from "./state.js";
 
 const routes = [
@@ -23,6 +25,8 @@ const routes = [
   [/^\/connected$/, landingPage],
   [/^\/connected\/github$/, githubChoosePage],
   [/^\/orgs\/([^/]+)$/, orgPage],
+  [/^\/orgs\/([^/]+)\/builder$/, builderPage],
+  [/^\/issues\/([^/]+)\/studio$/, studioPage],
   [/^\/guilds\/([^/]+)$/, guildPage],
   [/^\/agents\/([^/]+)$/, agentPage],
   [/^\/runs\/([^/]+)$/, runPage],

@@ -53,6 +53,7 @@ export async function issuesPanel(panel, guild) {
     clear(list, issues.length ? issues.map((i) => h("li", { class: "issue" },
       h("details", {}, h("summary", {}, h("span", { class: "badge" }, i.kind), " ", i.summary),
         h("pre", { class: "wrap" }, i.detail || ""), i.run_id ? h("a", { href: `/runs/${i.run_id}` }, "The run that filed it") : null),
+      h("a", { href: `/issues/${i.id}/studio` }, "Investigate in Studio"), " ",
       h("span", { class: "muted" }, when(i.created_at)), " ",
       i.status === "open" ? h("button", { type: "button", class: "small", onclick: async () => {
         await api.post_issues_by_id_resolve(i.id); status("Issue resolved"); reload();

@@ -81,7 +81,7 @@ function openIssues(issues) {
   if (!issues.length) list.append(h("li", { class: "muted" }, "No open issue."));
   for (const i of issues) {
     list.append(h("li", {}, h("strong", {}, i.summary || i.kind), " ", h("span", { class: "muted" }, `${i.guild.name} · ${when(i.created_at)}`), " ",
-      h("a", { href: `/guilds/${i.guild.id}?tab=issues` }, "Open in the guild")));
+      h("a", { href: `/guilds/${i.guild.id}?tab=issues` }, "Open in the guild"), " · ", h("a", { href: `/issues/${i.id}/studio` }, "Investigate in Studio")));
   }
   return h("section", {}, h("h2", {}, "Issues agents filed"), list);
 }

@@ -49,6 +49,7 @@ async function guildsPanel(panel, org) {
   panel.append(h("h2", {}, "Guilds"), h("ul", { class: "rows", id: "guilds" }, guilds.length ? guilds.map((g) =>
     h("li", {}, h("a", { href: `/guilds/${g.id}` }, g.name), g.description ? h("span", { class: "muted" }, " — " + g.description) : null)) :
     h("li", { class: "muted" }, "No guild yet.")),
+  h("p", {}, h("a", { href: `/orgs/${org.id}/builder`, class: "button" }, "Build a guild with the coach")),
   h("h3", {}, "New guild"), form({
     label: "New guild", submit: "Create guild",
     fields: [{ name: "name", label: "Name", required: true }, { name: "description", label: "Description" }],
