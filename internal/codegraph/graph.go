@@ -25,6 +25,7 @@ type Graph struct {
 	methods  map[string]map[string]bool // "family container" → its method names, built on first use
 	nameOnce sync.Once
 	fields   map[string]*Local // "family container field" → the field's declared type
+	modules  []module          // the Go modules of the repository, the longest path first
 }
 
 type defID struct{ file, def int32 }
@@ -81,6 +82,8 @@ func (g *Graph) index() {
 		f.stem = strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path))
 		f.fam = family(f.Lang)
 	}
+	g.modules = readModules(g.Root, g.Files)
+	g.linkImports()
 }
 
 // defsNamed lists the definitions of a name (impl blocks and constructors

@@ -115,7 +115,7 @@ func (p *parser) parse(f *File, src []byte) error {
 					}
 				}
 				if imp.Alias == "" {
-					imp.Alias = imp.Path[strings.LastIndex(imp.Path, "/")+1:]
+					imp.Alias = importName(imp.Path)
 				}
 				f.Imports = append(f.Imports, imp)
 			case cn == "call", cn == "member", cn == "ref":

@@ -42,7 +42,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 	}
 	var importPath string
 	if isGo && member {
-		importPath = importOf(f, qual)
+		importPath = g.importOf(f, qual)
 	}
 	if member && qual != "" && importPath == "" {
 		if strict && r.Flags&refCall == 0 {
@@ -58,14 +58,14 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			case loc.Guess:
 				typ, where = g.guessType(f, loc)
 			case isGo && loc.Pkg != "":
-				where.importPath = importOf(f, loc.Pkg)
+				where.importPath = g.importOf(f, loc.Pkg)
 			case isGo:
 				where.dir = f.dir
 			}
 			n := len(out)
 			for _, id := range cands {
 				cf, d := g.def(id)
-				if typ == "" || cf.fam != f.fam || d.Container != typ || d.Kind != "method" || !where.holds(cf) {
+				if typ == "" || cf.fam != f.fam || d.Container != typ || d.Kind != "method" || !g.holds(where, cf) {
 					continue
 				}
 				out = append(out, id)
@@ -91,8 +91,8 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		switch {
 		case importPath != "":
 			// pkg.Name: a top-level definition of the imported package.
-			if n := sharedTail(importPath, cf.dir); !method && d.Parent < 0 && n > 0 {
-				s = 6 + min(n, 4)
+			if n := g.pkgMatch(importPath, cf.dir); !method && d.Parent < 0 && n > 0 {
+				s = n
 			}
 		case method && member && isGo && r.Flags&refCall == 0:
 			// x.name not called, x unknown: a field far more often than a
@@ -144,10 +144,10 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 // package of an import path; neither set, anywhere.
 type typeHome struct{ dir, importPath string }
 
-func (h typeHome) holds(f *File) bool {
+func (g *Graph) holds(h typeHome, f *File) bool {
 	switch {
 	case h.importPath != "":
-		return sharedTail(h.importPath, f.dir) > 0
+		return g.pkgMatch(h.importPath, f.dir) > 0
 	case h.dir != "":
 		return f.dir == h.dir
 	}
@@ -163,7 +163,7 @@ func (g *Graph) guessType(f *File, loc *Local) (string, typeHome) {
 			continue
 		}
 		if f.Lang == "go" {
-			if loc.Pkg != "" && sharedTail(importOf(f, loc.Pkg), cf.dir) == 0 {
+			if loc.Pkg != "" && g.pkgMatch(g.importOf(f, loc.Pkg), cf.dir) == 0 {
 				continue
 			}
 			if loc.Pkg == "" && cf.dir != f.dir {
@@ -192,7 +192,7 @@ func (g *Graph) guessType(f *File, loc *Local) (string, typeHome) {
 		if pkg == "" {
 			return name, typeHome{dir: cf.dir}
 		}
-		if p := importOf(cf, pkg); p != "" {
+		if p := g.importOf(cf, pkg); p != "" {
 			return name, typeHome{importPath: p}
 		}
 	}
@@ -265,9 +265,12 @@ const guess = 3
 // receiver may resolve to before it resolves to none.
 const maxAmbiguous = 6
 
-func importOf(f *File, alias string) string {
+// importOf is the path of the import file f uses by name alias, "" when
+// none: the name the file gives it, else its package clause when the
+// graph holds it, else the name its path suggests.
+func (g *Graph) importOf(f *File, alias string) string {
 	for _, im := range f.Imports {
-		if im.Alias == alias {
+		if im.clause == alias || im.clause == "" && im.Alias == alias {
 			return im.Path
 		}
 	}
