@@ -1,6 +1,9 @@
 package codegraph
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -33,5 +36,43 @@ func TestDefaultImportName(t *testing.T) {
 		if got := importName(path); got != want {
 			t.Errorf("importName(%q) = %q, want %q", path, got, want)
 		}
+	}
+}
+
+// More callers than one answer lists: the answer says how many it left
+// out and where, and the next page lists them.
+func TestCallersCapSaysWhatItLeftOut(t *testing.T) {
+	home := t.TempDir()
+	root := filepath.Join(home, "repos", "many")
+	write := func(rel, src string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, rel), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/many\n")
+	write("target.go", "package many\n\nfunc Target() {}\n")
+	for i := range 30 {
+		dir := "a"
+		if i >= 20 {
+			dir = "b"
+		}
+		write(fmt.Sprintf("%s/c%02d.go", dir, i), fmt.Sprintf("package %s\n\nimport \"example.com/many\"\n\nfunc C%02d() { many.Target() }\n", dir, i))
+	}
+	env := &Env{Home: home, Cwd: root}
+	r := call(t, Callers, env, CallersArgs{Symbol: "Target"})
+	if !strings.Contains(r.Text, "… 5 more of 30 not listed (page 2 lists them; in b (5))") || r.Meta["not_listed"] != 5 {
+		t.Fatalf("page 1:\n%s\n%v", r.Text, r.Meta)
+	}
+	r = call(t, Callers, env, CallersArgs{Symbol: "Target", Page: 2})
+	if !strings.Contains(r.Text, "(page 2: 25 edges of 30 before these)") || !strings.Contains(r.Text, "← C29  b/c29.go:5") ||
+		strings.Contains(r.Text, "C24 ") || r.Meta["hits"] != 5 {
+		t.Fatalf("page 2:\n%s\n%v", r.Text, r.Meta)
+	}
+	if r := call(t, Callers, env, CallersArgs{Symbol: "Target", Page: -1}); !strings.Contains(r.Text, "page: must be 1 or more") {
+		t.Fatalf("bad page: %s", r.Text)
 	}
 }
