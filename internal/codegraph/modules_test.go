@@ -76,3 +76,40 @@ func TestCallersCapSaysWhatItLeftOut(t *testing.T) {
 		t.Fatalf("bad page: %s", r.Text)
 	}
 }
+
+// code_find puts the definition a qualified name names first, then the
+// same-named definitions nearest the asking folder.
+func TestFindRanksNamedDefinitionsFirst(t *testing.T) {
+	first := func(env *Env, q string) string {
+		t.Helper()
+		r := call(t, Find, env, FindArgs{Question: q})
+		line, _, _ := strings.Cut(r.Text, "\n")
+		return line
+	}
+	env, _ := newHome(t, "repos/mods", "mods")
+	for q, want := range map[string]string{
+		"Conn.Close":          "method Conn.Close  mods.go",
+		"Pool.Close":          "method Pool.Close  near/near.go",
+		"where is Conn.Close": "method Conn.Close  mods.go",
+		"near.Close":          "func Close  near/near.go",
+		"Connect":             "func Connect  mods.go",
+	} {
+		if got := first(env, q); !strings.Contains(got, want) {
+			t.Errorf("%q: first %q, want %q", q, got, want)
+		}
+	}
+	// Asked from near/ about the whole repository, a bare Close finds
+	// near's first (fewer references than Conn.Close), from the root
+	// the most referenced.
+	env.Cwd = filepath.Join(env.Home, "repos", "mods", "near")
+	r := call(t, Find, env, FindArgs{Question: "Close", In: ".."})
+	lines := strings.Split(r.Text, "\n")
+	if len(lines) < 5 || !strings.Contains(lines[0], "  near.go") || !strings.Contains(lines[2], "  near.go") ||
+		!strings.Contains(lines[4], "method Conn.Close  ") {
+		t.Errorf("Close from near/:\n%s", r.Text)
+	}
+	env.Cwd = filepath.Join(env.Home, "repos", "mods")
+	if got := first(env, "Close"); !strings.Contains(got, "method Conn.Close  mods.go") {
+		t.Errorf("Close from the root: first %q", got)
+	}
+}
