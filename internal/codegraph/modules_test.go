@@ -113,3 +113,16 @@ func TestFindRanksNamedDefinitionsFirst(t *testing.T) {
 		t.Errorf("Close from the root: first %q", got)
 	}
 }
+
+// x := v.M() takes the result type of method M of v's type.
+func TestTypeFromAMethodsResult(t *testing.T) {
+	env, _ := newHome(t, "repos/mods", "mods")
+	r := call(t, Callers, env, CallersArgs{Symbol: "Rows.Next"})
+	if !strings.Contains(r.Text, "← Use  sub/sub.go:17") || strings.Contains(r.Text, "guess") {
+		t.Errorf("Rows.Next:\n%s", r.Text)
+	}
+	r = call(t, Callers, env, CallersArgs{Symbol: "Pool.Next"})
+	if strings.Contains(r.Text, "sub.go") {
+		t.Errorf("Pool.Next:\n%s", r.Text)
+	}
+}

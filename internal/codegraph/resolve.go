@@ -157,6 +157,9 @@ func (g *Graph) holds(h typeHome, f *File) bool {
 // guessType is the type a call of loc.Type returns: the class itself for
 // a constructor call, else the result its signature declares.
 func (g *Graph) guessType(f *File, loc *Local) (string, typeHome) {
+	if f.Lang == "go" && loc.Pkg != "" && g.importOf(f, loc.Pkg) == "" {
+		return g.methodResult(f, loc)
+	}
 	for _, id := range g.defsNamed(loc.Type) {
 		cf, d := g.def(id)
 		if cf.fam != f.fam {
@@ -197,6 +200,38 @@ func (g *Graph) guessType(f *File, loc *Local) (string, typeHome) {
 		}
 	}
 	return "", typeHome{}
+}
+
+// methodResult is the type x := v.M() gives x in Go: the result of
+// method M of v's declared type, or, v's type unknown, the result every
+// method M of the repository agrees on; "" when they disagree.
+func (g *Graph) methodResult(f *File, loc *Local) (string, typeHome) {
+	recv := ""
+	if l, ok := f.typeOf(loc.Def, loc.Pkg); ok && !l.Guess {
+		recv = l.Type
+	}
+	typ, home := "", typeHome{}
+	for _, id := range g.defsNamed(loc.Type) {
+		cf, d := g.def(id)
+		if cf.fam != f.fam || d.Kind != "method" || recv != "" && d.Container != recv {
+			continue
+		}
+		name, pkg, ok := typeName(resultType("go", d.Sig))
+		if !ok {
+			return "", typeHome{}
+		}
+		h := typeHome{dir: cf.dir}
+		if pkg != "" {
+			if h = (typeHome{importPath: g.importOf(cf, pkg)}); h.importPath == "" {
+				return "", typeHome{}
+			}
+		}
+		if typ != "" && (name != typ || h != home) {
+			return "", typeHome{}
+		}
+		typ, home = name, h
+	}
+	return typ, home
 }
 
 // resultType is what a signature says its function returns (the first

@@ -17,9 +17,9 @@ type score struct {
 	module, stratum string
 	truth, tool     int // caller sets' sizes (gopls, the graph's direct edges)
 	hit             int // callers both name
-	unflagged       int // the graph's edges not flagged as guesses
+	unflagged       int // the graph's edges flagged neither as guesses nor as through an interface
 	unflaggedHit    int
-	through         int  // edges the graph lists through an interface (not scored)
+	through         int  // edges the graph lists through an interface (gopls counts a call through an interface as a caller of each implementation)
 	capped          bool // the answer needed more than one page
 	findQual        bool // code_find of the qualified name named it first
 	findBare        bool // code_find of the bare name named it first
@@ -66,13 +66,12 @@ func measure(work, home, mv, helperBin, goplsBin string, per int, seed uint64, v
 			key := e.rel + " " + index[e.rel].at(e.line)
 			if e.through {
 				sc.through++
-				continue
 			}
 			if tool[key] {
 				continue
 			}
 			tool[key] = true
-			if !e.guess {
+			if !e.guess && !e.through {
 				sc.unflagged++
 				if truth[key] {
 					sc.unflaggedHit++
@@ -152,7 +151,11 @@ func (h helper) callers(repo string, t target) ([]toolEdge, bool, error) {
 	prefix := "repos/" + repo + "/"
 	var out []toolEdge
 	for page := 1; ; page++ {
-		text, err := h.call("code_callers", map[string]any{"symbol": t.symbol(), "in": prefix + t.rel, "page": page})
+		args := map[string]any{"symbol": t.symbol(), "in": prefix + t.rel}
+		if page > 1 {
+			args["page"] = page
+		}
+		text, err := h.call("code_callers", args)
 		if err != nil {
 			return nil, false, err
 		}

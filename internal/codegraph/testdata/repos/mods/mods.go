@@ -12,3 +12,12 @@ func (c *Conn) Close() error { return nil }
 
 // Closer closes anything and mentions Close, Close and Close.
 func Closer(c *Conn) error { return c.Close() }
+
+// Rows are a query's results.
+type Rows struct{}
+
+// Query runs a query.
+func (c *Conn) Query() *Rows { return &Rows{} }
+
+// Next advances to the next row.
+func (r *Rows) Next() bool { return false }

@@ -8,3 +8,6 @@ type Pool struct{}
 
 // Close closes the pool.
 func (p *Pool) Close() {}
+
+// Next is another type's Next.
+func (p *Pool) Next() bool { return true }

@@ -10,3 +10,9 @@ func Open() *mods.Conn {
 	_ = kit.Make()
 	return mods.Connect("db")
 }
+
+// Use reads the rows of a query; q's type is the result of Conn.Query.
+func Use(c *mods.Conn) bool {
+	q := c.Query()
+	return q.Next()
+}
