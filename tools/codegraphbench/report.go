@@ -7,8 +7,8 @@ import (
 
 type tally struct {
 	samples, truth, tool, hit, unflagged, unflaggedHit, through, capped int
-	staticTruth, staticHit                                               int
-	findQual, findBare                                                   int
+	staticTruth, staticHit                                              int
+	findQual, findBare                                                  int
 }
 
 func total(ss []score, stratum string) tally {

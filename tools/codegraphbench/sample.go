@@ -2,6 +2,7 @@ package main
 
 import (
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -95,6 +96,9 @@ func scan(root string) (map[string][]target, map[string]fileIndex, error) {
 		index[rel] = fi
 		if strings.HasSuffix(rel, "_test.go") || f.Name.Name == "main" {
 			return nil
+		}
+		if ok, err := build.Default.MatchFile(filepath.Dir(p), filepath.Base(p)); err != nil || !ok {
+			return nil // left out of this platform's build (gopls does not load it)
 		}
 		add := func(stratum, recv string, id *ast.Ident) {
 			if id.Name == "_" || id.Name == "init" {
