@@ -26,6 +26,8 @@ type Graph struct {
 	nameOnce sync.Once
 	fields   map[string]*Local // "family container field" → the field's declared type
 	modules  []module          // the Go modules of the repository, the longest path first
+	// fieldNames holds "family name" of every typed field of the repository.
+	fieldNames map[string]bool
 }
 
 type defID struct{ file, def int32 }
@@ -104,10 +106,12 @@ func (g *Graph) field(fam, container, name string) (*Local, bool) {
 func (g *Graph) indexNames() {
 	g.defs = map[string][]defID{}
 	g.fields = map[string]*Local{}
+	g.fieldNames = map[string]bool{}
 	for fi, f := range g.Files {
 		for li := range f.Fields {
 			l := &f.Fields[li]
 			g.fields[f.fam+" "+f.Defs[l.Def].Name+" "+l.Name] = l
+			g.fieldNames[f.fam+" "+l.Name] = true
 		}
 		for di := range f.Defs {
 			d := &f.Defs[di]

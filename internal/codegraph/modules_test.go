@@ -126,3 +126,15 @@ func TestTypeFromAMethodsResult(t *testing.T) {
 		t.Errorf("Pool.Next:\n%s", r.Text)
 	}
 }
+
+// A call on a value whose type comes from outside the repository is not
+// guessed onto a same-named method of the repository.
+func TestOutsideReceiversAreNotGuessed(t *testing.T) {
+	env, _ := newHome(t, "repos/mods", "mods")
+	for _, sym := range []string{"Conn.String", "Conn.Flush"} {
+		r := call(t, Callers, env, CallersArgs{Symbol: sym})
+		if strings.Contains(r.Text, "rec.go") {
+			t.Errorf("%s:\n%s", sym, r.Text)
+		}
+	}
+}

@@ -48,9 +48,13 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		if strict && r.Flags&refCall == 0 {
 			return out, 0 // a Java or Rust method is only called; x.name is a field
 		}
-		loc, ok := f.typeOf(r.Def, qual)
+		loc, local := f.typeOf(r.Def, qual)
+		ok := local
 		if !ok || loc.Type == "" {
 			loc, ok = g.field(f.fam, here, qual)
+		}
+		if isGo && g.outside(f, qual, local, loc, ok) {
+			return out, 0 // a guess the graph can disprove: x's type is not the repository's
 		}
 		if ok && loc.Type != "" {
 			typ, where := loc.Type, typeHome{}
@@ -138,6 +142,26 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		return out[:start], 0 // x.name with x unknown and many such methods: no guess
 	}
 	return out, best
+}
+
+// outside reports a Go receiver whose type cannot be the repository's:
+// x := pkg.F() with pkg a package outside the repository's modules, or an
+// exported qualifier that no definition or field of the repository names
+// (w.Body.String(): a field of a type from outside).
+func (g *Graph) outside(f *File, qual string, local bool, loc *Local, ok bool) bool {
+	if len(g.modules) == 0 {
+		return false // which packages are ours is not known
+	}
+	if ok && loc.Guess && loc.Pkg != "" {
+		if p := g.importOf(f, loc.Pkg); p != "" {
+			_, ours := g.importDir(p)
+			return !ours
+		}
+	}
+	if local || ok || qual == "" || !isUpper(qual[0]) {
+		return false
+	}
+	return len(g.defsNamed(qual)) == 0 && !g.fieldNames[f.fam+" "+qual]
 }
 
 // typeHome narrows where a type is declared: a folder, or (Go) the

@@ -71,9 +71,13 @@ func report(ss []score) {
 		}
 	}
 	row := func(module, stratum string, t tally) {
-		fmt.Printf("| %s | %s | %d | %d | %d | %.2f | %.2f | %.2f | %.3f (%d) | %.2f | %.2f | %.2f | %d |\n",
+		static := "–"
+		if t.staticTruth > 0 {
+			static = fmt.Sprintf("%.2f", ratio(t.staticHit, t.staticTruth))
+		}
+		fmt.Printf("| %s | %s | %d | %d | %d | %.2f | %.2f | %.2f | %.3f (%d) | %s | %.2f | %.2f | %d |\n",
 			module, stratum, t.samples, t.truth, t.tool, t.precision(), t.recall(), t.f1(),
-			t.unflaggedPrecision(), t.unflagged, ratio(t.staticHit, t.staticTruth),
+			t.unflaggedPrecision(), t.unflagged, static,
 			ratio(t.findQual, t.samples), ratio(t.findBare, t.samples), t.through)
 	}
 	for _, m := range modules {

@@ -21,3 +21,9 @@ func (c *Conn) Query() *Rows { return &Rows{} }
 
 // Next advances to the next row.
 func (r *Rows) Next() bool { return false }
+
+// String names the connection.
+func (c *Conn) String() string { return c.addr }
+
+// Flush writes what is buffered.
+func (c *Conn) Flush() {}
