@@ -138,3 +138,15 @@ func TestOutsideReceiversAreNotGuessed(t *testing.T) {
 		}
 	}
 }
+
+// x := y takes y's declared type, y a package variable of another file.
+func TestTypeOfAnotherVariable(t *testing.T) {
+	env, _ := newHome(t, "repos/mods", "mods")
+	r := call(t, Callers, env, CallersArgs{Symbol: "Conn.Flush"})
+	if !strings.Contains(r.Text, "← flushDefault  use.go:6") || strings.Contains(r.Text, "guess") {
+		t.Errorf("Conn.Flush:\n%s", r.Text)
+	}
+	if r := call(t, Callers, env, CallersArgs{Symbol: "Pool.Flush"}); strings.Contains(r.Text, "use.go") {
+		t.Errorf("Pool.Flush:\n%s", r.Text)
+	}
+}

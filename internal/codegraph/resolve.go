@@ -181,6 +181,9 @@ func (g *Graph) holds(h typeHome, f *File) bool {
 // guessType is the type a call of loc.Type returns: the class itself for
 // a constructor call, else the result its signature declares.
 func (g *Graph) guessType(f *File, loc *Local) (string, typeHome) {
+	if loc.Pkg == sameVar {
+		return g.varType(f, loc)
+	}
 	if f.Lang == "go" && loc.Pkg != "" && g.importOf(f, loc.Pkg) == "" {
 		return g.methodResult(f, loc)
 	}
@@ -221,6 +224,54 @@ func (g *Graph) guessType(f *File, loc *Local) (string, typeHome) {
 		}
 		if p := g.importOf(cf, pkg); p != "" {
 			return name, typeHome{importPath: p}
+		}
+	}
+	return "", typeHome{}
+}
+
+// sameVar marks a Go local given the value of another variable (x := y):
+// its Type names y.
+const sameVar = "="
+
+// varType is the declared type of the variable y of x := y: a variable of
+// the file, or a package variable of the folder (var Y T = ...).
+func (g *Graph) varType(f *File, loc *Local) (string, typeHome) {
+	home := func(l *Local) typeHome {
+		if l.Pkg == "" {
+			return typeHome{dir: f.dir}
+		}
+		return typeHome{importPath: g.importOf(f, l.Pkg)}
+	}
+	if l, ok := f.typeOf(loc.Def, loc.Type); ok {
+		if l.Guess || l.Type == "" || l == loc {
+			return "", typeHome{}
+		}
+		return l.Type, home(l)
+	}
+	for _, id := range g.defsNamed(loc.Type) {
+		cf, d := g.def(id)
+		if cf.dir != f.dir || cf.Lang != "go" || d.Kind != "var" {
+			continue
+		}
+		rest := strings.Fields(strings.TrimPrefix(d.Sig, "var "+d.Name))
+		if len(rest) == 0 || rest[0] == "=" {
+			return "", typeHome{}
+		}
+		name, pkg, ok := typeName(rest[0])
+		if !ok {
+			return "", typeHome{}
+		}
+		l := Local{Type: name, Pkg: pkg}
+		return name, home(&l)
+	}
+	for _, fi := range g.inDir(f.dir) { // var ( Y T = ... ) in another file
+		of := g.Files[fi]
+		if !of.hasName(loc.Type) {
+			continue // the file never writes the name (its locals stay packed)
+		}
+		of.refs()
+		if l, ok := nearest(of, of.Locals, -1, loc.Type); ok && !l.Guess && l.Type != "" && l.Def < 0 {
+			return l.Type, home(l)
 		}
 	}
 	return "", typeHome{}

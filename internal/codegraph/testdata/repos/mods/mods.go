@@ -27,3 +27,8 @@ func (c *Conn) String() string { return c.addr }
 
 // Flush writes what is buffered.
 func (c *Conn) Flush() {}
+
+// Default is the connection callers share.
+var (
+	Default *Conn = Connect("default")
+)

@@ -11,3 +11,6 @@ func (p *Pool) Close() {}
 
 // Next is another type's Next.
 func (p *Pool) Next() bool { return true }
+
+// Flush flushes the pool.
+func (p *Pool) Flush() {}
