@@ -131,7 +131,10 @@ func Callers(ctx context.Context, env *Env, raw json.RawMessage) Result {
 				}
 				ed := &ef.Defs[e.def]
 				via := ""
-				if e.via != "" {
+				switch {
+				case e.impl:
+					via = "  (calls " + e.via + ", an implementation)"
+				case e.via != "":
 					via = "  (through " + e.via + ")"
 				}
 				switch {
@@ -205,7 +208,8 @@ type edge struct {
 	file, def int32
 	line      int32
 	external  string
-	via       string // the interface method the reference goes through
+	via       string // the interface method the reference goes through (impl: the implementation it calls)
+	impl      bool
 	guess     bool   // through a receiver of unknown type, or by name only
 	byName    bool   // the guess is a plain name, not x.name
 }
@@ -271,6 +275,21 @@ func (g *Graph) callersOf(id defID) []edge {
 	out := g.directCallers(id)
 	f, d := g.def(id)
 	if d.Container == "" || classLike(d.Kind) {
+		return out
+	}
+	if g.isInterface(f, d) {
+		// Calls of the implementations call it too, as far as a caller
+		// holding the interface can tell.
+		for _, other := range g.defsNamed(d.Name) {
+			of, od := g.def(other)
+			if other == id || of.fam != f.fam || od.Container == "" || g.isInterface(of, od) || !g.satisfies(od.Container, d.Container, f.fam) {
+				continue
+			}
+			for _, e := range g.directCallers(other) {
+				e.via, e.impl = od.QualName(), true
+				out = append(out, e)
+			}
+		}
 		return out
 	}
 	for _, other := range g.defsNamed(d.Name) {

@@ -173,7 +173,7 @@ func (h helper) callers(repo string, t target) ([]toolEdge, bool, error) {
 			if m := edgeRe.FindStringSubmatch(line); m != nil {
 				n, _ := strconv.Atoi(m[2])
 				out = append(out, toolEdge{rel: strings.TrimPrefix(m[1], prefix), line: n,
-					guess: strings.Contains(m[3], "(guess"), through: strings.Contains(m[3], "(through ")})
+					guess: strings.Contains(m[3], "(guess"), through: strings.Contains(m[3], "(through ") || strings.Contains(m[3], ", an implementation)")})
 			}
 			if pageRe.MatchString(line) && strings.HasPrefix(line, "  …") {
 				next = true
