@@ -118,7 +118,8 @@ func TestFindRanksNamedDefinitionsFirst(t *testing.T) {
 func TestTypeFromAMethodsResult(t *testing.T) {
 	env, _ := newHome(t, "repos/mods", "mods")
 	r := call(t, Callers, env, CallersArgs{Symbol: "Rows.Next"})
-	if !strings.Contains(r.Text, "← Use  sub/sub.go:17") || strings.Contains(r.Text, "guess") {
+	if !strings.Contains(r.Text, "← Use  sub/sub.go:17") || !strings.Contains(r.Text, "← Holder.Rows  mods.go:42") ||
+		strings.Contains(r.Text, "guess") {
 		t.Errorf("Rows.Next:\n%s", r.Text)
 	}
 	r = call(t, Callers, env, CallersArgs{Symbol: "Pool.Next"})

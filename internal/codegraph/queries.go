@@ -31,6 +31,7 @@ const goQuery = `
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (identifier) @local.guess)))
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (identifier) @local.same))
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: (identifier) @local.pkg field: (field_identifier) @local.guess))))
+(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: (selector_expression field: (field_identifier) @local.pkg) field: (field_identifier) @local.guess))))
 (call_expression function: (identifier) @call)
 (call_expression function: (selector_expression operand: (_) @qual field: (field_identifier) @call))
 (selector_expression operand: (_) @qual field: (field_identifier) @member)

@@ -32,3 +32,12 @@ func (c *Conn) Flush() {}
 var (
 	Default *Conn = Connect("default")
 )
+
+// Holder holds a connection.
+type Holder struct{ c *Conn }
+
+// Rows reads through the held connection: q's type is Conn.Query's result.
+func (h *Holder) Rows() bool {
+	q := h.c.Query()
+	return q.Next()
+}
