@@ -15,10 +15,11 @@ import (
 // without a go- prefix and cut at the first character a name cannot hold
 // (yaml for gopkg.in/yaml.v3).
 func importName(p string) string {
-	elems := strings.Split(p, "/")
-	last := elems[len(elems)-1]
-	if len(elems) > 1 && isMajor(last) {
-		last = elems[len(elems)-2]
+	i := strings.LastIndexByte(p, '/')
+	last := p[i+1:]
+	if i >= 0 && isMajor(last) {
+		rest := p[:i]
+		last = rest[strings.LastIndexByte(rest, '/')+1:]
 	}
 	last = strings.TrimPrefix(last, "go-")
 	if i := strings.IndexAny(last, ".-"); i > 0 {
