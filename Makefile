@@ -74,7 +74,7 @@ $(GOPLS): tools/codegraphbench/go.mod tools/codegraphbench/go.sum
 	@echo "building gopls (pinned in tools/codegraphbench)"
 	cd tools/codegraphbench && $(GO) build -o ../../$(GOPLS) golang.org/x/tools/gopls
 
-# The modules and floors of the short run; docs/benchmarks.md records the full one (CODEGRAPH_PER=16).
+# The modules and floors of the short run; docs/benchmarks.md records the full one (CODEGRAPH_PER=8).
 CODEGRAPH_MODULES ?= github.com/jackc/pgx/v5@v5.12.0,github.com/gin-gonic/gin@v1.12.0
 CODEGRAPH_PER ?= 3
 CODEGRAPH_FLOORS ?= -min-f1 0.6 -min-unflagged-precision 0.95

@@ -87,8 +87,8 @@ func (g *Graph) importDir(importPath string) (string, bool) {
 		if importPath == m.path {
 			return m.dir, true
 		}
-		if rest, ok := strings.CutPrefix(importPath, m.path+"/"); ok {
-			return path.Join(m.dir, rest), true
+		if len(importPath) > len(m.path) && importPath[len(m.path)] == '/' && strings.HasPrefix(importPath, m.path) {
+			return path.Join(m.dir, importPath[len(m.path)+1:]), true
 		}
 	}
 	return "", false
