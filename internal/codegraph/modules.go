@@ -80,26 +80,37 @@ func modulePath(file string) string {
 	return ""
 }
 
-// importDir is the folder of the repository an import path names, when
-// one of its modules holds it.
-func (g *Graph) importDir(importPath string) (string, bool) {
+// moduleOf is the module of the repository holding an import path, and
+// the path inside it ("" for its root package).
+func (g *Graph) moduleOf(importPath string) (module, string, bool) {
 	for _, m := range g.modules {
 		if importPath == m.path {
-			return m.dir, true
+			return m, "", true
 		}
 		if len(importPath) > len(m.path) && importPath[len(m.path)] == '/' && strings.HasPrefix(importPath, m.path) {
-			return path.Join(m.dir, importPath[len(m.path)+1:]), true
+			return m, importPath[len(m.path)+1:], true
 		}
 	}
-	return "", false
+	return module{}, "", false
+}
+
+// joinedIs reports whether dir is path.Join(base, rest), without building it.
+func joinedIs(dir, base, rest string) bool {
+	switch {
+	case base == ".":
+		return dir == rest || rest == "" && dir == "."
+	case rest == "":
+		return dir == base
+	}
+	return len(dir) == len(base)+1+len(rest) && strings.HasPrefix(dir, base) && dir[len(base)] == '/' && strings.HasSuffix(dir, rest)
 }
 
 // pkgMatch scores how surely folder dir is the package of an import path:
 // 10 when a module of the repository maps the path to it, else by the
 // trailing elements they share (at most 4), 0 when they differ.
 func (g *Graph) pkgMatch(importPath, dir string) int {
-	if d, ok := g.importDir(importPath); ok {
-		if d == dir {
+	if m, rest, ok := g.moduleOf(importPath); ok {
+		if joinedIs(dir, m.dir, rest) {
 			return 10
 		}
 		return 0
@@ -113,10 +124,18 @@ func (g *Graph) pkgMatch(importPath, dir string) int {
 // linkImports names each import of a Go file by the package clause of the
 // folder it names, when the graph holds it and the file gave no name.
 func (g *Graph) linkImports() {
-	pkgs := map[string]string{}
+	if len(g.modules) == 0 {
+		return
+	}
+	pkgs := map[string]string{} // import path → package clause
+	seen := map[string]bool{}
 	for _, f := range g.Files {
-		if f.Lang == "go" && f.Pkg != "" && !strings.HasSuffix(f.Path, "_test.go") {
-			pkgs[f.dir] = f.Pkg
+		if f.Lang != "go" || f.Pkg == "" || strings.HasSuffix(f.Path, "_test.go") || seen[f.dir] {
+			continue
+		}
+		seen[f.dir] = true
+		if p, ok := g.importPathOf(f.dir); ok {
+			pkgs[p] = f.Pkg
 		}
 	}
 	for _, f := range g.Files {
@@ -129,9 +148,31 @@ func (g *Graph) linkImports() {
 			if im.Alias != importName(im.Path) {
 				continue // named in the file
 			}
-			if d, ok := g.importDir(im.Path); ok && pkgs[d] != "" && pkgs[d] != im.Alias {
-				im.clause = pkgs[d]
+			if p := pkgs[im.Path]; p != "" && p != im.Alias {
+				im.clause = p
 			}
 		}
 	}
+}
+
+// importPathOf is the import path of a folder of the repository, from the
+// module holding it (the nearest go.mod above it).
+func (g *Graph) importPathOf(dir string) (string, bool) {
+	best := -1
+	for i, m := range g.modules {
+		if (m.dir == "." || dir == m.dir || strings.HasPrefix(dir, m.dir+"/")) && (best < 0 || len(m.dir) > len(g.modules[best].dir) || g.modules[best].dir == ".") {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", false
+	}
+	m := g.modules[best]
+	switch {
+	case dir == m.dir:
+		return m.path, true
+	case m.dir == ".":
+		return m.path + "/" + dir, true
+	}
+	return m.path + "/" + dir[len(m.dir)+1:], true
 }

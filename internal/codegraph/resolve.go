@@ -154,7 +154,7 @@ func (g *Graph) outside(f *File, qual string, local bool, loc *Local, ok bool) b
 	}
 	if ok && loc.Guess && loc.Pkg != "" {
 		if p := g.importOf(f, loc.Pkg); p != "" {
-			_, ours := g.importDir(p)
+			_, _, ours := g.moduleOf(p)
 			return !ours
 		}
 	}
