@@ -210,8 +210,8 @@ type edge struct {
 	external  string
 	via       string // the interface method the reference goes through (impl: the implementation it calls)
 	impl      bool
-	guess     bool   // through a receiver of unknown type, or by name only
-	byName    bool   // the guess is a plain name, not x.name
+	guess     bool // through a receiver of unknown type, or by name only
+	byName    bool // the guess is a plain name, not x.name
 }
 
 // lookup finds the definitions a symbol names, "Name" or "Qual.Name" (the
