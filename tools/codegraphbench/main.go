@@ -46,6 +46,7 @@ func main() {
 	for _, mv := range strings.Split(*modules, ",") {
 		s, err := measure(work, home, mv, *helperBin, *goplsBin, *per, *seed, *verbose)
 		if err != nil {
+			_ = os.RemoveAll(work) // fail exits past the deferred removal
 			fail(fmt.Errorf("%s: %w", mv, err))
 		}
 		all = append(all, s...)
