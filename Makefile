@@ -7,6 +7,7 @@ GOLANGCI_LINT := $(BIN)/golangci-lint
 WORKFLOWCHECK := $(BIN)/workflowcheck
 TEMPORAL_SERVER := $(BIN)/temporal-server
 HELM := $(BIN)/helm
+GOPLS := $(BIN)/gopls
 # Integration tests share one Temporal dev server started by `make test`.
 TEST_TEMPORAL_PORT ?= 7299
 GOTEST_FLAGS ?= -race -timeout 25m
@@ -79,6 +80,24 @@ test: lint build temporal temporal-server sandbox-image ## Run the linters, then
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(MAKE) --no-print-directory helm-check
 	$(MAKE) --no-print-directory conformance
+	$(MAKE) --no-print-directory codegraph-accuracy
+
+$(GOPLS): tools/codegraphbench/go.mod tools/codegraphbench/go.sum
+	@mkdir -p $(BIN)
+	@echo "building gopls (pinned in tools/codegraphbench)"
+	cd tools/codegraphbench && $(GO) build -o ../../$(GOPLS) golang.org/x/tools/gopls
+
+# The modules and floors of the short run; docs/benchmarks.md records the full one (CODEGRAPH_PER=8).
+CODEGRAPH_MODULES ?= github.com/jackc/pgx/v5@v5.12.0,github.com/gin-gonic/gin@v1.12.0
+CODEGRAPH_PER ?= 3
+CODEGRAPH_FLOORS ?= -min-f1 0.6 -min-unflagged-precision 0.95
+
+.PHONY: codegraph-accuracy
+codegraph-accuracy: $(GOPLS) ## Compare code_callers and code_find with gopls on two real modules (tools/codegraphbench; a short sample, floors only, no timing)
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/guilds-code ./cmd/guilds-code
+	cd tools/codegraphbench && $(GO) run . -helper ../../$(BIN)/guilds-code -gopls ../../$(GOPLS) \
+		-modules $(CODEGRAPH_MODULES) -per $(CODEGRAPH_PER) $(CODEGRAPH_FLOORS)
 
 .PHONY: mcp-servers
 mcp-servers: ## Install the published MCP servers the e2e suite adds (e2e/mcpservers, npm ci; cached by the lockfile's hash)

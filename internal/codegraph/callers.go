@@ -15,6 +15,7 @@ type CallersArgs struct {
 	Direction string `json:"direction"`
 	Depth     int    `json:"depth"`
 	In        string `json:"in"`
+	Page      int    `json:"page"`
 }
 
 const (
@@ -46,6 +47,12 @@ func Callers(ctx context.Context, env *Env, raw json.RawMessage) Result {
 	if a.Depth < 1 || a.Depth > 3 {
 		return errorf("depth: must be 1, 2 or 3, not %d", a.Depth)
 	}
+	if a.Page == 0 {
+		a.Page = 1
+	}
+	if a.Page < 1 {
+		return errorf("page: must be 1 or more, not %d", a.Page)
+	}
 	t, err := env.byPath("in", a.In)
 	if err != nil {
 		return errorf("%v", err)
@@ -72,7 +79,7 @@ func Callers(ctx context.Context, env *Env, raw json.RawMessage) Result {
 	if more > 0 {
 		targets = targets[:maxTargets]
 	}
-	hits := 0
+	hits, left := 0, 0
 	arrow := "←"
 	if a.Direction == "out" {
 		arrow = "→"
@@ -90,9 +97,22 @@ func Callers(ctx context.Context, env *Env, raw json.RawMessage) Result {
 				edges = g.calleesOf(id)
 			}
 			indent := strings.Repeat("  ", level)
-			for i, e := range edges {
+			skip := 0
+			if level == 1 {
+				skip = min((a.Page-1)*maxPerLevel, len(edges))
+				if skip > 0 {
+					out.add("%s(page %d: %d edges of %d before these)", indent, a.Page, skip, len(edges))
+				}
+			}
+			for i, e := range edges[skip:] {
 				if i == maxPerLevel {
-					out.add("%s… %d more", indent, len(edges)-i)
+					rest := len(edges) - skip - i
+					left += rest
+					how := fmt.Sprintf("page %d lists them", a.Page+1)
+					if level > 1 {
+						how = "code_callers " + g.Files[id.file].Defs[id.def].QualName() + " lists them"
+					}
+					out.add("%s… %d more of %d not listed (%s; %s)", indent, rest, len(edges), how, g.whereRest(edges[skip+i:]))
 					break
 				}
 				hits++
@@ -111,7 +131,10 @@ func Callers(ctx context.Context, env *Env, raw json.RawMessage) Result {
 				}
 				ed := &ef.Defs[e.def]
 				via := ""
-				if e.via != "" {
+				switch {
+				case e.impl:
+					via = "  (calls " + e.via + ", an implementation)"
+				case e.via != "":
 					via = "  (through " + e.via + ")"
 				}
 				switch {
@@ -141,7 +164,42 @@ func Callers(ctx context.Context, env *Env, raw json.RawMessage) Result {
 		out.add("%d more definitions named %s; qualify it (Type.name) or pass in", more, a.Symbol)
 	}
 	meta["hits"] = hits
+	if left > 0 {
+		meta["not_listed"] = left
+	}
 	return Result{Text: out.String(), Meta: meta}
+}
+
+// whereRest says where the edges a cap left out are, so a narrower
+// question can aim at them: "in api (9), store (3)".
+func (g *Graph) whereRest(rest []edge) string {
+	count := map[string]int{}
+	for _, e := range rest {
+		if e.external != "" {
+			count["(outside)"]++
+			continue
+		}
+		count[g.Files[e.file].dir]++
+	}
+	dirs := make([]string, 0, len(count))
+	for d := range count {
+		dirs = append(dirs, d)
+	}
+	sort.Slice(dirs, func(i, j int) bool {
+		if count[dirs[i]] != count[dirs[j]] {
+			return count[dirs[i]] > count[dirs[j]]
+		}
+		return dirs[i] < dirs[j]
+	})
+	parts := make([]string, 0, 4)
+	for _, d := range dirs[:min(len(dirs), 4)] {
+		parts = append(parts, fmt.Sprintf("%s (%d)", d, count[d]))
+	}
+	more := ""
+	if len(dirs) > 4 {
+		more = ", …"
+	}
+	return "in " + strings.Join(parts, ", ") + more
 }
 
 // edge is one reference: the place (file, enclosing definition, line) and,
@@ -150,9 +208,10 @@ type edge struct {
 	file, def int32
 	line      int32
 	external  string
-	via       string // the interface method the reference goes through
-	guess     bool   // through a receiver of unknown type, or by name only
-	byName    bool   // the guess is a plain name, not x.name
+	via       string // the interface method the reference goes through (impl: the implementation it calls)
+	impl      bool
+	guess     bool // through a receiver of unknown type, or by name only
+	byName    bool // the guess is a plain name, not x.name
 }
 
 // lookup finds the definitions a symbol names, "Name" or "Qual.Name" (the
@@ -216,6 +275,21 @@ func (g *Graph) callersOf(id defID) []edge {
 	out := g.directCallers(id)
 	f, d := g.def(id)
 	if d.Container == "" || classLike(d.Kind) {
+		return out
+	}
+	if g.isInterface(f, d) {
+		// Calls of the implementations call it too, as far as a caller
+		// holding the interface can tell.
+		for _, other := range g.defsNamed(d.Name) {
+			of, od := g.def(other)
+			if other == id || of.fam != f.fam || od.Container == "" || g.isInterface(of, od) || !g.satisfies(od.Container, d.Container, f.fam) {
+				continue
+			}
+			for _, e := range g.directCallers(other) {
+				e.via, e.impl = od.QualName(), true
+				out = append(out, e)
+			}
+		}
 		return out
 	}
 	for _, other := range g.defsNamed(d.Name) {

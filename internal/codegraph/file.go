@@ -69,6 +69,8 @@ func (f *File) hasName(name string) bool {
 type Import struct {
 	Alias string
 	Path  string
+
+	clause string // the package clause of the folder it names, when the graph holds it and differs from Alias
 }
 
 // Local is a variable, parameter or field whose type the source states

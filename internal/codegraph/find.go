@@ -96,6 +96,8 @@ func splitName(s string) []string {
 type scored struct {
 	id    defID
 	score float64
+	tier  int // 2: the definition a qualified name of the question names; 1: one named exactly
+	near  int // path elements its folder shares with the asking folder (for tier > 0)
 }
 
 // scoreDef weighs a definition against the question's terms: its name
@@ -216,7 +218,32 @@ func Find(ctx context.Context, env *Env, raw json.RawMessage) Result {
 		// Few names match: let the signatures speak too.
 		hits, files = rank(g, t.scope, ts, true)
 	}
+	named := namesIn(a.Question)
+	asking := t.scope
+	if name, rel, ok := env.repoOf(env.Cwd); ok && name == t.name {
+		asking = rel
+	}
+	for i := range hits {
+		f, d := g.def(hits[i].id)
+		hits[i].tier = named.tier(f, d)
+		if hits[i].tier > 0 {
+			hits[i].near = sharedHead(asking, f.dir)
+		}
+	}
 	sort.Slice(hits, func(i, j int) bool {
+		hi, hj := hits[i], hits[j]
+		if hi.tier != hj.tier {
+			return hi.tier > hj.tier
+		}
+		if hi.tier > 0 && hi.near != hj.near {
+			return hi.near > hj.near
+		}
+		if hi.tier > 0 {
+			fi, fj := g.Files[hi.id.file], g.Files[hj.id.file]
+			if ci, cj := fi.Count(int(hi.id.def)), fj.Count(int(hj.id.def)); ci != cj {
+				return ci > cj
+			}
+		}
 		if hits[i].score != hits[j].score {
 			return hits[i].score > hits[j].score
 		}
@@ -429,7 +456,7 @@ func rank(g *Graph, scope string, ts []string, withSig bool) ([]scored, []fileHi
 				continue
 			}
 			s += math.Log1p(float64(f.Count(int(di)))) * 0.5
-			hits = append(hits, scored{defID{int32(fi), di}, s})
+			hits = append(hits, scored{id: defID{int32(fi), di}, score: s})
 			best = math.Max(best, s)
 		}
 		pm := 0

@@ -25,6 +25,10 @@ type Graph struct {
 	methods  map[string]map[string]bool // "family container" → its method names, built on first use
 	nameOnce sync.Once
 	fields   map[string]*Local // "family container field" → the field's declared type
+	modules  []module          // the Go modules of the repository, the longest path first
+	// fieldNames holds "family name" of every typed field of the repository.
+	fieldNames map[string]bool
+	dirFiles   map[string][]int32 // folder → its files, for package-level lookups
 }
 
 type defID struct{ file, def int32 }
@@ -81,6 +85,8 @@ func (g *Graph) index() {
 		f.stem = strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path))
 		f.fam = family(f.Lang)
 	}
+	g.modules = readModules(g.Root, g.Files)
+	g.linkImports()
 }
 
 // defsNamed lists the definitions of a name (impl blocks and constructors
@@ -101,10 +107,16 @@ func (g *Graph) field(fam, container, name string) (*Local, bool) {
 func (g *Graph) indexNames() {
 	g.defs = map[string][]defID{}
 	g.fields = map[string]*Local{}
+	g.fieldNames = map[string]bool{}
+	g.dirFiles = map[string][]int32{}
 	for fi, f := range g.Files {
+		if f.Lang == "go" {
+			g.dirFiles[f.dir] = append(g.dirFiles[f.dir], int32(fi))
+		}
 		for li := range f.Fields {
 			l := &f.Fields[li]
 			g.fields[f.fam+" "+f.Defs[l.Def].Name+" "+l.Name] = l
+			g.fieldNames[f.fam+" "+l.Name] = true
 		}
 		for di := range f.Defs {
 			d := &f.Defs[di]
@@ -114,6 +126,12 @@ func (g *Graph) indexNames() {
 			g.defs[d.Name] = append(g.defs[d.Name], defID{int32(fi), int32(di)})
 		}
 	}
+}
+
+// inDir lists the Go files of a folder.
+func (g *Graph) inDir(dir string) []int32 {
+	g.nameOnce.Do(g.indexNames)
+	return g.dirFiles[dir]
 }
 
 func (g *Graph) def(id defID) (*File, *Def) {

@@ -83,6 +83,7 @@ func (p *parser) parse(f *File, src []byte) error {
 	matches := p.cursor.Matches(l.q, root, src)
 	for m := matches.Next(); m != nil; m = matches.Next() {
 		var defNode, nameNode, recvNode, localNode, typeNode, pkgNode *ts.Node
+		sameNode := false
 		var kind string
 		var field, guess bool
 		for i := range m.Captures {
@@ -97,8 +98,11 @@ func (p *parser) parse(f *File, src []byte) error {
 				recvNode = &node
 			case cn == "local.name", cn == "local.field":
 				localNode, field = &node, cn == "local.field"
-			case cn == "local.type", cn == "local.guess":
-				typeNode, guess = &node, cn == "local.guess"
+			case cn == "local.type", cn == "local.guess", cn == "local.same":
+				typeNode, guess = &node, cn != "local.type"
+				if cn == "local.same" {
+					sameNode = true
+				}
 			case cn == "local.pkg":
 				pkgNode = &node
 			case cn == "package":
@@ -115,7 +119,7 @@ func (p *parser) parse(f *File, src []byte) error {
 					}
 				}
 				if imp.Alias == "" {
-					imp.Alias = imp.Path[strings.LastIndex(imp.Path, "/")+1:]
+					imp.Alias = importName(imp.Path)
 				}
 				f.Imports = append(f.Imports, imp)
 			case cn == "call", cn == "member", cn == "ref":
@@ -155,6 +159,9 @@ func (p *parser) parse(f *File, src []byte) error {
 			}
 			if pkgNode != nil {
 				loc.pkg = pkgNode.Utf8Text(src)
+			}
+			if sameNode {
+				loc.pkg = sameVar
 			}
 			if typeNode == nil || loc.typ != "" {
 				locals = append(locals, loc)

@@ -7,7 +7,7 @@ package codegraph
 //   a name a Python or JavaScript file imports and the module it comes from;
 //   @local.name (or @local.field, a member of the enclosing class) a variable whose type is
 //   @local.type (declared or constructed) or @local.guess (the result of calling that name,
-//   of package @local.pkg).
+//   of package @local.pkg), or @local.same (Go: the type of that variable, x := y).
 // A node captured twice (as @ref and as @call) keeps the union of what it was.
 
 const goQuery = `
@@ -29,7 +29,9 @@ const goQuery = `
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (composite_literal type: (_) @local.type)))
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (unary_expression operand: (composite_literal type: (_) @local.type))))
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (identifier) @local.guess)))
+(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (identifier) @local.same))
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: (identifier) @local.pkg field: (field_identifier) @local.guess))))
+(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: (selector_expression field: (field_identifier) @local.pkg) field: (field_identifier) @local.guess))))
 (call_expression function: (identifier) @call)
 (call_expression function: (selector_expression operand: (_) @qual field: (field_identifier) @call))
 (selector_expression operand: (_) @qual field: (field_identifier) @member)

@@ -72,6 +72,7 @@ func TestCallEdges(t *testing.T) {
 		{"Store.Get", "in", []string{"← Server.Handle  gosrc/server.go:18", "← lookup  gosrc/main.go:16  (through Getter.Get)"}, nil},
 		{"Server.Handle", "out", []string{"→ Store.Get  gosrc/store/store.go:26", "→ Logger.Printf  gosrc/server.go:7"}, []string{"Getter.Get"}},
 		{"store.New", "in", []string{"← main  gosrc/main.go:10"}, nil},
+		{"Getter.Get", "in", []string{"← lookup  gosrc/main.go:16", "← Server.Handle  gosrc/server.go:18  (calls Store.Get, an implementation)"}, nil},
 		{"Store.Put", "in", []string{"← main  gosrc/main.go:11"}, []string{"guess"}},
 		{"total_area", "in", []string{"← run  py/main.py:5"}, nil},
 		{"Shape.area", "in", []string{"← Shape.describe  py/shapes.py:11"}, nil},

@@ -42,15 +42,19 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 	}
 	var importPath string
 	if isGo && member {
-		importPath = importOf(f, qual)
+		importPath = g.importOf(f, qual)
 	}
 	if member && qual != "" && importPath == "" {
 		if strict && r.Flags&refCall == 0 {
 			return out, 0 // a Java or Rust method is only called; x.name is a field
 		}
-		loc, ok := f.typeOf(r.Def, qual)
+		loc, local := f.typeOf(r.Def, qual)
+		ok := local
 		if !ok || loc.Type == "" {
 			loc, ok = g.field(f.fam, here, qual)
+		}
+		if isGo && g.outside(f, qual, local, loc, ok) {
+			return out, 0 // a guess the graph can disprove: x's type is not the repository's
 		}
 		if ok && loc.Type != "" {
 			typ, where := loc.Type, typeHome{}
@@ -58,14 +62,14 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			case loc.Guess:
 				typ, where = g.guessType(f, loc)
 			case isGo && loc.Pkg != "":
-				where.importPath = importOf(f, loc.Pkg)
+				where.importPath = g.importOf(f, loc.Pkg)
 			case isGo:
 				where.dir = f.dir
 			}
 			n := len(out)
 			for _, id := range cands {
 				cf, d := g.def(id)
-				if typ == "" || cf.fam != f.fam || d.Container != typ || d.Kind != "method" || !where.holds(cf) {
+				if typ == "" || cf.fam != f.fam || d.Container != typ || d.Kind != "method" || !g.holds(where, cf) {
 					continue
 				}
 				out = append(out, id)
@@ -91,8 +95,8 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		switch {
 		case importPath != "":
 			// pkg.Name: a top-level definition of the imported package.
-			if n := sharedTail(importPath, cf.dir); !method && d.Parent < 0 && n > 0 {
-				s = 6 + min(n, 4)
+			if n := g.pkgMatch(importPath, cf.dir); !method && d.Parent < 0 && n > 0 {
+				s = n
 			}
 		case method && member && isGo && r.Flags&refCall == 0:
 			// x.name not called, x unknown: a field far more often than a
@@ -140,14 +144,34 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 	return out, best
 }
 
+// outside reports a Go receiver whose type cannot be the repository's:
+// x := pkg.F() with pkg a package outside the repository's modules, or an
+// exported qualifier that no definition or field of the repository names
+// (w.Body.String(): a field of a type from outside).
+func (g *Graph) outside(f *File, qual string, local bool, loc *Local, ok bool) bool {
+	if len(g.modules) == 0 {
+		return false // which packages are ours is not known
+	}
+	if ok && loc.Guess && loc.Pkg != "" {
+		if p := g.importOf(f, loc.Pkg); p != "" {
+			_, _, ours := g.moduleOf(p)
+			return !ours
+		}
+	}
+	if local || ok || qual == "" || !isUpper(qual[0]) {
+		return false
+	}
+	return len(g.defsNamed(qual)) == 0 && !g.fieldNames[f.fam+" "+qual]
+}
+
 // typeHome narrows where a type is declared: a folder, or (Go) the
 // package of an import path; neither set, anywhere.
 type typeHome struct{ dir, importPath string }
 
-func (h typeHome) holds(f *File) bool {
+func (g *Graph) holds(h typeHome, f *File) bool {
 	switch {
 	case h.importPath != "":
-		return sharedTail(h.importPath, f.dir) > 0
+		return g.pkgMatch(h.importPath, f.dir) > 0
 	case h.dir != "":
 		return f.dir == h.dir
 	}
@@ -157,13 +181,19 @@ func (h typeHome) holds(f *File) bool {
 // guessType is the type a call of loc.Type returns: the class itself for
 // a constructor call, else the result its signature declares.
 func (g *Graph) guessType(f *File, loc *Local) (string, typeHome) {
+	if loc.Pkg == sameVar {
+		return g.varType(f, loc)
+	}
+	if f.Lang == "go" && loc.Pkg != "" && g.importOf(f, loc.Pkg) == "" {
+		return g.methodResult(f, loc)
+	}
 	for _, id := range g.defsNamed(loc.Type) {
 		cf, d := g.def(id)
 		if cf.fam != f.fam {
 			continue
 		}
 		if f.Lang == "go" {
-			if loc.Pkg != "" && sharedTail(importOf(f, loc.Pkg), cf.dir) == 0 {
+			if loc.Pkg != "" && g.pkgMatch(g.importOf(f, loc.Pkg), cf.dir) == 0 {
 				continue
 			}
 			if loc.Pkg == "" && cf.dir != f.dir {
@@ -192,11 +222,91 @@ func (g *Graph) guessType(f *File, loc *Local) (string, typeHome) {
 		if pkg == "" {
 			return name, typeHome{dir: cf.dir}
 		}
-		if p := importOf(cf, pkg); p != "" {
+		if p := g.importOf(cf, pkg); p != "" {
 			return name, typeHome{importPath: p}
 		}
 	}
 	return "", typeHome{}
+}
+
+// sameVar marks a Go local given the value of another variable (x := y):
+// its Type names y.
+const sameVar = "="
+
+// varType is the declared type of the variable y of x := y: a variable of
+// the file, or a package variable of the folder (var Y T = ...).
+func (g *Graph) varType(f *File, loc *Local) (string, typeHome) {
+	home := func(l *Local) typeHome {
+		if l.Pkg == "" {
+			return typeHome{dir: f.dir}
+		}
+		return typeHome{importPath: g.importOf(f, l.Pkg)}
+	}
+	if l, ok := f.typeOf(loc.Def, loc.Type); ok {
+		if l.Guess || l.Type == "" || l == loc {
+			return "", typeHome{}
+		}
+		return l.Type, home(l)
+	}
+	for _, id := range g.defsNamed(loc.Type) {
+		cf, d := g.def(id)
+		if cf.dir != f.dir || cf.Lang != "go" || d.Kind != "var" {
+			continue
+		}
+		rest := strings.Fields(strings.TrimPrefix(d.Sig, "var "+d.Name))
+		if len(rest) == 0 || rest[0] == "=" {
+			return "", typeHome{}
+		}
+		name, pkg, ok := typeName(rest[0])
+		if !ok {
+			return "", typeHome{}
+		}
+		l := Local{Type: name, Pkg: pkg}
+		return name, home(&l)
+	}
+	for _, fi := range g.inDir(f.dir) { // var ( Y T = ... ) in another file
+		of := g.Files[fi]
+		if !of.hasName(loc.Type) {
+			continue // the file never writes the name (its locals stay packed)
+		}
+		of.refs()
+		if l, ok := nearest(of, of.Locals, -1, loc.Type); ok && !l.Guess && l.Type != "" && l.Def < 0 {
+			return l.Type, home(l)
+		}
+	}
+	return "", typeHome{}
+}
+
+// methodResult is the type x := v.M() gives x in Go: the result of
+// method M of v's declared type, or, v's type unknown, the result every
+// method M of the repository agrees on; "" when they disagree.
+func (g *Graph) methodResult(f *File, loc *Local) (string, typeHome) {
+	recv := ""
+	if l, ok := f.typeOf(loc.Def, loc.Pkg); ok && !l.Guess {
+		recv = l.Type
+	}
+	typ, home := "", typeHome{}
+	for _, id := range g.defsNamed(loc.Type) {
+		cf, d := g.def(id)
+		if cf.fam != f.fam || d.Kind != "method" || recv != "" && d.Container != recv {
+			continue
+		}
+		name, pkg, ok := typeName(resultType("go", d.Sig))
+		if !ok {
+			return "", typeHome{}
+		}
+		h := typeHome{dir: cf.dir}
+		if pkg != "" {
+			if h = (typeHome{importPath: g.importOf(cf, pkg)}); h.importPath == "" {
+				return "", typeHome{}
+			}
+		}
+		if typ != "" && (name != typ || h != home) {
+			return "", typeHome{}
+		}
+		typ, home = name, h
+	}
+	return typ, home
 }
 
 // resultType is what a signature says its function returns (the first
@@ -265,9 +375,12 @@ const guess = 3
 // receiver may resolve to before it resolves to none.
 const maxAmbiguous = 6
 
-func importOf(f *File, alias string) string {
+// importOf is the path of the import file f uses by name alias, "" when
+// none: the name the file gives it, else its package clause when the
+// graph holds it, else the name its path suggests.
+func (g *Graph) importOf(f *File, alias string) string {
 	for _, im := range f.Imports {
-		if im.Alias == alias {
+		if im.clause == alias || im.clause == "" && im.Alias == alias {
 			return im.Path
 		}
 	}

@@ -17,7 +17,7 @@ import (
 // storeVersion changes with the layout or with what a parse extracts
 // beyond the queries (a change of a query changes queryPrint), so an old
 // graph is rebuilt rather than read.
-const storeVersion = 5
+const storeVersion = 6
 
 // queryPrint fingerprints the extraction queries and which file endings
 // each language takes, so a graph stored before a language was added (its

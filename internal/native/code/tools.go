@@ -123,7 +123,8 @@ var decls = []decl{
 			"symbol":{"type":"string","minLength":1,"description":"the symbol's name, such as Open or Store.Open"},
 			"direction":{"type":"string","enum":["in","out"],"description":"in: its callers and references (default); out: what it calls"},
 			"depth":{"type":"integer","minimum":1,"maximum":3,"description":"how many levels to follow (1 to 3, default 1)"},
-			"in":{"type":"string","description":"a folder or file of a repository to narrow to, ` + pathNote + `"}},
+			"in":{"type":"string","description":"a folder or file of a repository to narrow to, ` + pathNote + `"},
+			"page":{"type":"integer","minimum":1,"description":"which 25 direct edges to list (default 1); an answer says when more are left"}},
 			"required":["symbol"],"additionalProperties":false}`},
 }
 

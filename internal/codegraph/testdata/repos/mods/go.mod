@@ -1,0 +1,3 @@
+module example.com/mods/v2
+
+go 1.22
