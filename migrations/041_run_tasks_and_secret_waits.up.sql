@@ -12,6 +12,11 @@ CREATE TABLE run_tasks (
     polled_at  timestamptz,
     PRIMARY KEY (run_id, seq)
 );
+-- A run's followers re-read it when a task starts or changes status.
+CREATE TRIGGER run_tasks_notify_run_event AFTER INSERT ON run_tasks
+    FOR EACH ROW EXECUTE FUNCTION notify_run_event();
+CREATE TRIGGER run_tasks_status_notify_run_event AFTER UPDATE OF status ON run_tasks
+    FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION notify_run_event();
 
 -- How long the run waits for the answer to a secret_request, fixed when the
 -- request opens from the approvals' waiting setting (ADR 0518).

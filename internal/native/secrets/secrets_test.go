@@ -267,6 +267,7 @@ func TestSecretRequestSuspendsWhereTheRunCanWait(t *testing.T) {
 		t.Fatalf("the call made again: %q", got)
 	}
 }
+
 // The run waits as long as the operators' waiting time for approvals of
 // secret_request says (here the guild's three days, with ask off so the call
 // itself is not held), fixed when the request opens: a later change of the
