@@ -18,9 +18,9 @@ import (
 // person: a run calls its elicitation tool, the run reads waiting, the
 // operator finds the server's form in the run's inputs and answers it
 // through the API, and the server's result holds the answer. The same run
-// then calls its task tool (simulate-research-query), whose outcome is
-// logged: that version runs tasks of revision 2025-11-25 only for a call
-// that asks for one, which the platform does not send (docs/mcp-tasks.md).
+// then calls its task tool (simulate-research-query), which that version
+// runs only as a task of revision 2025-11-25: the call asks for one, and
+// the run follows it to its report.
 func TestPublishedServerFormGoesToAnOperator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the platform and a published MCP server as processes")
@@ -86,7 +86,18 @@ func TestPublishedServerFormGoesToAnOperator(t *testing.T) {
 			t.Errorf("the form's call: %q lacks %q", got, want)
 		}
 	}
-	t.Logf("simulate-research-query answered: %s", results["everyform_simulate-research-query"])
+	// The task tool: the call asks for a task (the tool requires one), the
+	// run follows it on durable timers (tasks/get, then tasks/result) and
+	// the report is the call's result.
+	got = results["everyform_simulate-research-query"]
+	for _, want := range []string{"ok: ", "# Research Report: tides", "`working` → `completed`"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the task's call: %q lacks %q", got, want)
+		}
+	}
+	if n := d.count(t, `SELECT count(*) FROM run_tasks WHERE run_id = '`+runID+`' AND status = 'completed'`); n != 1 {
+		t.Errorf("%d followed tasks completed, want 1", n)
+	}
 	if t.Failed() {
 		t.Logf("transcript:\n%s\nserver:\n%s\nplatform:\n%s", transcript, logs, d.Logs())
 	}
