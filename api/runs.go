@@ -110,6 +110,9 @@ type runView struct {
 	runs.Transcript
 	Usage  usage.RunUsage          `json:"usage"`
 	Logins map[int]audit.CallLogin `json:"logins"`
+	// Tasks are the calls whose server runs them as a task, still followed:
+	// what a waiting run waits for besides its approvals and inputs.
+	Tasks []runs.FollowedTask `json:"tasks,omitempty"`
 }
 
 func getRun(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
@@ -122,7 +125,16 @@ func getRun(ctx context.Context, c *gin.Context, db store.DB, p access.Principal
 		return 0, nil, err
 	}
 	logins, err := audit.LoginsOfRun(ctx, db, t.Run.ID)
-	return http.StatusOK, runView{Transcript: t, Usage: u, Logins: logins}, err
+	if err != nil {
+		return 0, nil, err
+	}
+	view := runView{Transcript: t, Usage: u, Logins: logins}
+	if t.Run.Status == runs.StatusWaiting {
+		if view.Tasks, err = runs.FollowedTasks(ctx, db, t.Run.ID); err != nil {
+			return 0, nil, err
+		}
+	}
+	return http.StatusOK, view, nil
 }
 
 func (s *Server) cancelRun(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {

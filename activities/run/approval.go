@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/guilds/guilds/internal/agentsecrets"
 	"github.com/guilds/guilds/internal/approvals"
 	"github.com/guilds/guilds/internal/inputs"
 	"github.com/guilds/guilds/internal/runs"
@@ -201,6 +202,12 @@ func (a *Activities) resumeIfNoneWaits(ctx context.Context, runID string) error 
 		return err
 	}
 	if waiting, err = inputs.PendingForRun(ctx, a.d.DB, runID); err != nil || waiting > 0 {
+		return err
+	}
+	if waiting, err = agentsecrets.WaitedForInRun(ctx, a.d.DB, runID); err != nil || waiting > 0 {
+		return err
+	}
+	if tasks, err := runs.FollowedTasks(ctx, a.d.DB, runID); err != nil || len(tasks) > 0 {
 		return err
 	}
 	return runs.MarkResumed(ctx, a.d.DB, runID)

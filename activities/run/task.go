@@ -70,11 +70,21 @@ func (a *Activities) TaskPoll(ctx context.Context, in TaskInput) (TaskPolled, er
 		return TaskPolled{}, errors.New(red.Redact("poll the task: " + err.Error()))
 	}
 	if !done {
+		if err := runs.NoteTaskStatus(ctx, a.d.DB, in.RunID, in.Seq, st.Status); err != nil {
+			return TaskPolled{}, err
+		}
 		return TaskPolled{Status: st.Status, PollEvery: int64(st.PollEvery), Answered: st.Answered}, nil
 	}
 	meta := map[string]any{"kind": offered.Kind, "class": offered.Class, "server": offered.ServerSlug, "task": st.Status}
 	out, err := a.saveCall(ctx, r, in.ToolInput, offered, red, stamped, outcomeOf(stamped), meta, in.Task.Started, hidden)
-	return TaskPolled{Done: true, ToolOutput: out, Status: st.Status}, err
+	if err != nil {
+		return TaskPolled{}, err
+	}
+	if err := runs.NoteTaskStatus(ctx, a.d.DB, in.RunID, in.Seq, st.Status); err != nil {
+		return TaskPolled{}, err
+	}
+	// The result is stored, so the task no longer counts as waited for.
+	return TaskPolled{Done: true, ToolOutput: out, Status: st.Status}, a.resumeIfNoneWaits(ctx, in.RunID)
 }
 
 // TaskCancel asks the server to cancel the call's task: the run was

@@ -72,7 +72,12 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	}
 	started := time.Now()
 	tctx, span := telemetry.StartToolCall(ctx, in.RunID, in.Name, in.CallID)
-	tctx, suspended := tools.WithSuspend(tctx)
+	var suspended func() *tools.Suspension
+	if in.WaitOver {
+		tctx, suspended = tools.WithWaitOver(tctx), func() *tools.Suspension { return nil }
+	} else {
+		tctx, suspended = tools.WithSuspend(tctx)
+	}
 	tctx, handed := tools.WithTaskHandOver(tctx)
 	stamped, outcome, meta := a.invoke(tctx, r, snap, call, red)
 	if sus := suspended(); sus != nil {
@@ -95,13 +100,11 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		// workflow polls it on durable timers (task.go).
 		span.End(metaString(meta, "kind"), metaString(meta, "class"), "task")
 		task.Started = started
-		a.d.Log.InfoContext(ctx, "tool call became a task", "run_id", in.RunID, "seq", in.Seq, "tool", in.Name)
-		return ToolOutput{Seq: in.Seq, Task: task}, nil
-	}
-	if r.Status == runs.StatusWaiting {
-		if err := a.resumeIfNoneWaits(ctx, in.RunID); err != nil {
+		if err := runs.FollowTask(ctx, a.d.DB, in.RunID, in.Seq, in.Name, task.TaskID); err != nil {
 			return ToolOutput{}, err
 		}
+		a.d.Log.InfoContext(ctx, "tool call became a task", "run_id", in.RunID, "seq", in.Seq, "tool", in.Name)
+		return ToolOutput{Seq: in.Seq, Task: task}, nil
 	}
 	if in.ApprovalID != "" {
 		a.noteApproval(ctx, in.ApprovalID, meta)
@@ -109,7 +112,12 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	span.Content(red.Redact(in.Arguments), stamped) // recorded only with GUILDS_OTEL_CAPTURE_CONTENT=1
 	span.End(metaString(meta, "kind"), metaString(meta, "class"), outcome)
 	offered, _ := snap.Tool(in.Name)
-	return a.saveCall(ctx, r, in, offered, red, stamped, outcome, meta, started, hidden)
+	out, err := a.saveCall(ctx, r, in, offered, red, stamped, outcome, meta, started, hidden)
+	if err == nil && r.Status == runs.StatusWaiting {
+		// Once its result is stored the call no longer counts as waiting.
+		err = a.resumeIfNoneWaits(ctx, in.RunID)
+	}
+	return out, err
 }
 
 // begin reads what a call needs before it runs: the run and its snapshot,
@@ -423,6 +431,13 @@ func (a *Activities) ToolRecord(ctx context.Context, in RecordInput) (ToolOutput
 	})
 	if err != nil {
 		return ToolOutput{}, err
+	}
+	if r.Status == runs.StatusWaiting {
+		// The call waited (a task that ended badly, a denial): the run goes
+		// on unless another of its calls still waits.
+		if err := a.resumeIfNoneWaits(ctx, in.RunID); err != nil {
+			return ToolOutput{}, err
+		}
 	}
 	return ToolOutput{Seq: tc.Seq, Result: tc.Result, Outcome: tc.Outcome}, nil
 }

@@ -55,6 +55,10 @@ type ToolInput struct {
 	Remaining int    `json:"remaining"` // tool calls left after this one
 	// ApprovalID names the approval a person gave this call (ADR 0514).
 	ApprovalID string `json:"approval_id,omitempty"`
+	// WaitOver says the run waited for the call's suspension until its time
+	// and heard no answer: the handler must answer now (tools.WaitOver),
+	// whatever the worker's clock says.
+	WaitOver bool `json:"wait_over,omitempty"`
 }
 
 // ToolOutput is the stamped result.

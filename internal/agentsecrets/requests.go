@@ -43,6 +43,9 @@ type Request struct {
 	AnsweredBy string     `json:"answered_by,omitempty"`
 	AnsweredAt *time.Time `json:"answered_at,omitempty"`
 	CreatedAt  time.Time  `json:"created_at"`
+	// WaitUntil is when the run stops waiting for the answer (the request
+	// stays open after it); nil for a request opened before it was kept.
+	WaitUntil *time.Time `json:"wait_until,omitempty"`
 }
 
 // NewRequest is what secret_request asks.
@@ -50,6 +53,9 @@ type NewRequest struct {
 	RunID, AgentID, OrgID string
 	Seq                   int
 	Name, Reason          string
+	// Wait is how long the run waits for the answer, counted from now
+	// (0: no bound is kept, as for a call that waits inside itself).
+	Wait time.Duration
 }
 
 // OpenRequest records a request for the call at (run, seq), or returns the
@@ -68,9 +74,14 @@ func OpenRequest(ctx context.Context, db store.DB, in NewRequest) (Request, erro
 		return Request{}, err
 	}
 	// The request asks whoever started its run.
-	tag, err := db.Exec(ctx, `INSERT INTO secret_requests (run_id, seq, agent_id, organisation_id, name, reason, asked_of)
-		SELECT $1, $2, $3, $4, $5, $6, started_by FROM runs WHERE id = $1 ON CONFLICT (run_id, seq) DO NOTHING`,
-		in.RunID, in.Seq, in.AgentID, in.OrgID, in.Name, in.Reason)
+	var wait *int64
+	if in.Wait > 0 {
+		us := in.Wait.Microseconds()
+		wait = &us
+	}
+	tag, err := db.Exec(ctx, `INSERT INTO secret_requests (run_id, seq, agent_id, organisation_id, name, reason, asked_of, wait_until)
+		SELECT $1, $2, $3, $4, $5, $6, started_by, now() + $7::bigint * interval '1 microsecond' FROM runs WHERE id = $1 ON CONFLICT (run_id, seq) DO NOTHING`,
+		in.RunID, in.Seq, in.AgentID, in.OrgID, in.Name, in.Reason, wait)
 	if err != nil {
 		return Request{}, store.Map(err)
 	}
@@ -88,6 +99,16 @@ func OpenRequest(ctx context.Context, db store.DB, in NewRequest) (Request, erro
 // RequestAt returns the request of the call at (run, seq).
 func RequestAt(ctx context.Context, db store.DB, runID string, seq int) (Request, error) {
 	return requestWhere(ctx, db, `run_id = $1 AND seq = $2`, runID, seq)
+}
+
+// WaitedForInRun counts the run's requests its calls still wait for:
+// pending, and their call has no result yet (past its wait the call stores
+// one, and the request stays open in the inbox without holding the run).
+func WaitedForInRun(ctx context.Context, db store.DB, runID string) (int, error) {
+	var n int
+	err := db.QueryRow(ctx, `SELECT count(*) FROM secret_requests r WHERE r.run_id = $1 AND r.status = 'pending'
+		AND NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.run_id = r.run_id AND c.seq = r.seq)`, runID).Scan(&n)
+	return n, store.Map(err)
 }
 
 // RunRequests lists a run's requests in order.
@@ -178,7 +199,7 @@ func AnswerRequest(ctx context.Context, db store.DB, kr *secret.Keyring, p acces
 }
 
 const requestColumns = `id::text, run_id::text, seq, agent_id::text, organisation_id::text, name, reason, status, asked_of,
-	answered_by, answered_at, created_at`
+	answered_by, answered_at, created_at, wait_until`
 
 func requestWhere(ctx context.Context, db store.DB, where string, args ...any) (Request, error) {
 	list, err := requestsWhere(ctx, db, where, args...)
@@ -201,7 +222,7 @@ func requestsWhere(ctx context.Context, db store.DB, where string, args ...any) 
 	for rows.Next() {
 		var r Request
 		if err := rows.Scan(&r.ID, &r.RunID, &r.Seq, &r.AgentID, &r.OrgID, &r.Name, &r.Reason, &r.Status, &r.AskedOf,
-			&r.AnsweredBy, &r.AnsweredAt, &r.CreatedAt); err != nil {
+			&r.AnsweredBy, &r.AnsweredAt, &r.CreatedAt, &r.WaitUntil); err != nil {
 			return nil, store.Map(err)
 		}
 		out = append(out, r)

@@ -202,6 +202,12 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 			}
 			req.Params.Meta = withTrace(ctx, meta)
 		}
+		if need, err := s.needsTask(ctx, remoteName); err != nil {
+			return err
+		} else if need {
+			ttl := taskTTLMs
+			req.Params.Task = &mcp.TaskParams{TTL: &ttl}
+		}
 		token, done := s.progress.watch(ctx)
 		defer done()
 		meta := req.Params.Meta

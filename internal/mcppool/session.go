@@ -108,6 +108,8 @@ type session struct {
 	lost atomic.Bool
 	// progress routes the session's progress notifications to their calls.
 	progress progressWatch
+	// tasks are the tools its server runs only as tasks (augment.go).
+	tasks taskTools
 }
 
 // headers caches the last header map built for a token, so the hot path

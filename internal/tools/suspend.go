@@ -20,6 +20,23 @@ type Suspension struct {
 
 type suspendKey struct{}
 
+type waitOverKey struct{}
+
+// WithWaitOver marks a call made again because its suspension's time came
+// with no answer: the handler may not suspend again and must answer now.
+func WithWaitOver(ctx context.Context) context.Context {
+	return context.WithValue(ctx, waitOverKey{}, true)
+}
+
+// WaitOver reports whether the run's wait for this call is over (see
+// WithWaitOver). The run's clock decides, not the worker's: a handler that
+// compared its own clock could suspend again, and again, on a worker whose
+// clock is behind the run's.
+func WaitOver(ctx context.Context) bool {
+	over, _ := ctx.Value(waitOverKey{}).(bool)
+	return over
+}
+
 type suspendSlot struct {
 	mu sync.Mutex
 	s  *Suspension

@@ -98,11 +98,17 @@ func (w *approvalWaits) one(ctx workflow.Context, refs map[string]runact.ToolRef
 				return err // denied or expired: recorded
 			}
 			in.ApprovalID = id
-		} else if err := w.suspended(ctx, *c.suspend); err != nil {
-			return err
+		} else {
+			heard, err := w.suspended(ctx, *c.suspend)
+			if err != nil {
+				return err
+			}
+			in.WaitOver = !heard
 		}
 		var res runact.ToolOutput
-		if err := executeTool(ctx, refs, in).Get(ctx, &res); err != nil {
+		err := executeTool(ctx, refs, in).Get(ctx, &res)
+		in.WaitOver = false
+		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -144,16 +150,18 @@ func (w *approvalWaits) approval(ctx workflow.Context, in runact.ToolInput, ask 
 	return id, true, nil
 }
 
-// suspended waits until the handler's key is signalled or its time comes.
-// The signal is consumed, so a handler that suspends again waits again.
-func (w *approvalWaits) suspended(ctx workflow.Context, s tools.Suspension) error {
+// suspended waits until the handler's key is signalled or its time comes,
+// and reports whether it was signalled. The signal is consumed, so a
+// handler that suspends again waits again.
+func (w *approvalWaits) suspended(ctx workflow.Context, s tools.Suspension) (bool, error) {
 	if d := s.Until.Sub(workflow.Now(ctx)); d > 0 {
 		if _, err := workflow.AwaitWithTimeout(ctx, d, func() bool { return w.heard[s.Key] }); err != nil {
-			return err
+			return false, err
 		}
 	}
+	heard := w.heard[s.Key]
 	delete(w.heard, s.Key)
-	return nil
+	return heard, nil
 }
 
 func approvalOptions(tool string) workflow.ActivityOptions {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/api/enums/v1"
 
 	"github.com/guilds/guilds/internal/connections"
@@ -140,4 +141,93 @@ func TestCancellingARunCancelsItsTask(t *testing.T) {
 		t.Errorf("run status %s", got)
 	}
 	recordHistory(t, e, id, "task_cancelled.json")
+}
+
+// While a run follows a task it reads waiting and says what it waits for
+// (the call's tool, the task and how it stood at the last poll); it goes
+// back to running only when no call waits any more: with two tasks, the
+// first one's end leaves it waiting for the second.
+func TestARunFollowingATaskReadsWaiting(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{noWorker: true})
+	peer := newTasksRemote(t, e, 1_000_000) // ends when the test says
+	ctx := context.Background()
+	// Every status the run goes through, in order, kept by the database.
+	if _, err := e.db.Exec(ctx, `CREATE TABLE test_statuses (n serial, run_id uuid, status text);
+		CREATE FUNCTION test_note_status() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN INSERT INTO test_statuses (run_id, status) VALUES (NEW.id, NEW.status); RETURN NULL; END $$;
+		CREATE TRIGGER test_statuses AFTER UPDATE OF status ON runs
+			FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION test_note_status();`); err != nil {
+		t.Fatal(err)
+	}
+	e.model.script = []turn{{Calls: []call{{"jobs_slow_compute", `{"label":"a"}`}, {"jobs_slow_compute", `{"label":"b"}`}}},
+		{Text: "done"}}
+	id := e.start("compute both", 5)
+	var followed []runs.FollowedTask
+	untilRun(t, e, id, "two tasks followed", func(conn *pgxpool.Conn) bool {
+		r, err := runs.Load(ctx, conn, id)
+		if err != nil || r.Status != runs.StatusWaiting {
+			return false
+		}
+		followed, err = runs.FollowedTasks(ctx, conn, id)
+		return err == nil && len(followed) == 2
+	})
+	for _, f := range followed {
+		if f.Tool != "jobs_slow_compute" || !strings.HasPrefix(f.TaskID, "task-") || f.Status != "working" {
+			t.Errorf("followed %+v", f)
+		}
+	}
+	peer.Complete("task-1")
+	untilRun(t, e, id, "the first task's result", func(conn *pgxpool.Conn) bool {
+		var n int
+		return conn.QueryRow(ctx, `SELECT count(*) FROM tool_calls WHERE run_id = $1`, id).Scan(&n) == nil && n == 1
+	})
+	if got := e.runStatus(id); got != runs.StatusWaiting {
+		t.Errorf("one task of two ended: the run is %s", got)
+	}
+	if left, err := runs.FollowedTasks(ctx, e.db, id); err != nil || len(left) != 1 || left[0].TaskID != "task-2" {
+		t.Errorf("still followed: %+v (%v)", left, err)
+	}
+	peer.Complete("task-2")
+	if res, err := e.wait(id, 2*time.Minute); err != nil || res.Status != runs.StatusCompleted {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	var seen []string
+	rows, err := e.db.Query(ctx, `SELECT status FROM test_statuses WHERE run_id = $1 ORDER BY n`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, s)
+	}
+	if got := strings.Join(seen, " "); got != "running waiting running completed" {
+		t.Errorf("statuses %s, want running waiting running completed", got)
+	}
+}
+
+// untilRun returns once cond holds, checked again at each notification of
+// the run's events (a status change, a message), never on a clock.
+func untilRun(t *testing.T, e *env, runID, what string, cond func(*pgxpool.Conn) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a failure bound, not a pace
+	defer cancel()
+	conn, err := e.db.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN guilds_run_events"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), "UNLISTEN guilds_run_events") //nolint:errcheck
+	for !cond(conn) {
+		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+			t.Fatalf("run %s: never saw %s: %v", runID, what, err)
+		}
+	}
 }

@@ -227,6 +227,15 @@ func (s *Server) envelope(t *task, resultType string) map[string]any {
 		"lastUpdatedAt": now, "ttlMs": 600000, "pollIntervalMs": s.PollIntervalMs}
 }
 
+// Complete ends a working task as its After polls would, at once.
+func (s *Server) Complete(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.tasks[id]; ok && t.status == "working" && t.tool == ToolSlow {
+		t.status = "completed"
+	}
+}
+
 // Status is a task's status at the server ("" for none).
 func (s *Server) Status(id string) string {
 	s.mu.Lock()

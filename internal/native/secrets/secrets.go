@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/guilds/guilds/internal/agentsecrets"
+	"github.com/guilds/guilds/internal/approvals"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
@@ -32,8 +33,9 @@ const (
 const DefaultWait = 90 * time.Second
 
 // DefaultDurableWait bounds how long a run waits for an answer, suspended
-// (docs/adr/0514): nothing is held while it waits.
-const DefaultDurableWait = 24 * time.Hour
+// (docs/adr/0514, 0518): nothing is held while it waits. An operator's
+// waiting time for approvals of secret_request replaces it.
+const DefaultDurableWait = approvals.DefaultWait
 
 // Deps are what the secret tools need.
 type Deps struct {
@@ -87,7 +89,7 @@ func Register(reg *tools.Registry, d Deps) {
 		Handler: d.store})
 	fam.Register(tools.Tool{Name: ToolRequest, Class: tools.ClassScript, Idempotent: true, Schema: requestSchema,
 		Description: "Ask the operator for a secret you need (an API key, a password), by name and with a reason. " +
-			"Your run waits for the answer (up to a day): provided (then your shell commands see it as $NAME) or declined.",
+			"Your run waits for the answer (a day unless an operator set another wait): provided (then your shell commands see it as $NAME) or declined.",
 		Handler: d.request, Listing: requestListing})
 }
 
@@ -143,23 +145,31 @@ func (d Deps) request(ctx context.Context, call tools.Call) (string, error) {
 	} else if err != nil {
 		return "", err
 	}
+	wait, err := d.durableWait(ctx, call)
+	if err != nil {
+		return "", err
+	}
 	r, err := agentsecrets.OpenRequest(ctx, d.DB, agentsecrets.NewRequest{RunID: call.RunID, AgentID: call.AgentID,
-		OrgID: call.OrgID, Seq: call.Seq, Name: in.Name, Reason: in.Reason})
+		OrgID: call.OrgID, Seq: call.Seq, Name: in.Name, Reason: in.Reason, Wait: wait})
 	if err != nil {
 		return "", err
 	}
 	// Where the run can wait durably the call is suspended until the
 	// operator answers (the answer signals the run) or the wait is over; it
-	// is then called again and reads the answer. The bound counts from the
-	// request's creation, so a resumed call does not wait afresh. Elsewhere
-	// (no run to wait in) the call polls for a short while.
-	waited := d.DurableWait
-	until := r.CreatedAt.Add(d.DurableWait)
-	if r.Status == agentsecrets.RequestPending && time.Now().Before(until) &&
-		tools.Suspend(ctx, tools.Suspension{Key: r.ID, Until: until}) {
+	// is then called again and reads the answer. The bound was fixed when
+	// the request opened, so a resumed call does not wait afresh, and an
+	// operator's later change of the setting does not move it. Elsewhere (no
+	// run to wait in) the call polls for a short while.
+	until := r.CreatedAt.Add(wait)
+	if r.WaitUntil != nil {
+		until = *r.WaitUntil
+	}
+	waited := until.Sub(r.CreatedAt)
+	waiting := r.Status == agentsecrets.RequestPending && !tools.WaitOver(ctx) && time.Now().Before(until)
+	if waiting && tools.Suspend(ctx, tools.Suspension{Key: r.ID, Until: until}) {
 		return "", nil
 	}
-	if time.Now().Before(until) {
+	if waiting {
 		waited = d.Wait
 		deadline := r.CreatedAt.Add(d.Wait)
 		for r.Status == agentsecrets.RequestPending && time.Now().Before(deadline) {
@@ -185,6 +195,20 @@ func (d Deps) request(ctx context.Context, call tools.Call) (string, error) {
 		"The request stays in the operator's inbox; do not ask again in this run. Carry on with what you can do without it and say "+
 		"in your answer that you need %s. If the operator provides it later it is stored as your secret %s, which your next runs see as $%s.",
 		r.Name, r.ID, waited.Round(time.Second), r.Name, r.Name, r.Name), nil
+}
+
+// durableWait is how long a run waits for an answer: the waiting time the
+// operators set for approvals of secret_request at the agent's scopes (the
+// narrowest setting decides, ask or not), DurableWait when none says.
+func (d Deps) durableWait(ctx context.Context, call tools.Call) (time.Duration, error) {
+	set, err := approvals.Resolve(ctx, d.DB, approvals.Place{OrganisationID: call.OrgID, GuildID: call.GuildID, AgentID: call.AgentID}, ToolRequest)
+	if err != nil {
+		return 0, fmt.Errorf("read the waiting time: %w", err)
+	}
+	if set.Decided && set.Wait > 0 {
+		return min(set.Wait, approvals.MaxWait), nil
+	}
+	return d.DurableWait, nil
 }
 
 func actor(call tools.Call) string {

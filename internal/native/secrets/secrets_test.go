@@ -12,6 +12,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/agentsecrets"
+	"github.com/guilds/guilds/internal/approvals"
 	"github.com/guilds/guilds/internal/native/secrets"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
@@ -266,4 +267,41 @@ func TestSecretRequestSuspendsWhereTheRunCanWait(t *testing.T) {
 		t.Fatalf("the call made again: %q", got)
 	}
 }
+
+// The run waits as long as the operators' waiting time for approvals of
+// secret_request says (here the guild's three days, with ask off so the call
+// itself is not held), fixed when the request opens: a later change of the
+// setting does not move a request already open.
+func TestSecretRequestWaitsTheOperatorsWaitingTime(t *testing.T) {
+	e := newEnv(t, 300*time.Millisecond)
+	ctx := context.Background()
+	set := func(wait time.Duration) {
+		t.Helper()
+		if _, err := approvals.Save(ctx, e.db, approvals.Setting{Scope: approvals.ScopeGuild, ScopeID: e.guild,
+			Tool: secrets.ToolRequest, Wait: wait}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(72 * time.Hour)
+	run := e.run(t, "direct")
+	args := `{"name":"VENDOR_TOKEN","reason":"to call the vendor"}`
+	sctx, suspended := tools.WithSuspend(ctx)
+	if got := e.call(sctx, secrets.ToolRequest, run, "direct", 2, args); got != "" {
+		t.Fatalf("a suspended call answered %q", got)
+	}
+	req, err := agentsecrets.RequestAt(ctx, e.db, run, 2)
+	if err != nil || req.WaitUntil == nil || req.WaitUntil.Sub(req.CreatedAt) != 72*time.Hour {
+		t.Fatalf("request %+v (%v)", req, err)
+	}
+	if sus := suspended(); sus == nil || !sus.Until.Equal(*req.WaitUntil) {
+		t.Fatalf("suspension %+v, want until %s", sus, req.WaitUntil)
+	}
+	set(time.Hour)
+	sctx, suspended = tools.WithSuspend(ctx)
+	e.call(sctx, secrets.ToolRequest, run, "direct", 2, args)
+	if sus := suspended(); sus == nil || !sus.Until.Equal(*req.WaitUntil) {
+		t.Fatalf("a resumed call moved its bound: %+v, want %s", sus, req.WaitUntil)
+	}
+}
+
 func ptr(s string) *string { return &s }
