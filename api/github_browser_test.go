@@ -88,10 +88,12 @@ type appBrowser struct {
 	base string
 }
 
-func newAppBrowser(t *testing.T, chromium, base string) *appBrowser {
+// newAppBrowser starts one; extra options (a phone's window size) add to the defaults.
+func newAppBrowser(t *testing.T, chromium, base string, extra ...chromedp.ExecAllocatorOption) *appBrowser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
 		chromedp.Flag("disable-dev-shm-usage", true))
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })

@@ -72,5 +72,5 @@ func TestToolsViewFiltersInChromium(t *testing.T) {
 	b.open("/agents/" + agent + "?tab=tools")
 	b.waitText(".offer-preview h2", "What this agent gets")
 	b.waitText(".offer-preview", "A direct run is offered")
-	screenshot(b, "tools-filters.png")
+	b.screenshot("agent-tools-offer.png")
 }
