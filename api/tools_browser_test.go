@@ -1,10 +1,12 @@
 package api_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/guilds/guilds/internal/apitest"
+	"github.com/guilds/guilds/internal/workerhealth"
 )
 
 // TestToolsViewFiltersInChromium: the Tools view searches by server and tool
@@ -67,6 +69,29 @@ func TestToolsViewFiltersInChromium(t *testing.T) {
 	}
 	if page := b.eval(`document.body.innerText`); strings.Contains(page, org) {
 		t.Error("the page names the organisation by its id")
+	}
+
+	// Code tools: no worker has reported, then one whose engine is down, then one whose engine answers.
+	b.waitText("#engine-down", "Code tools are unavailable: no worker is running.")
+	b.waitText(`tr[data-tool="code_run"], table.native`, "unavailable: no worker is running")
+	report := func(ok bool, why string) {
+		t.Helper()
+		if err := workerhealth.Write(context.Background(), e.DB, workerhealth.Report{WorkerID: "w1", Driver: "docker", EngineOK: ok, EngineError: why}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	report(false, "dial unix /run/podman.sock: connection refused")
+	b.open("/orgs/" + org + "?tab=tools")
+	b.waitText("#engine-down", "the sandbox engine is down")
+	b.waitText("#engine-down", "DOCKER_HOST")
+	if page := b.eval(`document.body.innerText`); strings.Contains(page, "podman.sock") {
+		t.Error("the engine's own error, with the worker's socket path, reached the page")
+	}
+	report(true, "")
+	b.open("/orgs/" + org + "?tab=tools")
+	b.waitText("#tools-view", "Native tools")
+	if got := b.eval(`String(!!document.getElementById("engine-down"))`); got != "false" {
+		t.Error("code tools read unavailable with a working engine reported")
 	}
 
 	b.open("/agents/" + agent + "?tab=tools")

@@ -19,7 +19,9 @@ export async function toolsView(panel, scope, id) {
     // A switch re-draws the view: the control that had focus gets it back.
     const key = document.activeElement?.dataset?.key;
     const opened = [...holder.querySelectorAll("details[open]")].map(detailsKey);
-    const [view, servers] = await Promise.all([viewAPI[scope](id), catalogRows()]);
+    const [view, servers, engine] = await Promise.all([viewAPI[scope](id), catalogRows(),
+      api.get_worker_health().catch(() => null)]);
+    ctx.engine = engine;
     renderTools(holder, view, servers, ctx);
     for (const d of holder.querySelectorAll("details")) if (opened.includes(detailsKey(d))) d.open = true;
     if (scope === "agent") holder.prepend(await offerPreview(id));
@@ -120,7 +122,7 @@ export function renderTools(holder, view, catalog, ctx) {
     h("ul", { class: "servers" }, ready.map((s) => serverCard(s, catalog.get(s.id), ctx))),
     unready.length ? h("details", { class: "not-set-up" }, h("summary", {}, `${unready.length} ${unready.length === 1 ? "server" : "servers"} not set up on this box`),
       h("ul", { class: "servers" }, unready.map((s) => serverCard(s, catalog.get(s.id), ctx)))) : null,
-    h("h2", {}, "Native tools"), nativeTable(view.native, ctx));
+    h("h2", {}, "Native tools"), engineNotice(ctx.engine), nativeTable(view.native, ctx));
   ctx.filters?.apply();
   performance.mark("tools-render-end");
   performance.measure("tools-render", "tools-render-start", "tools-render-end");
@@ -339,6 +341,18 @@ function callsText(hl) {
   return n ? `flowing (${n} failed in a row)` : "flowing";
 }
 
+// Code, script and browser tools run in the worker's sandbox engine.
+const sandboxed = new Set(["code", "scripts", "browser"]);
+const engineDown = (engine) => engine && engine.engine !== "working";
+
+// engineNotice says, above the native tools, why sandboxed tools cannot run now.
+function engineNotice(engine) {
+  if (!engineDown(engine)) return null;
+  return h("p", { class: "banner", role: "status", id: "engine-down" },
+    engine.engine === "down" ? "Code tools are unavailable: the sandbox engine is down. " : "Code tools are unavailable: no worker is running. ",
+    engine.advice || "");
+}
+
 function nativeTable(native, ctx) {
   return h("table", { class: "native" }, h("thead", {}, h("tr", {}, h("th", {}, "Tool"), h("th", {}, "Group"), h("th", {}, "Switch"), h("th", {}, "State"))),
     h("tbody", {}, native.map((n) => h("tr", { "data-tool": n.name, id: "native-" + n.name,
@@ -348,7 +362,9 @@ function nativeTable(native, ctx) {
       h("td", {}, n.group || n.family || ""),
       h("td", {}, n.is_binding ? switch3(`${n.name} at this ${ctx.scope}`, n.switch, (v) => writeSwitch(ctx, "native_tool", n.name, v, n.name), false, "native:" + n.name) :
         h("span", { class: "muted" }, n.gate && n.gate !== "always" ? `follows the agent's ${n.gate} flag` : "always on")),
-      h("td", {}, n.is_binding ? [n.enabled ? "On" : "Off", " ", decided(n.decided_by), " "] : null, asks(n.approval), " ",
+      h("td", {}, sandboxed.has(n.family) && engineDown(ctx.engine) ? [h("span", { class: "badge warn" }, "unavailable: " +
+        (ctx.engine.engine === "down" ? "the sandbox engine is down" : "no worker is running")), " "] : null,
+        n.is_binding ? [n.enabled ? "On" : "Off", " ", decided(n.decided_by), " "] : null, asks(n.approval), " ",
         n.not_offered && n.not_offered !== "turned off" ? h("span", { class: "badge warn" }, "not offered: " + n.not_offered,
           (n.missing_variables || []).length ? [" (set ", n.missing_variables.map((v, i) => [i ? ", " : "", h("code", {}, v)]), ")"] : null) :
           (!n.is_binding ? (n.offered === false ? "Off" : "On") : null))))));
