@@ -17,7 +17,7 @@ import (
 
 // TestAppAccessibilityInChromium opens every page and every tab of the app
 // at a phone's width and runs axe-core over it: no serious or critical
-// violation, and no page wider than the screen. It also measures the first
+// violation, headings in order, and no page wider than the screen. It also measures the first
 // load: every byte the browser fetched for the start page (the figure in
 // docs/benchmarks.md), kept under 300 KB.
 func TestAppAccessibilityInChromium(t *testing.T) {
