@@ -10,8 +10,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/guilds/guilds/api"
-	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/apitest"
 	"github.com/guilds/guilds/internal/webapp"
 )
@@ -39,20 +37,8 @@ func TestAppFirstLoadIsUnder300KB(t *testing.T) {
 // model picker marks providers No key yet; a Tools view of 50 more servers
 // renders (its time is logged as a figure).
 func TestAppLocalModeInChromium(t *testing.T) {
-	chromium := "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("Chromium is not installed (apt-get install chromium)")
-		}
-		t.Skip("no Chromium at /usr/bin/chromium")
-	}
-	e := apitest.New(t, apitest.Options{Tweak: func(d *api.Deps) {
-		u, err := access.LocalUser(context.Background(), d.DB)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.AuthMode, d.LocalUserID = "local", u.ID
-	}})
+	chromium := chromiumOrSkip(t)
+	e := apitest.New(t, apitest.Options{Tweak: localMode(t)})
 	org := e.Do("", "POST", "/api/orgs", map[string]any{"name": "Local"}).Map()["id"].(string)
 	guild := e.Do("", "POST", "/api/orgs/"+org+"/guilds", map[string]any{"name": "G"}).Map()["id"].(string)
 	for i := range 50 {
@@ -75,11 +61,7 @@ func TestAppLocalModeInChromium(t *testing.T) {
 		}
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.WindowSize(390, 844), chromedp.Flag("disable-dev-shm-usage", true)) // a phone's width
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	ctx := newAppBrowser(t, chromium, e.HTTP.URL, chromedp.WindowSize(390, 844)).ctx
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}

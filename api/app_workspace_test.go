@@ -3,44 +3,25 @@ package api_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/guilds/guilds/api"
-	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/apitest"
 )
 
 // The agent page's Stop sandbox and Reset home buttons send the workers
 // their orders.
 func TestAgentPageStopsAndResetsTheSandbox(t *testing.T) {
-	chromium := "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("Chromium is not installed (apt-get install chromium)")
-		}
-		t.Skip("no Chromium at /usr/bin/chromium")
-	}
+	chromium := chromiumOrSkip(t)
 	ch := orders(t)
-	e := apitest.New(t, apitest.Options{Tweak: func(d *api.Deps) {
-		u, err := access.LocalUser(context.Background(), d.DB)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.AuthMode, d.LocalUserID = "local", u.ID
-	}})
+	e := apitest.New(t, apitest.Options{Tweak: localMode(t)})
 	org := e.Do("", "POST", "/api/orgs", map[string]any{"name": "Local"}).Map()["id"].(string)
 	guild := e.Do("", "POST", "/api/orgs/"+org+"/guilds", map[string]any{"name": "G"}).Map()["id"].(string)
 	agent := e.Do("", "POST", "/api/guilds/"+guild+"/agents", map[string]any{"name": "Coder"}).Map()["id"].(string)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	ctx := newAppBrowser(t, chromium, e.HTTP.URL).ctx
 	c, stop := context.WithTimeout(ctx, time.Minute)
 	defer stop()
 	if err := chromedp.Do(c, chromedp.Navigate(e.HTTP.URL+"/agents/"+agent)); err != nil {

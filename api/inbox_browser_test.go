@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -22,13 +21,7 @@ import (
 // the Inbox page shows each, and a secret typed there answers the agent's
 // request (issue 34 item 7).
 func TestInboxInChromium(t *testing.T) {
-	chromium := "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("Chromium is not installed (apt-get install chromium)")
-		}
-		t.Skip("no Chromium at /usr/bin/chromium")
-	}
+	chromium := chromiumOrSkip(t)
 	entry, err := secret.GenerateKey("k1")
 	if err != nil {
 		t.Fatal(err)
@@ -73,11 +66,7 @@ func TestInboxInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	bctx := newAppBrowser(t, chromium, e.HTTP.URL, chromedp.WindowSize(1280, 900)).ctx
 	c, stop := context.WithTimeout(bctx, 60*time.Second) // a failure bound
 	defer stop()
 	if err := chromedp.Do(c,

@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"testing"
 	"time"
 
@@ -20,13 +19,7 @@ import (
 // operator fills the form and sends it, and the answer is stored as typed
 // (a number as a number), ready for the waiting call.
 func TestServerFormsInTheInboxInChromium(t *testing.T) {
-	chromium := "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("Chromium is not installed (apt-get install chromium)")
-		}
-		t.Skip("no Chromium at /usr/bin/chromium")
-	}
+	chromium := chromiumOrSkip(t)
 	var local string
 	e := apitest.New(t, apitest.Options{Tweak: func(d *api.Deps) {
 		u, err := access.LocalUser(context.Background(), d.DB)
@@ -64,11 +57,7 @@ func TestServerFormsInTheInboxInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.WindowSize(390, 844), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	bctx := newAppBrowser(t, chromium, e.HTTP.URL, chromedp.WindowSize(390, 844)).ctx
 	c, stop := context.WithTimeout(bctx, 60*time.Second) // a failure bound
 	defer stop()
 	card := `article[data-input="` + form.ID + `"]`

@@ -3,66 +3,11 @@ package api_test
 import (
 	"context"
 	"net/url"
-	"os"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/chromedp/chromedp"
-
-	"github.com/guilds/guilds/api"
-	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/githubapp"
 )
-
-// chromiumOrSkip is the Chromium the browser tests drive.
-func chromiumOrSkip(t *testing.T) string {
-	t.Helper()
-	chromium := "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("Chromium is not installed (apt-get install chromium)")
-		}
-		t.Skip("no Chromium at /usr/bin/chromium")
-	}
-	return chromium
-}
-
-// localMode signs the app in as the box's local user, as on loopback.
-func localMode(t *testing.T) func(*api.Deps) {
-	return func(d *api.Deps) {
-		u, err := access.LocalUser(context.Background(), d.DB)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.AuthMode, d.LocalUserID = "local", u.ID
-	}
-}
-
-// typeIn types text into the input sel, as a person does.
-func (b *appBrowser) typeIn(sel, text string) {
-	b.t.Helper()
-	c, stop := context.WithTimeout(b.ctx, time.Minute)
-	defer stop()
-	if err := chromedp.Do(c, chromedp.SendKeys(chromedp.CSS(sel), text)); err != nil {
-		b.t.Fatalf("type into %s: %v", sel, err)
-	}
-}
-
-// clickText clicks the button labelled label inside the first element
-// matching within that holds text, once there is one.
-func (b *appBrowser) clickText(within, text, label string) {
-	b.t.Helper()
-	b.waitText(within, text)
-	js := `(() => { const el = [...document.querySelectorAll(` + jsString(within) + `)].find((e) => e.textContent.includes(` + jsString(text) + `));
-  const btn = el && [...el.querySelectorAll("button")].find((x) => x.textContent.trim() === ` + jsString(label) + `);
-  if (!btn) return "no button"; btn.click(); return ""; })()`
-	if got := b.eval(js); got != "" {
-		b.t.Fatalf("%s holding %q has no %q button", within, text, label)
-	}
-}
-
-func jsString(s string) string { return strconv.Quote(s) }
 
 // The coin picker, as an operator meets it twice: in Pinned prices'
 // Connect (searching with the key typed so far) and in the Coins dialog

@@ -61,6 +61,7 @@ func (s *Server) routeTable() []route {
 	var all []route
 	all = append(all, s.opsRoutes()...)
 	all = append(all, s.instanceRoutes()...)
+	all = append(all, s.workerHealthRoutes()...)
 	all = append(all, s.orgRoutes()...)
 	all = append(all, s.orgSettingsRoutes()...)
 	all = append(all, s.nativeRoutes()...)

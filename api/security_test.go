@@ -163,14 +163,15 @@ func TestOtherOrganisationsIDsAreInvisible(t *testing.T) {
 		status int
 	}
 	noID := map[string][]probe{
-		"GET /api/orgs":         nil, // lists only what the caller sees (checked below)
-		"POST /api/orgs":        nil, // creates a new organisation of the caller's
-		"GET /api/instance":     nil,
-		"GET /api/mcp/servers":  nil,
-		"GET /healthz":          nil,
-		"GET /readyz":           nil,
-		"GET /metrics":          nil,
-		"GET /api/openapi.json": nil,
+		"GET /api/orgs":          nil, // lists only what the caller sees (checked below)
+		"POST /api/orgs":         nil, // creates a new organisation of the caller's
+		"GET /api/instance":      nil,
+		"GET /api/worker-health": nil, // the box's workers, no organisation's data
+		"GET /api/mcp/servers":   nil,
+		"GET /healthz":           nil,
+		"GET /readyz":            nil,
+		"GET /metrics":           nil,
+		"GET /api/openapi.json":  nil,
 		// The platform's own OAuth client metadata: no organisation's data.
 		"GET /oauth/client-metadata.json": {{"/oauth/client-metadata.json", nil, 200}},
 		// The caller's own session only (api/app_session_test.go).

@@ -62,6 +62,7 @@ func workerCommand(ctx context.Context, args []string, _ io.Reader, _ io.Writer,
 			return err
 		}
 		defer stop()
+		go p.reportHealth(ctx)
 		go p.reconcileSchedules(ctx)
 		log := slog.New(startedHandler{Handler: p.log.Handler(), w: wh})
 		err = worker.RunWith(ctx, p.temporal, log, p.reporter, p.workerLimits(), p.registrations()...)

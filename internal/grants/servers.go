@@ -158,7 +158,7 @@ func checkServer(in ServerInput, create bool, checkURL URLCheck) error {
 		p.Check(in.Slug == nil, "slug", "cannot change")
 	}
 	if in.Slug != nil {
-		p.Check(slugPattern.MatchString(*in.Slug), "slug", "must match %s", slugPattern)
+		p.Check(slugPattern.MatchString(*in.Slug), "slug", "must start with a lower-case letter and hold only lower-case letters, digits and _ (at most 40 characters), like acme_crm")
 	}
 	if in.Name != nil {
 		p.Check(strings.TrimSpace(*in.Name) != "" && len(*in.Name) <= 100, "name", "must be 1 to 100 characters")

@@ -31,7 +31,7 @@ var layers = []struct {
 		"internal/connections/connstore", "internal/connstore", "internal/schedules", "internal/groupchat",
 		"internal/native/artifacts", "internal/workspacefiles", "internal/approvals", "internal/audit",
 		"internal/breaker", "internal/callrate", "internal/inputs",
-		"internal/usage", "internal/budgets"}},
+		"internal/usage", "internal/budgets", "internal/workerhealth"}},
 	// The connector engine and the adapters built on its contract.
 	{"engine", []string{"internal/connectors", "internal/adapters"}},
 	// Services that use the engine or the sandbox: sessions, workspaces, models, secrets, GitHub.

@@ -68,7 +68,7 @@ func CreateOrg(ctx context.Context, db store.DB, p access.Principal, in OrgInput
 	slug := ""
 	if in.Slug != nil {
 		slug = *in.Slug
-		probs.Check(slugRE.MatchString(slug), "slug", "must match %s", slugRE)
+		probs.Check(slugRE.MatchString(slug), "slug", "must hold only lower-case letters, digits and -, start with a letter or digit, and be at most 63 characters, like acme-sales")
 	} else if in.Name != nil {
 		slug = Slugify(*in.Name)
 		probs.Check(slug != "", "slug", "cannot be derived from the name; give one")
@@ -136,7 +136,7 @@ func UpdateOrg(ctx context.Context, db store.DB, p access.Principal, id string, 
 	var probs validation.Problems
 	checkName(&probs, "name", in.Name, false)
 	if in.Slug != nil {
-		probs.Check(slugRE.MatchString(*in.Slug), "slug", "must match %s", slugRE)
+		probs.Check(slugRE.MatchString(*in.Slug), "slug", "must hold only lower-case letters, digits and -, start with a letter or digit, and be at most 63 characters, like acme-sales")
 	}
 	if err := probs.Err(); err != nil {
 		return Organisation{}, err

@@ -348,3 +348,9 @@ func (m *Manager) Apply(ctx context.Context, o stopbus.Order) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Probe asks the sandbox engine for its list of sandboxes: nil when it answers.
+func (m *Manager) Probe(ctx context.Context) error {
+	_, err := m.driver.List(ctx)
+	return err
+}

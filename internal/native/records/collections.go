@@ -63,7 +63,7 @@ func scanCollection(row interface{ Scan(...any) error }) (Collection, error) {
 func checkCollection(in CollectionInput, create bool) error {
 	var p validation.Problems
 	if in.Name != nil || create {
-		p.Check(in.Name != nil && namePattern.MatchString(*in.Name), "name", "must match ^[a-z][a-z0-9_]{0,62}$ (lower-case letters, digits, _)")
+		p.Check(in.Name != nil && namePattern.MatchString(*in.Name), "name", "must start with a lower-case letter and hold only lower-case letters, digits and _ (at most 63 characters), like customers or open_orders")
 	}
 	if in.Description != nil {
 		p.Check(len(*in.Description) <= 2000, "description", "must be at most 2000 bytes")

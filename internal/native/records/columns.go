@@ -72,7 +72,7 @@ func CheckColumns(probs *validation.Problems, cols []Column) {
 		f := fmt.Sprintf("columns[%d]", i)
 		switch {
 		case !namePattern.MatchString(c.Name):
-			probs.Add(f+".name", "must match ^[a-z][a-z0-9_]{0,62}$")
+			probs.Add(f+".name", "must start with a lower-case letter and hold only lower-case letters, digits and _ (at most 63 characters), like email or due_date")
 		case slices.Contains(reserved, c.Name):
 			probs.Add(f+".name", "%q is reserved", c.Name)
 		case seen[c.Name]:

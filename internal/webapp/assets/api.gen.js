@@ -226,6 +226,8 @@ export const get_session = (opts) => call("GET", `/api/session`, undefined, opts
 export const get_tokens = (opts) => call("GET", `/api/tokens`, undefined, opts);
 /** GET /api/users: List every user with their organisations and whether they are disabled */
 export const get_users = (opts) => call("GET", `/api/users`, undefined, opts);
+/** GET /api/worker-health: Whether code tools can run: the workers' sandbox engine as last reported, with what to do when it is down */
+export const get_worker_health = (opts) => call("GET", `/api/worker-health`, undefined, opts);
 /** PATCH /api/admin/mcp/servers/{id}: Change a catalog server (it then keeps the admin's copy across reseeds) */
 export const patch_admin_mcp_servers_by_id = (id, body, opts) => call("PATCH", `/api/admin/mcp/servers/${encodeURIComponent(id)}`, body, opts);
 /** PATCH /api/agents/{id}: Change an agent */

@@ -109,12 +109,21 @@ async function render() {
     try {
       await page(main, ...m.slice(1));
     } catch (err) {
-      clear(main, h("h1", {}, "Something went wrong"), h("p", { class: "form-error", role: "alert" }, err.message));
+      if (err.status === 404) notFound(main, path.split("/")[1]);
+      else clear(main, h("h1", {}, "Something went wrong"), h("p", { class: "form-error", role: "alert" }, err.message));
     }
     document.title = (main.querySelector("h1")?.textContent || "guilds") + " · guilds";
     return;
   }
-  clear(main, h("h1", {}, "Not found"), h("p", {}, "No page here. ", h("a", { href: "/" }, "Back to the organisations")));
+  notFound(main);
+}
+
+// notFound: an unknown address, or an id nothing here (or nothing you may see) holds.
+const nouns = { orgs: "organisation", guilds: "guild", agents: "agent", runs: "run" };
+function notFound(main, kind) {
+  const what = nouns[kind] ? `No ${nouns[kind]} has this address, or it is not yours to see. ` : "No page here. ";
+  clear(main, h("h1", {}, "Not found"), h("p", {}, what, h("a", { href: "/" }, "Back to the organisations")));
+  document.title = "Not found · guilds";
 }
 
 async function refreshMe() { await whoAmI(); renderNav(); renderBanner(); }

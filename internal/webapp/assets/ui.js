@@ -159,5 +159,5 @@ export function errorBox(err) {
 export function when(t) {
   if (!t) return "—";
   const d = new Date(t);
-  return isNaN(d) ? t : d.toLocaleString();
+  return isNaN(d) ? t : d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
 }

@@ -110,7 +110,7 @@ async function schedulesPanel(panel, agent) {
   const reload = async () => {
     const ss = await api.get_agents_by_id_schedules(agent.id);
     clear(list, ss.length ? ss.map((s) => h("li", {}, h("strong", {}, s.description || s.instruction), " ",
-      h("span", { class: "muted" }, `${s.kind} ${s.cron || s.start || ""} · ${s.state} · next ${when(s.next_run_at)}`), " ",
+      h("span", { class: "muted" }, `${s.kind} ${s.cron ? s.cron + " (UTC)" : s.start || ""} · ${s.state} · next ${when(s.next_run_at)}`), " ",
       h("button", { type: "button", class: "small", onclick: async () => { await (s.paused ? api.post_schedules_by_id_resume(s.id) : api.post_schedules_by_id_pause(s.id)); reload(); } }, s.paused ? "Resume" : "Pause"), " ",
       h("button", { type: "button", class: "small", onclick: async () => { await api.post_schedules_by_id_trigger(s.id); status("Triggered"); } }, "Run now"), " ",
       h("button", { type: "button", class: "small danger", onclick: async () => { if (!confirm(`Delete the schedule "${s.description || s.instruction}"? Its future runs will not happen.`)) return; await api.delete_schedules_by_id(s.id); reload(); } }, "Delete"))) :

@@ -1,6 +1,6 @@
 import * as api from "../api.gen.js";
 import { h, clear, form, tabs, status, errorBox, when } from "../ui.js";
-import { navigate, setTab } from "../state.js";
+import { navigate, setTab, onLeave } from "../state.js";
 import { toolsView } from "./tools.js";
 import { renameForm, notesPanel, secretsPanel } from "./parts.js";
 import { agentFields, agentBody } from "./agent.js";
@@ -67,19 +67,45 @@ export async function issuesPanel(panel, guild) {
   await reload();
 }
 
+// chatPanel: the guild's group chat, live (the chat's event stream), each
+// agent's reply linked to the run that wrote it, with the agents one can @mention.
 async function chatPanel(panel, guild) {
-  const list = h("ol", { class: "chat", id: "chat" });
-  const reload = async () => {
-    const r = await api.get_guilds_by_id_chat_messages(guild.id);
-    clear(list, (r.messages || []).map((m) => h("li", {}, h("strong", {}, m.author?.name || m.author?.kind || "?"), ": ", m.content,
-      " ", h("span", { class: "muted" }, when(m.created_at)))));
+  const list = h("ol", { class: "chat", id: "chat", "aria-live": "polite" });
+  const empty = h("p", { class: "muted", id: "chat-empty" }, "No message yet. Post one below: an agent you @mention answers, or the guild's responders if you mention none.");
+  const seen = new Set();
+  let last = 0;
+  const add = (m) => {
+    if (seen.has(m.seq)) return;
+    seen.add(m.seq);
+    last = Math.max(last, m.seq);
+    empty.hidden = true;
+    list.append(h("li", { "data-seq": m.seq }, h("strong", {}, m.author?.name || m.author?.kind || "?"), ": ", m.content, " ",
+      h("span", { class: "muted" }, when(m.created_at)),
+      m.run_id ? [" · ", h("a", { href: `/runs/${m.run_id}` }, "its run")] : null));
   };
-  panel.append(h("h2", {}, "Group chat"), list, form({
+  const agents = await api.get_guilds_by_id_chat_responders(guild.id).catch(() => []);
+  const post = form({
     label: "Post to the guild", submit: "Post",
     fields: [{ name: "message", label: "Message", type: "textarea", rows: 2, required: true, help: "Mention an agent with @name." }],
-    onSubmit: async (v, f) => { const r = await api.post_guilds_by_id_chat_messages(guild.id, { message: v.message }); if (r.notice) status(r.notice); f.reset(); reload(); },
-  }));
-  await reload().catch((e) => panel.append(errorBox(e)));
+    onSubmit: async (v, f) => { const r = await api.post_guilds_by_id_chat_messages(guild.id, { message: v.message }); if (r.notice) status(r.notice); f.reset(); },
+  });
+  const mention = (name) => {
+    const box = post.elements.message;
+    box.value = (box.value ? box.value.replace(/\s*$/, " ") : "") + "@" + name + " ";
+    box.focus();
+  };
+  panel.append(h("h2", {}, "Group chat"), empty, list,
+    agents.length ? h("p", { class: "mentions" }, "Mention: ", agents.map((a) => [h("button", { type: "button", class: "small link", onclick: () => mention(a.name) }, "@" + a.name), " "]),
+      agents.some((a) => a.responder) ? h("span", { class: "muted" }, ` · answering unaddressed messages: ${agents.filter((a) => a.responder).map((a) => a.name).join(", ")}`) : null) :
+      h("p", { class: "muted" }, "This guild has no agent yet: add one on the Agents tab to have someone to talk to."),
+    post);
+  try {
+    const r = await api.get_guilds_by_id_chat_messages(guild.id);
+    (r.messages || []).forEach(add);
+  } catch (e) { panel.append(errorBox(e)); return; }
+  const es = new EventSource(`/api/guilds/${encodeURIComponent(guild.id)}/chat/events?after=${last}`);
+  es.addEventListener("message", (ev) => { if (!list.isConnected) { es.close(); return; } add(JSON.parse(ev.data)); });
+  onLeave(() => es.close());
 }
 
 async function reposPanel(panel, guild) {

@@ -1,6 +1,6 @@
 import * as api from "../api.gen.js";
 import { h, clear, form, tabs, status, errorBox } from "../ui.js";
-import { navigate, setTab, refreshMe } from "../state.js";
+import { navigate, setTab, refreshMe, app } from "../state.js";
 import { toolsView } from "./tools.js";
 import { renameForm, notesPanel, secretsPanel } from "./parts.js";
 import { collectionsPanel } from "./collections.js";
@@ -77,11 +77,31 @@ async function modelKeysPanel(panel, org) {
     }));
 }
 
+// membersPanel: the organisation's operators; the instance admin adds a
+// user of the box or removes one.
 async function membersPanel(panel, org) {
-  try {
-    const members = await api.get_orgs_by_id_members(org.id);
-    panel.append(h("h2", {}, "Members"), h("ul", { class: "rows" }, members.map((m) => h("li", {}, m.name, " ", h("span", { class: "muted" }, m.role)))));
-  } catch (e) { panel.append(errorBox(e)); }
+  let members;
+  try { members = await api.get_orgs_by_id_members(org.id); } catch (e) { panel.append(errorBox(e)); return; }
+  const again = () => { clear(panel); membersPanel(panel, org); };
+  const admin = !!app.me?.admin;
+  panel.append(h("h2", {}, "Members"), h("ul", { class: "rows", id: "members" }, members.length ? members.map((m) => h("li", {}, m.name, " ", h("span", { class: "muted" }, m.role), " ",
+    admin ? h("button", { type: "button", class: "danger small", onclick: async () => {
+      if (!confirm(`Remove ${m.name} from ${org.name}? They no longer see it.`)) return;
+      try { await api.delete_orgs_by_id_members_by_user_id(org.id, m.id); status(`${m.name} removed`); again(); } catch (e) { status(e.message, "error"); }
+    } }, `Remove ${m.name}`) : null)) :
+    h("li", { class: "muted" }, admin ? "No operator yet: add a user of the box below." : "No operator yet: the box's admin adds them.")));
+  if (!admin) return;
+  const users = await api.get_users().catch(() => []);
+  const here = new Set(members.map((m) => m.id));
+  const others = users.filter((u) => !here.has(u.id) && !u.disabled_at);
+  panel.append(h("h3", {}, "Add an operator"), others.length ? form({
+    label: "Add an operator", submit: "Add operator", cls: "inline",
+    fields: [{ name: "user", label: "User", type: "select", options: others.map((u) => ({ value: u.id, label: u.email ? `${u.name} (${u.email})` : u.name })) }],
+    onSubmit: async (v) => {
+      await api.put_orgs_by_id_members_by_user_id(org.id, v.user, { role: "operator" });
+      status(`${others.find((u) => u.id === v.user)?.name || "The user"} is an operator of ${org.name}`); again();
+    },
+  }) : h("p", { class: "muted" }, "Every user of the box is a member already. Create a user in Admin → Users first."));
 }
 
 // rateForm sets the organisation's rate of tool calls; only the instance

@@ -1,6 +1,7 @@
 // Panels shared by the organisation, guild and agent pages.
 import * as api from "../api.gen.js";
 import { h, clear, form, status, errorBox, when } from "../ui.js";
+import { markdown } from "../markdown.js";
 
 const notesAPI = {
   organisation: { list: api.get_orgs_by_id_notes, put: api.put_orgs_by_id_notes_by_key, del: api.delete_orgs_by_id_notes_by_key },
@@ -16,22 +17,33 @@ export function renameForm(current, save, label = "Name") {
   });
 }
 
+// notesPanel lists notes rendered (a safe Markdown subset) and writes one;
+// Edit puts a note back into the form.
 export async function notesPanel(panel, scope, id) {
   const n = notesAPI[scope];
   const list = h("ul", { class: "rows" });
+  const write = form({
+    label: "Write a note", submit: "Save note",
+    fields: [{ name: "key", label: "Key", required: true }, { name: "content", label: "Content", type: "textarea", rows: 8,
+      help: "Markdown: # headings, - lists, **bold**, *italic*, `code`, [links](https://…)." }],
+    onSubmit: async (v, f) => { await n.put(id, v.key, { content: v.content }); status(`Note ${v.key} saved`); f.reset(); reload(); },
+  });
+  const edit = (note) => {
+    write.elements.key.value = note.key;
+    write.elements.content.value = note.content;
+    write.elements.content.focus();
+  };
   const reload = async () => {
     const notes = await n.list(id);
-    clear(list, notes.length ? notes.map((note) => h("li", {},
+    clear(list, notes.length ? notes.map((note) => h("li", { class: "note", "data-note": note.key },
       h("details", {}, h("summary", {}, h("strong", {}, note.key), " ", h("span", { class: "muted" }, `${note.size} bytes · ${when(note.updated_at)}`)),
-        h("pre", { class: "wrap" }, note.content),
-        h("button", { type: "button", class: "danger", onclick: async () => { if (!confirm(`Delete the note ${note.key}?`)) return; await n.del(id, note.key); status("Note deleted"); reload(); } }, "Delete note")))) :
-      h("li", { class: "muted" }, "No notes."));
+        markdown(note.content),
+        h("div", { class: "actions" },
+          h("button", { type: "button", class: "small", onclick: () => edit(note) }, `Edit ${note.key}`),
+          h("button", { type: "button", class: "danger small", onclick: async () => { if (!confirm(`Delete the note ${note.key}?`)) return; await n.del(id, note.key); status(`Note ${note.key} deleted`); reload(); } }, "Delete note"))))) :
+      h("li", { class: "muted" }, "No notes yet. Agents keep notes here with their note tools; you can write one below."));
   };
-  panel.append(h("h2", {}, "Notes"), list, h("h3", {}, "Write a note"), form({
-    label: "Write a note", submit: "Save note",
-    fields: [{ name: "key", label: "Key", required: true }, { name: "content", label: "Content", type: "textarea" }],
-    onSubmit: async (v, f) => { await n.put(id, v.key, { content: v.content }); status("Note saved"); f.reset(); reload(); },
-  }));
+  panel.append(h("h2", {}, "Notes"), list, h("h3", {}, "Write a note"), write);
   await reload().catch((e) => panel.append(errorBox(e)));
 }
 

@@ -12,12 +12,98 @@ const scopeWord = { organisation: "organisation", guild: "guild", agent: "agent"
 
 export async function toolsView(panel, scope, id) {
   const holder = h("div", { class: "tools", id: "tools-view" });
-  panel.append(holder);
-  const reload = async () => {
-    const [view, servers] = await Promise.all([viewAPI[scope](id), catalogRows()]);
-    renderTools(holder, view, servers, { scope, id, reload });
+  const filters = filterBar(holder);
+  panel.append(filters.el, holder);
+  const ctx = { scope, id, filters };
+  ctx.reload = async () => {
+    // A switch re-draws the view: the control that had focus gets it back.
+    const key = document.activeElement?.dataset?.key;
+    const opened = [...holder.querySelectorAll("details[open]")].map(detailsKey);
+    const [view, servers, engine] = await Promise.all([viewAPI[scope](id), catalogRows(),
+      api.get_worker_health().catch(() => null)]);
+    ctx.engine = engine;
+    renderTools(holder, view, servers, ctx);
+    for (const d of holder.querySelectorAll("details")) if (opened.includes(detailsKey(d))) d.open = true;
+    if (scope === "agent") holder.prepend(await offerPreview(id));
+    if (key) holder.querySelector(`[data-key="${CSS.escape(key)}"]`)?.focus();
   };
-  await reload().catch((e) => holder.append(errorBox(e)));
+  await ctx.reload().catch((e) => holder.append(errorBox(e)));
+}
+
+const detailsKey = (d) => d.className + ":" + (d.closest("li.server")?.dataset.slug || "");
+
+// filterBar: a search over server and tool names and two narrowing
+// checkboxes; they act on what is drawn, so a re-draw keeps them.
+function filterBar(holder) {
+  const search = h("input", { type: "search", id: "tools-search", placeholder: "Server or tool name", autocomplete: "off" });
+  const connected = h("input", { type: "checkbox", id: "tools-connected" });
+  const on = h("input", { type: "checkbox", id: "tools-on" });
+  const apply = () => applyFilters(holder, { text: search.value.trim().toLowerCase(), connected: connected.checked, on: on.checked });
+  for (const el of [search, connected, on]) el.addEventListener("input", apply);
+  const el = h("div", { class: "tools-filters", role: "search", "aria-label": "Filter tools" },
+    h("div", { class: "field" }, h("label", { for: "tools-search" }, "Search tools"), search),
+    h("div", { class: "field check" }, connected, h("label", { for: "tools-connected" }, "Connected only")),
+    h("div", { class: "field check" }, on, h("label", { for: "tools-on" }, "On only")),
+    h("p", { class: "muted", id: "tools-count", "aria-live": "polite" }));
+  return { el, apply };
+}
+
+function applyFilters(holder, f) {
+  let shown = 0;
+  let total = 0;
+  for (const card of holder.querySelectorAll("li.server")) {
+    const tools = [...card.querySelectorAll("li.tool")];
+    const textHit = (el) => !f.text || el.dataset.search.includes(f.text);
+    const serverHit = textHit(card);
+    let toolHits = 0;
+    for (const t of tools) {
+      const hit = (serverHit || textHit(t)) && (!f.on || t.dataset.on === "1");
+      t.hidden = !hit;
+      if (hit) toolHits++;
+    }
+    const show = (serverHit || toolHits > 0) && (!f.connected || card.dataset.connected === "1") &&
+      (!f.on || card.dataset.on === "1");
+    card.hidden = !show;
+    total++;
+    if (show) shown++;
+    // A search that hits a tool opens its list so the match is seen.
+    const det = card.querySelector("details.server-tools");
+    if (det && f.text && !serverHit && toolHits) det.open = true;
+  }
+  for (const row of holder.querySelectorAll("table.native tbody tr")) {
+    row.hidden = !((!f.text || row.dataset.search.includes(f.text)) && (!f.on || row.dataset.on === "1"));
+  }
+  const folded = holder.querySelector("details.not-set-up");
+  if (folded) {
+    const n = [...folded.querySelectorAll("li.server")].filter((c) => !c.hidden).length;
+    folded.hidden = n === 0;
+    if (f.text && n) folded.open = true;
+  }
+  const count = document.getElementById("tools-count");
+  if (count) count.textContent = f.text || f.connected || f.on ? `${shown} of ${total} servers shown` : "";
+}
+
+// offerPreview: the tools a direct run of the agent would be offered now,
+// and the API's warnings about tools it leaves out.
+async function offerPreview(agentID) {
+  const box = h("section", { class: "offer-preview", "aria-labelledby": "offer-h" }, h("h2", { id: "offer-h" }, "What this agent gets"));
+  try {
+    const offer = await api.get_agents_by_id_offered_tools(agentID);
+    const byServer = new Map();
+    for (const t of offer.tools || []) {
+      const k = t.server_slug || "native";
+      if (!byServer.has(k)) byServer.set(k, []);
+      byServer.get(k).push(t.name);
+    }
+    box.append(h("p", {}, offer.tools?.length ? `A direct run is offered ${offer.tools.length} tools.` : "A direct run is offered no tools."),
+      h("ul", { class: "offer-list" }, [...byServer].map(([k, names]) =>
+        h("li", {}, h("strong", {}, k === "native" ? "Native" : k), ": ", names.join(", ")))));
+    if (offer.warnings?.length) {
+      box.append(h("div", { role: "status", class: "offer-warnings" }, h("h3", {}, "Left out"),
+        h("ul", {}, offer.warnings.map((w) => h("li", { class: "warn" }, w)))));
+    }
+  } catch (e) { box.append(errorBox(e)); }
+  return box;
 }
 
 let catalogCache;
@@ -30,9 +116,14 @@ async function catalogRows() {
 export function renderTools(holder, view, catalog, ctx) {
   performance.mark("tools-render-start");
   clear(holder);
+  const ready = view.servers.filter((s) => s.set_up);
+  const unready = view.servers.filter((s) => !s.set_up);
   holder.append(h("h2", {}, "Servers"),
-    h("ul", { class: "servers" }, view.servers.map((s) => serverCard(s, catalog.get(s.id), ctx))),
-    h("h2", {}, "Native tools"), nativeTable(view.native, ctx));
+    h("ul", { class: "servers" }, ready.map((s) => serverCard(s, catalog.get(s.id), ctx))),
+    unready.length ? h("details", { class: "not-set-up" }, h("summary", {}, `${unready.length} ${unready.length === 1 ? "server" : "servers"} not set up on this box`),
+      h("ul", { class: "servers" }, unready.map((s) => serverCard(s, catalog.get(s.id), ctx)))) : null,
+    h("h2", {}, "Native tools"), engineNotice(ctx.engine), nativeTable(view.native, ctx));
+  ctx.filters?.apply();
   performance.mark("tools-render-end");
   performance.measure("tools-render", "tools-render-start", "tools-render-end");
 }
@@ -53,36 +144,40 @@ function asks(a) {
 }
 
 // switch3 is a radio group Inherit / On / Off; change(value) writes it.
-function switch3(label, value, change, disabled) {
+// key names the switch stably across re-draws, so focus can return to it.
+function switch3(label, value, change, disabled, key) {
   const name = "sw-" + Math.random().toString(36).slice(2);
   const group = h("div", { class: "switch3", role: "radiogroup", "aria-label": label });
   for (const v of ["inherit", "on", "off"]) {
     const id = name + "-" + v;
-    group.append(h("input", { type: "radio", name, id, value: v, checked: value === v, disabled,
+    group.append(h("input", { type: "radio", name, id, value: v, checked: value === v, disabled, "data-key": key && key + ":" + v,
       onchange: () => change(v).catch((e) => { status(e.message, "error"); }) }),
     h("label", { for: id }, v[0].toUpperCase() + v.slice(1)));
   }
   return group;
 }
 
-async function writeSwitch(ctx, kind, catalogID, v) {
+// writeSwitch sets one switch; what says so names the server or tool.
+async function writeSwitch(ctx, kind, catalogID, v, label) {
   const body = { scope: ctx.scope, scope_id: ctx.id, catalog_kind: kind, catalog_id: catalogID };
   if (v === "inherit") await api.delete_bindings(body).catch((e) => { if (e.status !== 404) throw e; });
   else await api.put_bindings({ ...body, enabled: v === "on" });
-  status(`${catalogID}: ${v}`);
+  status(v === "inherit" ? `${label} follows the wider scope at this ${ctx.scope}` : `${label} is ${v} at this ${ctx.scope}`);
   await ctx.reload();
 }
 
 function serverCard(s, row, ctx) {
   const own = s.own_login;
   const login = s.login;
-  const card = h("li", { class: "server", "data-slug": s.slug, id: "server-" + s.slug });
+  const card = h("li", { class: "server", "data-slug": s.slug, id: "server-" + s.slug,
+    "data-search": [s.name, s.slug, row?.description].filter(Boolean).join(" ").toLowerCase(),
+    "data-connected": login?.status === "connected" ? "1" : "0", "data-on": s.enabled ? "1" : "0" });
   const head = h("div", { class: "server-head" },
     h("h3", {}, s.name), h("span", { class: "muted" }, s.auth),
     !s.set_up ? h("span", { class: "badge warn" }, "Not set up") : null,
     login ? h("span", { class: "badge " + login.status }, login.status + (login.account_hint ? " · " + login.account_hint : "") +
       (login.decided_by && login.decided_by !== ctx.scope ? " · from the " + login.decided_by : "")) : h("span", { class: "badge" }, "no login"),
-    s.has_switch ? switch3(`${s.name} at this ${ctx.scope}`, s.switch, (v) => writeSwitch(ctx, "mcp", s.id, v)) : null,
+    s.has_switch ? switch3(`${s.name} at this ${ctx.scope}`, s.switch, (v) => writeSwitch(ctx, "mcp", s.id, v, s.name), false, "mcp:" + s.id) : null,
     s.has_switch ? h("span", { class: "state" }, s.enabled ? "On" : "Off", " ", decided(s.decided_by)) : null);
   card.append(head);
   if (!s.set_up) {
@@ -128,9 +223,11 @@ function serverCard(s, row, ctx) {
   card.append(actions);
   if (s.tools?.length) {
     card.append(h("details", { class: "server-tools" }, h("summary", {}, `${s.tools.length} tools`),
-      h("ul", {}, s.tools.map((t) => h("li", { class: "tool", "data-tool": t.name },
+      h("ul", {}, s.tools.map((t) => h("li", { class: "tool", "data-tool": t.name,
+        "data-search": [t.remote_name, t.name].filter(Boolean).join(" ").toLowerCase(), "data-on": t.enabled ? "1" : "0" },
         h("span", { class: "tool-name" }, t.remote_name || t.name),
-        switch3(`${t.remote_name || t.name} at this ${ctx.scope}`, t.switch, (v) => writeSwitch(ctx, "mcp_tool", t.name, v), !t.listed),
+        switch3(`${t.remote_name || t.name} at this ${ctx.scope}`, t.switch,
+          (v) => writeSwitch(ctx, "mcp_tool", t.name, v, `${s.name}'s ${t.remote_name || t.name}`), !t.listed, "mcp_tool:" + t.name),
         h("span", { class: "state" }, t.enabled ? "On" : "Off", " ", decided(t.decided_by)), " ", asks(t.approval),
         t.problem ? h("span", { class: "badge warn problem" }, t.problem) : null,
         t.description ? h("p", { class: "muted" }, t.description) : null)))));
@@ -244,14 +341,30 @@ function callsText(hl) {
   return n ? `flowing (${n} failed in a row)` : "flowing";
 }
 
+// Code, script and browser tools run in the worker's sandbox engine.
+const sandboxed = new Set(["code", "scripts", "browser"]);
+const engineDown = (engine) => engine && engine.engine !== "working";
+
+// engineNotice says, above the native tools, why sandboxed tools cannot run now.
+function engineNotice(engine) {
+  if (!engineDown(engine)) return null;
+  return h("p", { class: "banner", role: "status", id: "engine-down" },
+    engine.engine === "down" ? "Code tools are unavailable: the sandbox engine is down. " : "Code tools are unavailable: no worker is running. ",
+    engine.advice || "");
+}
+
 function nativeTable(native, ctx) {
   return h("table", { class: "native" }, h("thead", {}, h("tr", {}, h("th", {}, "Tool"), h("th", {}, "Group"), h("th", {}, "Switch"), h("th", {}, "State"))),
-    h("tbody", {}, native.map((n) => h("tr", { "data-tool": n.name, id: "native-" + n.name },
+    h("tbody", {}, native.map((n) => h("tr", { "data-tool": n.name, id: "native-" + n.name,
+      "data-search": [n.name, n.group || n.family].filter(Boolean).join(" ").toLowerCase(),
+      "data-on": (n.is_binding ? n.enabled : n.offered !== false) && !n.not_offered ? "1" : "0" },
       h("td", {}, h("code", {}, n.name)),
       h("td", {}, n.group || n.family || ""),
-      h("td", {}, n.is_binding ? switch3(`${n.name} at this ${ctx.scope}`, n.switch, (v) => writeSwitch(ctx, "native_tool", n.name, v)) :
+      h("td", {}, n.is_binding ? switch3(`${n.name} at this ${ctx.scope}`, n.switch, (v) => writeSwitch(ctx, "native_tool", n.name, v, n.name), false, "native:" + n.name) :
         h("span", { class: "muted" }, n.gate && n.gate !== "always" ? `follows the agent's ${n.gate} flag` : "always on")),
-      h("td", {}, n.is_binding ? [n.enabled ? "On" : "Off", " ", decided(n.decided_by), " "] : null, asks(n.approval), " ",
+      h("td", {}, sandboxed.has(n.family) && engineDown(ctx.engine) ? [h("span", { class: "badge warn" }, "unavailable: " +
+        (ctx.engine.engine === "down" ? "the sandbox engine is down" : "no worker is running")), " "] : null,
+        n.is_binding ? [n.enabled ? "On" : "Off", " ", decided(n.decided_by), " "] : null, asks(n.approval), " ",
         n.not_offered && n.not_offered !== "turned off" ? h("span", { class: "badge warn" }, "not offered: " + n.not_offered,
           (n.missing_variables || []).length ? [" (set ", n.missing_variables.map((v, i) => [i ? ", " : "", h("code", {}, v)]), ")"] : null) :
           (!n.is_binding ? (n.offered === false ? "Off" : "On") : null))))));
