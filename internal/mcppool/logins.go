@@ -30,6 +30,9 @@ type loginCache struct {
 	up  bool // listening now: copies may be kept and served
 	gen uint64
 	m   map[string]ServerInfo
+	// outputs are the listed output schemas read per login and remote tool
+	// name (nil: the tool lists none); a listing stored is announced too.
+	outputs map[string]map[string][]byte
 	// heard is told of each login id heard on the channel, and listens
 	// counts the LISTENs that succeeded (tests wait on both).
 	heard   atomic.Pointer[func(id string)]
@@ -63,11 +66,35 @@ func (c *loginCache) put(id string, info ServerInfo, gen uint64) {
 	}
 }
 
+// output is a tool's kept output schema, while the pool listens.
+func (c *loginCache) output(id, remoteName string) ([]byte, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.up {
+		return nil, false
+	}
+	raw, ok := c.outputs[id][remoteName]
+	return raw, ok
+}
+
+func (c *loginCache) putOutput(id, remoteName string, raw []byte, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.up || c.gen != gen {
+		return
+	}
+	if c.outputs[id] == nil {
+		c.outputs[id] = map[string][]byte{}
+	}
+	c.outputs[id][remoteName] = raw
+}
+
 func (c *loginCache) drop(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
 	delete(c.m, id)
+	delete(c.outputs, id)
 }
 
 // reset drops every copy: on listening (what was read before may have
@@ -78,6 +105,7 @@ func (c *loginCache) reset(up bool) {
 	defer c.mu.Unlock()
 	c.gen++
 	c.m = map[string]ServerInfo{}
+	c.outputs = map[string]map[string][]byte{}
 	c.up = up
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +15,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/connections"
@@ -301,5 +306,68 @@ func TestListeningAgainDropsTheKeptRows(t *testing.T) {
 	}
 	if _, err := p.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); !errors.Is(err, &connectors.ErrReconnectRequired{}) {
 		t.Fatalf("call after listening again: %v", err)
+	}
+}
+
+// A tool's listed output schema is kept with the login's row: a structured
+// result is checked with no query, and a new listing stored by another
+// process (with another schema) is used from the next call on.
+func TestOutputSchemaIsKeptUntilTheLoginIsListedAgain(t *testing.T) {
+	ctx := context.Background()
+	base := testdb.New(t)
+	var queries queryCounter
+	db := secondPool(t, base, &queries)
+	const numeric = `{"type":"object","properties":{"temperature":{"type":"number"}}}`
+	const text = `{"type":"object","properties":{"temperature":{"type":"string"}}}`
+	peer := func(schema string) http.Handler {
+		s := server.NewMCPServer("weather", "1.0.0", server.WithToolCapabilities(false))
+		s.AddTool(mcp.NewTool("now", mcp.WithRawOutputSchema(json.RawMessage(schema))),
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{StructuredContent: map[string]any{"temperature": "warm"}}, nil
+			})
+		return server.NewStreamableHTTPServer(s)
+	}
+	var h atomic.Pointer[http.Handler]
+	first := peer(numeric)
+	h.Store(&first)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+	id := addConnection(t, base, "weather", srv.URL, "none", `{}`)
+	a := mcppool.New(mcppool.Options{DB: db, SweepEvery: -1})
+	t.Cleanup(a.Close)
+	b := mcppool.New(mcppool.Options{DB: base, SweepEvery: -1})
+	t.Cleanup(b.Close)
+	synced := hearing(t, base, a)
+	if _, err := b.Sync(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	synced()
+	call := func() string {
+		t.Helper()
+		out, err := a.Call(ctx, id, "now", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if out := call(); !strings.Contains(out, "does not match its output schema") {
+		t.Fatalf("a string temperature passed the numeric schema: %q", out)
+	}
+	before := queries.n.Load()
+	if out := call(); !strings.Contains(out, "does not match its output schema") {
+		t.Fatalf("second call: %q", out)
+	}
+	if n := queries.n.Load() - before; n != 0 {
+		t.Fatalf("a checked structured result sent %d queries", n)
+	}
+
+	second := peer(text)
+	h.Store(&second)
+	if _, err := b.Sync(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	synced()
+	if out := call(); strings.Contains(out, "ERROR") || !strings.Contains(out, "warm") {
+		t.Fatalf("the new listing's schema was not used: %q", out)
 	}
 }

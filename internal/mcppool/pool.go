@@ -108,7 +108,7 @@ func New(o Options) *Pool {
 		o.SweepEvery = SweepEvery
 	}
 	p := &Pool{o: o, log: o.Log, sessions: map[string]*session{}, opening: map[string]*inflight{}, stop: make(chan struct{})}
-	p.logins.m = map[string]ServerInfo{}
+	p.logins.reset(false)
 	p.listenGone()
 	p.listenLogins()
 	if o.SweepEvery > 0 && o.DB != nil {
