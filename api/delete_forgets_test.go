@@ -7,11 +7,15 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/guilds/guilds/internal/connections/connectionstest"
+	"github.com/guilds/guilds/internal/connstore"
 )
 
 // Deleting an organisation, a guild, an agent or a catalog server removes
@@ -60,9 +64,12 @@ func TestCascadingDeletesForgetTheirLogins(t *testing.T) {
 			if c.path != nil {
 				path = c.path(org, guild, agent)
 			}
+			announced := listenLogins(t, me.DB)
 			if r := me.Admin("DELETE", path, nil); r.Status != 204 {
 				t.Fatalf("delete %s: %d %s", path, r.Status, r.Body)
 			}
+			// Other processes' pools hear of it on the login channel.
+			announced(id)
 			if connectionstest.Count(t, me.DB) != 0 || me.Count("connection_credentials") != 0 {
 				t.Fatal("the delete left the login behind")
 			}
@@ -81,5 +88,34 @@ func TestCascadingDeletesForgetTheirLogins(t *testing.T) {
 				t.Errorf("%d requests reached the server after the delete", n)
 			}
 		})
+	}
+}
+
+// listenLogins listens on the login channel from a connection of its own and
+// returns a function that waits (within a wide bound) for id to be announced.
+func listenLogins(t *testing.T, db *pgxpool.Pool) func(id string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.ConnectConfig(ctx, db.Config().ConnConfig.Copy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	if _, err := conn.Exec(ctx, "LISTEN "+connstore.Channel); err != nil {
+		t.Fatal(err)
+	}
+	return func(id string) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		for {
+			n, err := conn.WaitForNotification(wctx)
+			if err != nil {
+				t.Fatalf("the login %s was not announced: %v", id, err)
+			}
+			if n.Payload == id {
+				return
+			}
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/connections"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/store"
 )
@@ -19,7 +20,8 @@ type collector func(ctx context.Context, db store.DB, id string) ([]string, erro
 
 // deleteAndForget wraps a delete that removes logins (its route is NoTx):
 // the delete runs in a transaction of its own that first collects the
-// logins it cascades, and those are forgotten only once it has committed.
+// logins it cascades and announces them (connstore.Channel), and those are
+// forgotten only once it has committed.
 // Published before the commit, an invalidation lets a replica reload the
 // credential from the row that is still there, and keep serving it.
 func (s *Server) deleteAndForget(collect collector, del handler) handler {
@@ -32,8 +34,11 @@ func (s *Server) deleteAndForget(collect collector, del handler) handler {
 			if gone, err = collect(ctx, tx, c.Param("id")); err != nil {
 				return err
 			}
-			status, body, err = del(ctx, c, tx, p)
-			return err
+			if status, body, err = del(ctx, c, tx, p); err != nil {
+				return err
+			}
+			// Heard by every replica's MCP pool once the delete commits.
+			return connstore.Announce(ctx, tx, gone)
 		})
 		if err != nil {
 			return 0, nil, err

@@ -38,7 +38,7 @@ func (s *Server) runRoutes() []route {
 			Reply: runView{}, Handle: getRun},
 		{Method: "GET", Path: "/api/runs/:id/activity", Tag: "runs",
 			Summary: "What a live run's workflow is trying now: each pending step with its attempt, last failure (redacted), next try and progress",
-			Reply: runSteps{}, Handle: s.runActivity, NoTx: true},
+			Reply:   runSteps{}, Handle: s.runActivity, NoTx: true},
 		{Method: "GET", Path: "/api/runs/:id/events", Tag: "runs",
 			Summary: "Stream a run's messages and status, and its secret and approval requests as they open and are answered, as server-sent events until it ends", Raw: s.runEvents},
 		{Method: "POST", Path: "/api/runs/:id/cancel", Tag: "runs", Summary: "Cancel a run",

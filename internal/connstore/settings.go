@@ -26,7 +26,7 @@ func SetSettings(ctx context.Context, db store.DB, id ID, values map[string]stri
 	if err != nil {
 		return err
 	}
-	tag, err := db.Exec(ctx, `UPDATE mcp_connections SET config = config || $2::jsonb, updated_at = now() WHERE id = $1`, id, b)
+	tag, err := db.Exec(ctx, `UPDATE mcp_connections SET config = config || $2::jsonb, updated_at = now() WHERE id = $1`+notifyReturning, id, b)
 	if err == nil && tag.RowsAffected() == 0 {
 		return store.ErrNotFound
 	}
@@ -37,7 +37,7 @@ func SetSettings(ctx context.Context, db store.DB, id ID, values map[string]stri
 // with no hint: it waits for the operator's choice before it is connected
 // (the engine marks a login connected as it stores a credential).
 func SetWaiting(ctx context.Context, db store.DB, id ID) error {
-	_, err := db.Exec(ctx, `UPDATE mcp_connections SET status = $2, account_hint = '', updated_at = now() WHERE id = $1`,
+	_, err := db.Exec(ctx, `UPDATE mcp_connections SET status = $2, account_hint = '', updated_at = now() WHERE id = $1`+notifyReturning,
 		id, StatusPending)
 	return store.Map(err)
 }

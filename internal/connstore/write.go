@@ -54,7 +54,7 @@ func Touch(ctx context.Context, db store.DB, id ID) error {
 // SetConnected marks a login connected with its account hint.
 func SetConnected(ctx context.Context, db store.DB, id ID, accountHint string) error {
 	_, err := db.Exec(ctx, `UPDATE mcp_connections SET status = $3, account_hint = $2, updated_at = now()
-		WHERE id = $1`, id, accountHint, StatusConnected)
+		WHERE id = $1`+notifyReturning, id, accountHint, StatusConnected)
 	return store.Map(err)
 }
 
@@ -62,7 +62,7 @@ func SetConnected(ctx context.Context, db store.DB, id ID, accountHint string) e
 // stored one.
 func SetConnectedKeepingHint(ctx context.Context, db store.DB, id ID, accountHint string) error {
 	_, err := db.Exec(ctx, `UPDATE mcp_connections SET status = $3,
-    account_hint = CASE WHEN $2 = '' THEN account_hint ELSE $2 END, updated_at = now() WHERE id = $1`,
+    account_hint = CASE WHEN $2 = '' THEN account_hint ELSE $2 END, updated_at = now() WHERE id = $1`+notifyReturning,
 		id, accountHint, StatusConnected)
 	return store.Map(err)
 }
@@ -70,7 +70,7 @@ func SetConnectedKeepingHint(ctx context.Context, db store.DB, id ID, accountHin
 // SetDisconnected marks a login disconnected; its bindings stay.
 // store.ErrNotFound when there is no such login.
 func SetDisconnected(ctx context.Context, db store.DB, id ID) error {
-	tag, err := db.Exec(ctx, `UPDATE mcp_connections SET status = $2, updated_at = now() WHERE id = $1`,
+	tag, err := db.Exec(ctx, `UPDATE mcp_connections SET status = $2, updated_at = now() WHERE id = $1`+notifyReturning,
 		id, StatusDisconnected)
 	if err != nil {
 		return store.Map(err)
@@ -83,14 +83,14 @@ func SetDisconnected(ctx context.Context, db store.DB, id ID) error {
 
 // Delete removes a login; its bindings, listed tools and credentials cascade.
 func Delete(ctx context.Context, db store.DB, id ID) error {
-	_, err := db.Exec(ctx, `DELETE FROM mcp_connections WHERE id = $1`, id)
+	_, err := db.Exec(ctx, `DELETE FROM mcp_connections WHERE id = $1`+notifyReturning, id)
 	return store.Map(err)
 }
 
 // DeleteUnlessConnected removes a login a connect created and could not
 // finish; one that got connected meanwhile is kept.
 func DeleteUnlessConnected(ctx context.Context, db store.DB, id ID) error {
-	_, err := db.Exec(ctx, `DELETE FROM mcp_connections WHERE id = $1 AND status <> $2`, id, StatusConnected)
+	_, err := db.Exec(ctx, `DELETE FROM mcp_connections WHERE id = $1 AND status <> $2`+notifyReturning, id, StatusConnected)
 	return store.Map(err)
 }
 
@@ -99,7 +99,7 @@ func DeleteUnlessConnected(ctx context.Context, db store.DB, id ID) error {
 func DeleteNeverLoggedIn(ctx context.Context, db store.DB, id ID) (bool, error) {
 	tag, err := db.Exec(ctx, `
 DELETE FROM mcp_connections c WHERE c.id = $1 AND c.status = $2
-AND NOT EXISTS (SELECT 1 FROM connection_credentials cr WHERE cr.connection_id = c.id)`, id, StatusPending)
+AND NOT EXISTS (SELECT 1 FROM connection_credentials cr WHERE cr.connection_id = c.id)`+notifyReturning, id, StatusPending)
 	if err != nil {
 		return false, store.Map(err)
 	}
@@ -113,6 +113,6 @@ AND NOT EXISTS (SELECT 1 FROM connection_credentials cr WHERE cr.connection_id =
 func DeleteNeverWorked(ctx context.Context, db store.DB, id ID) error {
 	_, err := db.Exec(ctx, `DELETE FROM mcp_connections c WHERE c.id = $1 AND (c.status = $2 OR (c.status = $3
 			AND NOT EXISTS (SELECT 1 FROM connection_credentials cr WHERE cr.connection_id = c.id AND cr.state <> 'disconnected')
-			AND NOT EXISTS (SELECT 1 FROM bindings b WHERE b.connection_id = c.id)))`, id, StatusPending, StatusDisconnected)
+			AND NOT EXISTS (SELECT 1 FROM bindings b WHERE b.connection_id = c.id)))`+notifyReturning, id, StatusPending, StatusDisconnected)
 	return store.Map(err)
 }

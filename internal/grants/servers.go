@@ -12,6 +12,7 @@ import (
 	"github.com/guilds/guilds/internal/adapters"
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
@@ -372,6 +373,10 @@ func UpdateServer(ctx context.Context, db store.DB, integ *integrations.Registry
 		in.SetupHint, in.Published)
 	if err != nil {
 		return Server{}, store.Map(err)
+	}
+	// After the update: a pool that hears it reads the changed row.
+	if err := connstore.AnnounceServer(ctx, db, cur.ID); err != nil {
+		return Server{}, err
 	}
 	if in.Tools != nil {
 		if err := catalog.ReplaceTools(ctx, db, cur.ID, *in.Tools); err != nil {

@@ -144,6 +144,10 @@ func syncRowTools(ctx context.Context, db store.DB, r connstore.Connection, list
 		r.ID, remote, names, descs, schemas, outputs, uis); err != nil {
 		return store.Map(err)
 	}
+	// Pools keep the listed output schemas; they drop them on hearing this.
+	if err := connstore.Announce(ctx, db, []string{r.ID.String()}); err != nil {
+		return err
+	}
 	if err := publishListing(ctx, db, slug, serverID, list); err != nil {
 		return err
 	}

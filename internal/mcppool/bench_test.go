@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/client"
@@ -64,6 +65,66 @@ func benchmarkCall(b *testing.B, newRemote func(testing.TB, string) *remote) {
 			}
 		}
 	})
+}
+
+// BenchmarkCallPaired is BenchmarkCall with the pool and the bare client
+// taking turns, one call each per iteration (the first of the pair
+// alternating), so that a loaded machine slows both alike. It reports each
+// one's time per call and their ratio, the figure to compare on a shared box.
+func BenchmarkCallPaired(b *testing.B) {
+	for _, era := range []struct {
+		name      string
+		newRemote func(testing.TB, string) *remote
+	}{{"handshake", newRemote}, {"stateless", newStatelessRemote}} {
+		b.Run(era.name, func(b *testing.B) {
+			ctx := context.Background()
+			db := testdb.New(b)
+			rs := era.newRemote(b, "Authorization")
+			rs.allow("Bearer a")
+			id := addConnection(b, db, "notion", rs.URL, "oauth", `{}`)
+			args := json.RawMessage(`{"text":"hello"}`)
+			p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{uuid.MustParse(id): {"a"}}}})
+			defer p.Close()
+			c := bareClient(b, rs.URL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer a"}))
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "echo"
+			req.Params.Arguments = args
+			poolCall := func() {
+				if _, err := p.Call(ctx, id, "echo", args); err != nil {
+					b.Fatal(err)
+				}
+			}
+			bareCall := func() {
+				if _, err := c.CallTool(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			poolCall()
+			bareCall()
+			var inPool, inBare time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				i++
+				t0 := time.Now()
+				if i%2 == 0 {
+					poolCall()
+					t1 := time.Now()
+					bareCall()
+					inPool, inBare = inPool+t1.Sub(t0), inBare+time.Since(t1)
+				} else {
+					bareCall()
+					t1 := time.Now()
+					poolCall()
+					inBare, inPool = inBare+t1.Sub(t0), inPool+time.Since(t1)
+				}
+			}
+			b.ReportMetric(float64(inPool.Nanoseconds())/float64(i)/1e3, "pool-µs/call")
+			b.ReportMetric(float64(inBare.Nanoseconds())/float64(i)/1e3, "bare-µs/call")
+			b.ReportMetric(float64(inPool)/float64(inBare), "pool/bare")
+		})
+	}
 }
 
 // BenchmarkRunStartListing compares a run start served by the stored list

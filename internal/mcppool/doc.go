@@ -14,9 +14,12 @@
 //
 // A stdio server runs with a clean environment, in its own process group and,
 // when the orchestrator is root, as another user (docs/adr/0606-stdio-isolation.md).
-// Every call first checks the login's row in Postgres, so a login deleted on
-// any replica is refused; results and errors are redacted with the credential
-// values the call injected (docs/adr/0204-redact-what-the-call-used.md).
+// Every call first checks the login's row, so a login deleted or
+// disconnected on any replica is refused; the row is kept in memory while
+// the pool hears connstore.Channel, on which every change to a login is
+// announced, and read from Postgres otherwise (docs/adr/0627). Results and
+// errors are redacted with the credential values the call injected
+// (docs/adr/0204-redact-what-the-call-used.md).
 //
 // Listings are persisted per connection (mcp_tools) and refreshed from the
 // remote server only when older than a bound (Refresh), so run starts and

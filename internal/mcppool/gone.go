@@ -28,26 +28,27 @@ func (p *Pool) listenGone() {
 	}
 }
 
-// present checks, at call time and against Postgres, that the login still
-// exists and is not disconnected: a replica that missed an invalidation
-// message must not serve a deleted login from its session and cache. A login
-// found gone has its session closed and the resolver's copy dropped.
+// present checks, at call time, that the login still exists and is not
+// disconnected, against its row as the pool last read it: kept only while
+// the pool hears every change to it (logins.go), else read now, so that a
+// replica that missed a change does not serve a deleted login from its
+// session and cache. A login found gone has its session closed and the
+// resolver's copy dropped.
 func (p *Pool) present(ctx context.Context, connectionID string) error {
 	id, err := uuid.Parse(connectionID)
 	if err != nil {
 		return store.ErrNotFound
 	}
-	c, err := connstore.Get(ctx, p.o.DB, connstore.ID(id))
+	info, err := p.row(ctx, connectionID)
 	if errors.Is(err, store.ErrNotFound) {
 		return p.gone(id)
 	}
 	if err != nil {
 		return err
 	}
-	status, slug := c.Status, c.Server.Slug
-	if status == connstore.StatusDisconnected {
-		p.Drop(connectionID)
-		return &connectors.ErrReconnectRequired{ConnectionID: id, Server: slug, Code: connectors.CodeDisconnected}
+	if info.Status == connstore.StatusDisconnected {
+		p.forget(connectionID, nil)
+		return &connectors.ErrReconnectRequired{ConnectionID: id, Server: info.Slug, Code: connectors.CodeDisconnected}
 	}
 	return nil
 }
@@ -86,13 +87,16 @@ func (p *Pool) sweepLoop(every time.Duration) {
 	}
 }
 
-// Sweep closes every open session whose login no longer exists or is
-// disconnected, in one query.
+// Sweep closes every open session, and drops every kept row, of a login that
+// no longer exists or is disconnected, in one query: the bound on a change
+// made without announcing it (connstore.Channel).
 func (p *Pool) Sweep(ctx context.Context) error {
+	ids := p.logins.ids()
 	p.mu.Lock()
-	ids := make([]string, 0, len(p.sessions))
 	for id := range p.sessions {
-		ids = append(ids, id)
+		if _, kept := p.logins.get(id); !kept {
+			ids = append(ids, id)
+		}
 	}
 	p.mu.Unlock()
 	if len(ids) == 0 {

@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/guilds/guilds/internal/access"
 	"github.com/guilds/guilds/internal/connections"
 	"github.com/guilds/guilds/internal/connectors"
+	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/mcppool"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
@@ -74,7 +76,9 @@ func TestDeletedLoginIsRefusedEverywhere(t *testing.T) {
 			if _, err := a.eng.ConnectKey(ctx, uuid.MustParse(id), map[string]string{"token": "key-gone-0123456789"}); err != nil {
 				t.Fatal(err)
 			}
+			var heard []func()
 			for _, r := range []replica{b, c} {
+				heard = append(heard, hearing(t, db, r.pool))
 				if _, err := r.pool.Call(ctx, id, "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
 					t.Fatalf("call before the delete: %v", err)
 				}
@@ -88,12 +92,27 @@ func TestDeletedLoginIsRefusedEverywhere(t *testing.T) {
 					t.Fatal(err)
 				}
 			case "server":
-				if _, err := db.Exec(ctx, `DELETE FROM mcp_servers WHERE slug = $1`, slug); err != nil {
+				// The cascade's logins announced in its transaction.
+				err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+					ids, err := connections.ConnectionsOfServer(ctx, tx, slug)
+					if err != nil {
+						return err
+					}
+					if _, err := tx.Exec(ctx, `DELETE FROM mcp_servers WHERE slug = $1`, slug); err != nil {
+						return err
+					}
+					return connstore.Announce(ctx, tx, ids)
+				})
+				if err != nil {
 					t.Fatal(err)
 				}
 			}
 			a.pool.Drop(id)
 			a.eng.Forget(ctx, uuid.MustParse(id))
+			// Each pool's next call comes once it has heard of the delete.
+			for _, synced := range heard {
+				synced()
+			}
 
 			// A closed session's DELETE may reach it; no call may.
 			before := srv.calls()

@@ -19,17 +19,11 @@ func (e *NotMCPError) Error() string {
 	return e.Server + " is served by a local adapter, not an MCP server"
 }
 
-// info is the connection's catalog row as the pool needs it: its open
-// session's, which costs no query, or read now. A deleted login is gone
-// (every replica closes its session), and an adapter's is not the pool's.
+// info is the connection's catalog row as the pool needs it (row: kept in
+// memory while the pool hears of changes). A deleted login is gone (every
+// replica closes its session), and an adapter's is not the pool's.
 func (p *Pool) info(ctx context.Context, connectionID string) (ServerInfo, error) {
-	p.mu.Lock()
-	s := p.sessions[connectionID]
-	p.mu.Unlock()
-	if s != nil {
-		return s.info, nil
-	}
-	info, err := p.load(ctx, connectionID)
+	info, err := p.row(ctx, connectionID)
 	if id, perr := uuid.Parse(connectionID); perr == nil && errors.Is(err, store.ErrNotFound) {
 		return info, p.gone(id)
 	}

@@ -80,6 +80,10 @@ type Pool struct {
 	hints    sync.Map      // connection id → time.Duration: the ttlMs of its last listing here (ttl.go)
 	eras     eras          // server → the protocol era its last session settled on (era.go)
 	outputs  outputSchemas // listed output schemas, compiled (structured.go)
+
+	logins        loginCache // the logins' rows, kept while notifications flow (logins.go)
+	stopListening context.CancelFunc
+	listening     sync.WaitGroup
 }
 
 // New builds a pool; sessions open lazily on first use.
@@ -104,7 +108,9 @@ func New(o Options) *Pool {
 		o.SweepEvery = SweepEvery
 	}
 	p := &Pool{o: o, log: o.Log, sessions: map[string]*session{}, opening: map[string]*inflight{}, stop: make(chan struct{})}
+	p.logins.reset(false)
 	p.listenGone()
+	p.listenLogins()
 	if o.SweepEvery > 0 && o.DB != nil {
 		go p.sweepLoop(o.SweepEvery)
 	}
@@ -124,10 +130,16 @@ func (p *Pool) Close() {
 	for _, s := range ss {
 		s.close()
 	}
+	if p.stopListening != nil {
+		p.stopListening()
+	}
+	p.listening.Wait()
 }
 
-// Drop ends a connection's session, if any (after a reconnect or a delete).
+// Drop ends a connection's session, if any, and drops its kept row (after a
+// reconnect or a delete).
 func (p *Pool) Drop(connectionID string) {
+	p.logins.drop(connectionID)
 	p.mu.Lock()
 	s := p.sessions[connectionID]
 	delete(p.sessions, connectionID)

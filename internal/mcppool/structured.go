@@ -18,7 +18,9 @@ import (
 // A tool that lists an outputSchema promises structuredContent that follows
 // it; the spec asks clients to check. The listed schema is stored with the
 // listing (mcp_tools.output_schema) and read only for a result that carries
-// structuredContent, by primary key; its compiled form is kept per process.
+// structuredContent, by primary key; the pool then keeps it with the login's
+// row until a new listing of the login is announced (docs/adr/0627), and its
+// compiled form per process.
 // See docs/adr/0621.
 
 // maxStructuredProblem caps the validation message the model reads.
@@ -56,7 +58,8 @@ func (c *outputSchemas) compile(raw json.RawMessage) (*tools.Schema, error) {
 }
 
 // checkStructured validates a result's structuredContent against the tool's
-// listed output schema. It returns "" when there is nothing to check or the
+// listed output schema (kept in memory with the login's row, logins.go). It
+// returns "" when there is nothing to check or the
 // content conforms, else the message the model reads in place of the whole
 // result. A schema that cannot be read or compiled checks nothing (logged):
 // the server's answer is not lost to the platform's own failure.
@@ -64,14 +67,12 @@ func (p *Pool) checkStructured(ctx context.Context, connectionID, remoteName str
 	if r == nil || r.IsError || r.StructuredContent == nil || p.o.DB == nil {
 		return ""
 	}
-	var raw []byte
-	err := p.o.DB.QueryRow(ctx, `SELECT output_schema FROM mcp_tools WHERE connection_id = $1 AND remote_name = $2`,
-		connectionID, remoteName).Scan(&raw)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && len(raw) == 0) {
-		return ""
-	}
+	raw, err := p.outputSchema(ctx, connectionID, remoteName)
 	if err != nil {
 		p.log.Warn("mcppool: output schema not read; structured content not checked", "connection", connectionID, "remote_tool", remoteName, "err", oneLine(err))
+		return ""
+	}
+	if len(raw) == 0 {
 		return ""
 	}
 	schema, err := p.outputs.compile(raw)
@@ -188,4 +189,20 @@ func cutUTF8(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// outputSchema is a tool's listed output schema (nil: none, or not listed).
+func (p *Pool) outputSchema(ctx context.Context, connectionID, remoteName string) ([]byte, error) {
+	if raw, ok := p.logins.output(connectionID, remoteName); ok {
+		return raw, nil
+	}
+	gen := p.logins.generation()
+	var raw []byte
+	err := p.o.DB.QueryRow(ctx, `SELECT output_schema FROM mcp_tools WHERE connection_id = $1 AND remote_name = $2`,
+		connectionID, remoteName).Scan(&raw)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, err
+	}
+	p.logins.putOutput(connectionID, remoteName, raw, gen)
+	return raw, nil
 }
