@@ -261,7 +261,7 @@ func TestOperatorApp(t *testing.T) {
 	b.waitText("h1", "Sign in")
 	b.fill(`input[name="token"]`, op)
 	b.submit(`form[aria-label="Sign in"]`)
-	b.waitText("h1", "went wrong")
+	b.waitText("h1", "Not found")
 	b.open("/")
 	b.waitText("#org-tree", "Beta")
 	if text := b.eval(`document.body.innerText`); strings.Contains(text, "Acme") || strings.Contains(text, "Ops") {

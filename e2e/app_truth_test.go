@@ -84,13 +84,14 @@ func TestAppSaysWhatIsTrue(t *testing.T) {
 	// Collections: defined from the app, with a bad column refused in words.
 	b.open("/orgs/" + org + "?tab=collections")
 	b.waitText("#collections", "No collection yet")
-	b.fill(`form[aria-label="Define a collection"] input[name="name"]`, "leads")
-	b.fill(`form[aria-label="Define a collection"] textarea[name="columns"]`, "email text required uniq")
+	def := `form[aria-label="Define a collection"] `
+	b.fill(def+`[data-field="name"] input`, "Leads")
+	b.fill(def+`[data-field="columns[0].name"] input`, "email")
 	b.submit(`form[aria-label="Define a collection"]`)
-	b.waitText(`form[aria-label="Define a collection"] .form-error`, "uniq")
-	b.fill(`form[aria-label="Define a collection"] textarea[name="columns"]`, "email text required unique\nstage enum values=new|won")
+	b.waitText(def+`[data-field="name"] .field-error`, "lower-case letter")
+	b.fill(def+`[data-field="name"] input`, "leads")
 	b.submit(`form[aria-label="Define a collection"]`)
-	b.waitText("#collections", "email:text, stage:enum")
+	b.waitText("#collections", "email: text")
 	b.checkLabels("Collections")
 
 	// A destructive action asks first: refused, the key stays; confirmed,

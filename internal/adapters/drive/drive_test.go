@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -176,7 +178,7 @@ func TestFilesMoveThroughTheWorkspace(t *testing.T) {
 	drv, cli := dockertest.Driver(t)
 	image := dockertest.AgentImage(t, cli)
 	mgr := workspaces.New(drv, workspaces.Options{Image: image, Logger: slog.New(slog.DiscardHandler)})
-	agent := "drive-files-agent"
+	agent := fmt.Sprintf("drive-files-agent-%d", os.Getpid()) // its own home beside a concurrent test run
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

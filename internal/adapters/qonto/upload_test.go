@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +31,7 @@ func TestUploadInvoiceFromTheWorkspace(t *testing.T) {
 	drv, cli := dockertest.Driver(t)
 	image := dockertest.AgentImage(t, cli)
 	mgr := workspaces.New(drv, workspaces.Options{Image: image, Logger: slog.New(slog.DiscardHandler)})
-	agent := "qonto-upload-agent"
+	agent := fmt.Sprintf("qonto-upload-agent-%d", os.Getpid()) // its own home beside a concurrent test run
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

@@ -43,10 +43,15 @@ export async function runPage(main, id) {
   // While a call waits for a person, its request shows here with the answers.
   const waiting = h("section", { id: "run-waiting", "aria-live": "polite" });
   const showWaiting = async (st) => {
-    if (st !== "waiting") { clear(waiting); return; }
+    if (st !== "waiting") { clear(waiting); delete waiting.dataset.shown; return; }
     const [reqs, forms] = await Promise.all([api.get_runs_by_id_approvals(id).catch(() => []), api.get_runs_by_id_inputs(id).catch(() => [])]);
     const open = reqs.filter((r) => r.state === "pending");
     const asks = forms.filter((r) => r.state === "pending");
+    // The same open requests keep their cards, so a reason or an answer
+    // being typed survives the page's re-reads.
+    const shown = [...open, ...asks].map((r) => r.id).join(",");
+    if (waiting.dataset.shown === shown) return;
+    waiting.dataset.shown = shown;
     const again = () => showWaiting(badge.textContent);
     clear(waiting, open.length ? [h("h2", {}, "Waiting for an approval"), open.map((r) => approvalCard(r, again))] : null,
       asks.length ? [h("h2", {}, "Waiting for input a server asks for"), asks.map((r) => inputCard(r, again))] : null);
