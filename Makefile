@@ -96,7 +96,7 @@ CODEGRAPH_FLOORS ?= -min-f1 0.6 -min-unflagged-precision 0.95
 codegraph-accuracy: $(GOPLS) ## Compare code_callers and code_find with gopls on two real modules (tools/codegraphbench; a short sample, floors only, no timing)
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/guilds-code ./cmd/guilds-code
-	cd tools/codegraphbench && $(GO) run . -helper ../../$(BIN)/guilds-code -gopls ../../$(GOPLS) \
+	cd tools/codegraphbench && $(GO) run . -helper $(abspath $(BIN))/guilds-code -gopls $(abspath $(GOPLS)) \
 		-modules $(CODEGRAPH_MODULES) -per $(CODEGRAPH_PER) $(CODEGRAPH_FLOORS)
 
 .PHONY: mcp-servers
