@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -126,13 +125,5 @@ func TestAppLocalModeInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("figure: Tools view (phone width) rendered %s", figure)
-	if os.Getenv("GUILDS_APP_SCREENSHOTS") != "" {
-		png, err := chromedp.Run(c, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile("../docs/app/phone-tools.png", png, 0o644); err != nil { //nolint:gosec // a documentation image
-			t.Fatal(err)
-		}
-	}
+	saveScreenshot(t, ctx, "phone-tools.png")
 }

@@ -152,19 +152,23 @@ func (b *appBrowser) noSecretInPage() {
 
 // screenshot writes the page into docs/app/ when GUILDS_APP_SCREENSHOTS is
 // set (the documentation's images are refreshed by the tests).
-func (b *appBrowser) screenshot(name string) {
-	b.t.Helper()
+func (b *appBrowser) screenshot(name string) { b.t.Helper(); saveScreenshot(b.t, b.ctx, name) }
+
+// saveScreenshot writes the page of the browser context ctx into docs/app/name
+// when GUILDS_APP_SCREENSHOTS is set; a plain test run writes nothing.
+func saveScreenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
 	if os.Getenv("GUILDS_APP_SCREENSHOTS") == "" {
 		return
 	}
-	c, stop := context.WithTimeout(b.ctx, time.Minute)
+	c, stop := context.WithTimeout(ctx, time.Minute)
 	defer stop()
 	png, err := chromedp.Run(c, chromedp.CaptureScreenshot())
 	if err != nil {
-		b.t.Fatalf("screenshot %s: %v", name, err)
+		t.Fatalf("screenshot %s: %v", name, err)
 	}
 	if err := os.WriteFile(filepath.Join("..", "docs", "app", name), png, 0o644); err != nil { //nolint:gosec // a documentation image
-		b.t.Fatal(err)
+		t.Fatal(err)
 	}
 }
 

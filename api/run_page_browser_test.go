@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -133,7 +132,7 @@ func TestRunPageInChromium(t *testing.T) {
 	followed := b.eval(`window.__followed.then((ms) => ms.toFixed(0) + " ms; " + (window.__longest ? "longest main-thread task meanwhile " + window.__longest.toFixed(0) + " ms" : "no main-thread task over 50 ms meanwhile"))`)
 	t.Logf("figure: 50 calls finishing under the open page shown in %s (first write to the last row repainted, writing them included)", followed)
 	b.waitText(summary, "Tool calls200 · 80 not ok")
-	b.shot("run-timeline")
+	b.screenshot("run-timeline.png")
 	if err := runs.Finish(ctx, e.DB, r.ID, runs.StatusCompleted, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +163,7 @@ func TestRunPageInChromium(t *testing.T) {
 	b.waitText("p[role=status]", "1 run shown")
 	b.waitText(list, "Reconcile every invoice of November")
 	b.waitText(list, "200")
-	b.shot("run-list")
+	b.screenshot("run-list.png")
 
 	b.open("/orgs/" + org + "?tab=runs")
 	b.selectByLabel("Status", "running")
@@ -199,22 +198,5 @@ func (b *appBrowser) selectByLabel(label, value string) {
 	b.waitText(`select[aria-label=`+jsString(label)+`]`, "")
 	if got := b.eval(js); got != "" {
 		b.t.Fatalf("select %q: %s", label, got)
-	}
-}
-
-// shot writes the page to docs/app/<name>.png when GUILDS_APP_SCREENSHOTS is set.
-func (b *appBrowser) shot(name string) {
-	b.t.Helper()
-	if os.Getenv("GUILDS_APP_SCREENSHOTS") == "" {
-		return
-	}
-	c, stop := context.WithTimeout(b.ctx, time.Minute)
-	defer stop()
-	png, err := chromedp.Run(c, chromedp.CaptureScreenshot())
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	if err := os.WriteFile("../docs/app/"+name+".png", png, 0o644); err != nil { //nolint:gosec // a documentation image
-		b.t.Fatal(err)
 	}
 }

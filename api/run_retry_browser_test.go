@@ -106,7 +106,7 @@ func TestRetryingModelShowsInChromium(t *testing.T) {
 	b.waitText(trying, "of 8")
 	b.waitText(trying, "Last error:")
 	b.waitText(trying, "connection refused")
-	b.shot("run-retrying")
+	b.screenshot("run-retrying.png")
 	if page := b.eval(`document.documentElement.outerHTML`); strings.Contains(page, retryBoxKey) {
 		t.Errorf("the run page shows the model key")
 	}

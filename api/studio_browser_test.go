@@ -139,16 +139,6 @@ func TestStudioAndBuilderInChromium(t *testing.T) {
 		}
 		return s
 	}
-	shot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(c, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile("../docs/app/"+name, png, 0o644); err != nil { //nolint:gosec // a documentation image
-			t.Fatal(err)
-		}
-	}
 
 	// Studio, from the inbox.
 	if err := chromedp.Do(c,
@@ -176,7 +166,7 @@ func TestStudioAndBuilderInChromium(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	shot("studio.png")
+	saveScreenshot(t, c, "studio.png")
 	if _, err := chromedp.Run(c, chromedp.Evaluate[bool](`(window.confirm = () => true, true)`)); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +199,7 @@ func TestStudioAndBuilderInChromium(t *testing.T) {
 	if !strings.Contains(model.Received(), "https://www.notion.so/orders-0123 matched orders") {
 		t.Fatal("the coach was not sent the Notion search's result")
 	}
-	shot("builder.png")
+	saveScreenshot(t, c, "builder.png")
 	if err := chromedp.Do(c,
 		chromedp.SendKeys(fieldLabelled("Guild name"), " EU"),
 		chromedp.Click(byText("button", "Create the guild")),
