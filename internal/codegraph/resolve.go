@@ -98,7 +98,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			if n := g.pkgMatch(importPath, cf.dir); !method && d.Parent < 0 && n > 0 {
 				s = n
 			}
-		case method && member && isGo && r.Flags&refCall == 0:
+		case method && member && (isGo && r.Flags&refCall == 0 || attributeRead(f.Lang, r, qual)):
 			// x.name not called, x unknown: a field far more often than a
 			// method value.
 		case method && member:
