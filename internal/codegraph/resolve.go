@@ -53,6 +53,11 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		if !ok || loc.Type == "" {
 			loc, ok = g.field(f.fam, here, qual)
 		}
+		if !ok || loc.Type == "" {
+			if l, found := moduleInstance(f, qual); found {
+				loc, ok = l, true
+			}
+		}
 		if isGo && g.outside(f, qual, local, loc, ok) {
 			return out, 0 // a guess the graph can disprove: x's type is not the repository's
 		}

@@ -1,5 +1,7 @@
 package codegraph
 
+import "strings"
+
 // Python and TypeScript rules the measure against pyright and tsserver
 // asked for (issue 37, docs/adr/0710).
 
@@ -19,4 +21,38 @@ func attributeRead(lang string, r Ref, qual string) bool {
 		return r.Flags&refCall == 0 && qual != "self" && qual != "this" && qual != "cls"
 	}
 	return false
+}
+
+// moduleInstance types x in x.name when x is a top-level constant of the
+// file made by a constructor (TypeScript's const immer = new Immer()):
+// the graph keeps such a constant as a definition, not as a local.
+func moduleInstance(f *File, name string) (*Local, bool) {
+	if f.fam != "js" {
+		return nil, false
+	}
+	for i := range f.Defs {
+		d := &f.Defs[i]
+		if d.Parent >= 0 || d.Kind != "const" || d.Name != name {
+			continue
+		}
+		_, value, ok := strings.Cut(d.Sig, "=")
+		if !ok {
+			return nil, false
+		}
+		value = strings.TrimSpace(value)
+		for strings.HasPrefix(value, "/*") { // /* @__PURE__ */ new X()
+			_, value, _ = strings.Cut(value, "*/")
+			value = strings.TrimSpace(value)
+		}
+		rest, ok := strings.CutPrefix(value, "new ")
+		if !ok {
+			return nil, false
+		}
+		typ, _, _ := typeName(strings.TrimSpace(strings.SplitN(rest, "(", 2)[0]))
+		if typ == "" {
+			return nil, false
+		}
+		return &Local{Def: -1, Name: name, Type: typ}, true
+	}
+	return nil, false
 }
