@@ -106,6 +106,8 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		case method && member && (isGo && r.Flags&refCall == 0 || attributeRead(f.Lang, r, qual)):
 			// x.name not called, x unknown: a field far more often than a
 			// method value.
+		case method && member && untypedBuiltin(f.fam, name, qual, d.Container):
+			// a built-in's method, not guessed
 		case method && member:
 			s = 2
 			if qual == d.Container || ((qual == "self" || qual == "this") && here == d.Container) {

@@ -56,3 +56,22 @@ func moduleInstance(f *File, name string) (*Local, bool) {
 	}
 	return nil, false
 }
+
+// builtinMembers are the methods of the languages' own strings,
+// collections, files and promises: x.name() with x of unknown type and
+// one of these names calls the built-in far more often than a
+// repository's method of that name, so the graph does not guess it.
+var builtinMembers = map[string]map[string]bool{
+	"python": words("get items keys values update pop append extend insert remove clear copy setdefault add discard " +
+		"close read write readline readlines flush seek join split strip lstrip rstrip startswith endswith format replace " +
+		"encode decode lower upper index count sort"),
+	"js": words("forEach map filter reduce some every find findIndex includes indexOf push pop shift unshift splice " +
+		"slice concat join sort reverse keys values entries has get set delete clear add then catch finally toString " +
+		"valueOf apply call bind hasOwnProperty trim split replace startsWith endsWith match test exec next"),
+}
+
+// untypedBuiltin reports x.name() left unguessed: x's type unknown (not
+// self, this or the method's own class) and name a built-in's method.
+func untypedBuiltin(fam, name, qual, container string) bool {
+	return builtinMembers[fam][name] && qual != "self" && qual != "this" && qual != "cls" && qual != container
+}
