@@ -40,6 +40,11 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 	if r.Def >= 0 {
 		here = f.container(r.Def)
 	}
+	if member && here != "" && (qual == "self" || qual == "this" || qual == "cls") && (f.fam == "python" || f.fam == "js") {
+		if got, ok := g.inherited(f.fam, here, name, out); ok {
+			return got, 6
+		}
+	}
 	var importPath string
 	if isGo && member {
 		importPath = g.importOf(f, qual)
