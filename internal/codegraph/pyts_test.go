@@ -13,11 +13,11 @@ func TestCallEdgesPythonTypeScript(t *testing.T) {
 		name, symbol string
 		want, not    []string
 	}{
-		{"self call through the base class", "Base.render", []string{"← Widget.show  py/base.py:8"}, nil},
+		{"self call through the base class", "Base.render", []string{"← Widget.show  py/base.py:8"}, []string{"guess"}},
 		{"an import is not a caller", "helper", []string{"← main  py/app.py:15"}, []string{"top level of app.py"}},
 		{"a built-in's method name is not guessed", "Cache.get", nil, []string{"helper"}},
 		{"an attribute read is not a call", "Cache.label", nil, []string{"helper"}},
-		{"this call through the base class", "Store.load", []string{"← Session.open  ts/store.ts:9"}, nil},
+		{"this call through the base class", "Store.load", []string{"← Session.open  ts/store.ts:9"}, []string{"guess"}},
 		{"a top-level const made by new is typed", "Session.open", []string{"← start  ts/main.ts:6"}, []string{"← use"}},
 		{"a re-export or import list is not a caller", "use", []string{"← start  ts/main.ts:6"}, []string{"top level of main.ts"}},
 	}
