@@ -55,7 +55,7 @@ func baseClasses(lang, sig string) []string {
 		if i < 0 {
 			return nil
 		}
-		inner := sig[i+1 : i+closing(sig[i:])-1]
+		inner := strings.TrimSuffix(sig[i+1:i+closing(sig[i:])], ")") // unclosed in a cut signature
 		for _, b := range strings.Split(inner, ",") {
 			if b = strings.TrimSpace(b); b != "" && !strings.Contains(b, "=") {
 				names = append(names, b)
@@ -66,7 +66,9 @@ func baseClasses(lang, sig string) []string {
 		if !ok {
 			return nil
 		}
-		names = append(names, strings.Fields(rest + " ")[0])
+		if f := strings.Fields(rest); len(f) > 0 {
+			names = append(names, f[0])
+		}
 	}
 	var out []string
 	for _, n := range names {

@@ -45,6 +45,8 @@ func TestBaseClasses(t *testing.T) {
 		{"python", "class C", ""},
 		{"typescript", "class Session<T> extends Store<T> implements Opener", "Store"},
 		{"typescript", "class Api implements Handler", ""},
+		{"python", "class C(", ""},
+		{"typescript", "class C extends", ""},
 	} {
 		if got := strings.Join(baseClasses(c.lang, c.sig), " "); got != c.want {
 			t.Errorf("baseClasses(%s, %q) = %q, want %q", c.lang, c.sig, got, c.want)
