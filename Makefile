@@ -98,6 +98,26 @@ codegraph-accuracy: $(GOPLS) ## Compare code_callers and code_find with gopls on
 	$(GO) build -o $(BIN)/guilds-code ./cmd/guilds-code
 	cd tools/codegraphbench && $(GO) run . -helper $(abspath $(BIN))/guilds-code -gopls $(abspath $(GOPLS)) \
 		-modules $(CODEGRAPH_MODULES) -per $(CODEGRAPH_PER) $(CODEGRAPH_FLOORS)
+	$(MAKE) --no-print-directory codegraph-accuracy-pyts
+
+# Python and TypeScript (issue 37, docs/adr/0710): one corpus each, against pyright and
+# typescript-language-server, installed under /opt by .ci/run. docs/benchmarks.md records the full run.
+PYRIGHT ?= /opt/pyright/node_modules/.bin/pyright-langserver
+TSSERVER ?= /opt/typescript-language-server/node_modules/.bin/typescript-language-server
+CODEGRAPH_PYTHON ?= click@8.1.3=/usr/lib/python3/dist-packages/click
+CODEGRAPH_TYPESCRIPT ?= immer@11.2.14=/opt/codegraph-ts/node_modules/immer/src
+CODEGRAPH_PYTS_FLOORS ?= -min-f1 0.6 -min-unflagged-precision 0.8
+
+.PHONY: codegraph-accuracy-pyts
+codegraph-accuracy-pyts: ## The code graph against pyright and typescript-language-server (a short sample, floors only, no timing)
+	@if [ ! -x $(PYRIGHT) ] || [ ! -x $(TSSERVER) ] || [ ! -d /opt/codegraph-ts/node_modules/immer/src ]; then \
+		echo "codegraph-accuracy-pyts: pyright, typescript-language-server or the corpora are not installed (see .ci/run)"; \
+		if [ -n "$$CI" ]; then exit 1; fi; exit 0; fi
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/guilds-code ./cmd/guilds-code
+	cd tools/codegraphbench && $(GO) run . -helper $(abspath $(BIN))/guilds-code -per $(CODEGRAPH_PER) \
+		-python $(CODEGRAPH_PYTHON) -pyright $(PYRIGHT) -typescript $(CODEGRAPH_TYPESCRIPT) -tsserver $(TSSERVER) \
+		$(CODEGRAPH_PYTS_FLOORS)
 
 .PHONY: mcp-servers
 mcp-servers: ## Install the published MCP servers the e2e suite adds (e2e/mcpservers, npm ci; cached by the lockfile's hash)

@@ -274,7 +274,7 @@ func (g *Graph) similar(symbol string, n int) []string {
 func (g *Graph) callersOf(id defID) []edge {
 	out := g.directCallers(id)
 	f, d := g.def(id)
-	if d.Container == "" || classLike(d.Kind) {
+	if d.Container == "" || classLike(d.Kind) || !structural(f.fam) {
 		return out
 	}
 	if g.isInterface(f, d) {

@@ -50,10 +50,10 @@ func words(s string) map[string]bool {
 
 var languages = map[string]*language{
 	"go":         {name: "go", family: "go", raw: tsgo.Language, query: goQuery, stop: words("_ nil true false iota err")},
-	"python":     {name: "python", family: "python", raw: tspy.Language, query: pythonQuery, stop: words("self cls None True False")},
-	"javascript": {name: "javascript", family: "js", raw: tsjs.Language, query: jsQuery, stop: words("undefined this")},
-	"typescript": {name: "typescript", family: "js", raw: tsts.LanguageTypescript, query: tsQuery, stop: words("undefined this")},
-	"tsx":        {name: "tsx", family: "js", raw: tsts.LanguageTSX, query: tsQuery, stop: words("undefined this")},
+	"python":     {name: "python", family: "python", raw: tspy.Language, query: pythonQuery + pythonImportSkips, stop: words("self cls None True False")},
+	"javascript": {name: "javascript", family: "js", raw: tsjs.Language, query: jsQuery + tsImportSkips, stop: words("undefined this")},
+	"typescript": {name: "typescript", family: "js", raw: tsts.LanguageTypescript, query: tsQuery + tsImportSkips, stop: words("undefined this")},
+	"tsx":        {name: "tsx", family: "js", raw: tsts.LanguageTSX, query: tsQuery + tsImportSkips, stop: words("undefined this")},
 	"rust":       {name: "rust", family: "rust", raw: tsrust.Language, query: rustQuery, stop: words("self Self crate super")},
 	"java":       {name: "java", family: "java", raw: tsjava.Language, query: javaQuery, stop: words("this super")},
 	"c":          {name: "c", family: "c", raw: tsc.Language, query: cQuery, stop: words("NULL true false")},

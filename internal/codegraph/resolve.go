@@ -40,6 +40,11 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 	if r.Def >= 0 {
 		here = f.container(r.Def)
 	}
+	if member && here != "" && (qual == "self" || qual == "this" || qual == "cls") && (f.fam == "python" || f.fam == "js") {
+		if got, ok := g.inherited(f.fam, here, name, out); ok {
+			return got, 6
+		}
+	}
 	var importPath string
 	if isGo && member {
 		importPath = g.importOf(f, qual)
@@ -52,6 +57,11 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		ok := local
 		if !ok || loc.Type == "" {
 			loc, ok = g.field(f.fam, here, qual)
+		}
+		if !ok || loc.Type == "" {
+			if l, found := moduleInstance(f, qual); found {
+				loc, ok = l, true
+			}
 		}
 		if isGo && g.outside(f, qual, local, loc, ok) {
 			return out, 0 // a guess the graph can disprove: x's type is not the repository's
@@ -98,9 +108,11 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			if n := g.pkgMatch(importPath, cf.dir); !method && d.Parent < 0 && n > 0 {
 				s = n
 			}
-		case method && member && isGo && r.Flags&refCall == 0:
+		case method && member && (isGo && r.Flags&refCall == 0 || attributeRead(f.Lang, r, qual)):
 			// x.name not called, x unknown: a field far more often than a
 			// method value.
+		case method && member && untypedBuiltin(f.fam, name, qual, d.Container):
+			// a built-in's method, not guessed
 		case method && member:
 			s = 2
 			if qual == d.Container || ((qual == "self" || qual == "this") && here == d.Container) {

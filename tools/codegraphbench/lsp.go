@@ -41,7 +41,8 @@ func startLSP(root string, argv []string, env []string) (*lsp, error) {
 		"processId": os.Getpid(), "rootUri": uri,
 		"workspaceFolders": []map[string]string{{"uri": uri, "name": "bench"}},
 		"capabilities": map[string]any{"textDocument": map[string]any{
-			"callHierarchy": map[string]any{}, "definition": map[string]any{}}},
+			"callHierarchy": map[string]any{}, "definition": map[string]any{},
+			"documentSymbol": map[string]any{"hierarchicalDocumentSymbolSupport": true}}},
 	}
 	if err := s.call("initialize", init, nil); err != nil {
 		return nil, err

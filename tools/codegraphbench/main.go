@@ -30,8 +30,9 @@ func main() {
 	minF1 := flag.Float64("min-f1", 0, "fail when a module's callers F1 is below this")
 	minPrecision := flag.Float64("min-unflagged-precision", 0, "fail when the unflagged edges' precision is below this")
 	verbose := flag.Bool("v", false, "print every disagreement")
+	others := corpusFlags()
 	flag.Parse()
-	if *helperBin == "" || *goplsBin == "" || *modules == "" {
+	if *helperBin == "" || (*goplsBin == "" || *modules == "") && !others.asked() {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -44,6 +45,9 @@ func main() {
 	failed := false
 	var all []score
 	for _, mv := range strings.Split(*modules, ",") {
+		if mv == "" {
+			continue
+		}
 		s, err := measure(work, home, mv, *helperBin, *goplsBin, *per, *seed, *verbose)
 		if err != nil {
 			_ = os.RemoveAll(work) // fail exits past the deferred removal
@@ -55,6 +59,14 @@ func main() {
 			failed = true
 		}
 	}
+	ss, low, err := others.measure(work, home, *helperBin, *per, *seed, *verbose, func(t tally) bool {
+		return t.f1() < *minF1 || t.unflaggedPrecision() < *minPrecision
+	})
+	if err != nil {
+		_ = os.RemoveAll(work)
+		fail(err)
+	}
+	all, failed = append(all, ss...), failed || low
 	report(all)
 	if failed {
 		fmt.Fprintf(os.Stderr, "codegraphbench: below the floor (F1 %.2f, unflagged precision %.3f)\n", *minF1, *minPrecision)
