@@ -16,7 +16,7 @@ func TestKeptRedactorsFollowTheValues(t *testing.T) {
 	redact := func(vals ...string) string {
 		_, u := WithUsed(context.Background())
 		u.Add(vals...)
-		out, err := u.Redact([]tools.Part{{Text: "a " + one + " b " + two}}, errors.New("echo " + one))
+		out, err := u.Redact([]tools.Part{{Text: "a " + one + " b " + two}}, errors.New("echo "+one))
 		if len(vals) > 0 && strings.Contains(err.Error(), vals[0]) {
 			t.Fatalf("error keeps %q", vals[0])
 		}
