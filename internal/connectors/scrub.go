@@ -2,7 +2,6 @@ package connectors
 
 import (
 	"errors"
-	"log/slog"
 	"net/http"
 	"strings"
 
@@ -52,8 +51,7 @@ func (u *Used) Redact(out []tools.Part, err error) ([]tools.Part, error) {
 	if len(vals) == 0 {
 		return out, err
 	}
-	// Values too short to redact are the run's redactor's to report, once.
-	red := tools.NewRedactor(vals, slog.New(slog.DiscardHandler))
+	red := redactors.of(vals)
 	for i := range out {
 		if out[i].Image != nil {
 			out[i].Image.Withhold(red, "")

@@ -3,6 +3,7 @@ package mcppool
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -20,9 +21,19 @@ import (
 
 // appCapability is what the platform tells servers at initialize: it hosts
 // MCP Apps pages of that type, and it follows tasks (task.go).
+// Each value is encoded once: on the 2026-07-28 wire the capabilities ride
+// in every request's _meta, and mcp-go encodes them for each one.
 var appCapability = map[string]any{
-	tools.AppExtension: map[string]any{"mimeTypes": []string{tools.AppMediaType}},
-	TasksExtension:     map[string]any{},
+	tools.AppExtension: encoded(map[string]any{"mimeTypes": []string{tools.AppMediaType}}),
+	TasksExtension:     json.RawMessage(`{}`),
+}
+
+func encoded(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // uiResourceOf is the ui:// page a tool's _meta names, or "".

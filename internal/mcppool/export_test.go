@@ -1,5 +1,10 @@
 package mcppool
 
+import (
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
 // OnHeard has fn told of every login id the pool hears on connstore.Channel,
 // after it dropped that login's kept row.
 func OnHeard(p *Pool, fn func(id string)) { p.logins.heard.Store(&fn) }
@@ -14,3 +19,11 @@ func Listening(p *Pool) bool {
 
 // Listens counts the times the pool started listening (1 + reconnections).
 func Listens(p *Pool) int64 { return p.logins.listens.Load() }
+
+// Declaring is what the pool's sessions declare of themselves: its client
+// info, and the client options and extensions behind its capabilities (the
+// 2026-07-28 wire repeats them in every request's _meta). A benchmark's bare
+// client takes them to send the same requests.
+func Declaring() (mcp.Implementation, []client.ClientOption, map[string]any) {
+	return mcp.Implementation{Name: "guilds", Version: "1"}, declining, appCapability
+}

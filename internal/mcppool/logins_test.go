@@ -73,7 +73,7 @@ func hearing(t *testing.T, db *pgxpool.Pool, p *mcppool.Pool) (synced func()) {
 }
 
 // waitFor polls cond (a state: no event to wait on) within waitBound.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitBound)
 	for !cond() {

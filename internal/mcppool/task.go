@@ -1,6 +1,7 @@
 package mcppool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,7 +84,7 @@ type wireError struct {
 // createdTask reads a tools/call result that is a task, in either shape.
 func createdTask(raw json.RawMessage) (wireTask, bool) {
 	var w wireTask
-	if len(raw) == 0 || json.Unmarshal(raw, &w) != nil {
+	if !mayBeTask(raw) || json.Unmarshal(raw, &w) != nil {
 		return wireTask{}, false
 	}
 	if w.ResultType == "task" && w.TaskID != "" {
@@ -93,6 +94,13 @@ func createdTask(raw json.RawMessage) (wireTask, bool) {
 		return *w.Task, true
 	}
 	return wireTask{}, false
+}
+
+// mayBeTask: a task, in either shape, has "task" as a key or a value; a
+// result without those bytes (or any escape that could spell them) is not
+// decoded a second time, which every plain result would otherwise be.
+func mayBeTask(raw json.RawMessage) bool {
+	return len(raw) > 0 && (bytes.Contains(raw, []byte(`"task`)) || bytes.Contains(raw, []byte(`\u`)))
 }
 
 func (w wireTask) pollEvery() time.Duration {
