@@ -46,7 +46,7 @@ type shopServer struct {
 	answered atomic.Int32
 }
 
-func newShopServer(t *testing.T) *shopServer {
+func newShopServer(t testing.TB) *shopServer {
 	t.Helper()
 	s := &shopServer{}
 	shop := server.NewMCPServer("shop", "1.0.0")
@@ -78,7 +78,7 @@ func newShopServer(t *testing.T) *shopServer {
 
 // connect adds the shop's catalog row (forms go to a person) and a login of
 // the organisation, and returns the login's id.
-func (s *shopServer) connect(t *testing.T, db *pgxpool.Pool, org string) string {
+func (s *shopServer) connect(t testing.TB, db *pgxpool.Pool, org string) string {
 	t.Helper()
 	var sid string
 	if err := db.QueryRow(context.Background(), `INSERT INTO mcp_servers (slug, name, transport, url, auth, config)
@@ -88,7 +88,7 @@ func (s *shopServer) connect(t *testing.T, db *pgxpool.Pool, org string) string 
 	return connectionstest.InsertAs(t, db, sid, "organisation", org, connstore.StatusConnected)
 }
 
-func testKeyring(t *testing.T) *secret.Keyring {
+func testKeyring(t testing.TB) *secret.Keyring {
 	t.Helper()
 	entry, err := secret.GenerateKey("k1")
 	if err != nil {
@@ -181,16 +181,26 @@ func waitNoActivity(t *testing.T, s shopRun, id string) {
 	t.Fatal("the run's history ended with no wait")
 }
 
-// Nobody answers a held form: the run waits the operators' waiting time for
-// the tool (four days here, on Temporal's time-skipping environment), on one
-// timer, holding nothing; then the call goes to the server once with
-// "decline", and the request reads expired.
-func TestAHeldFormNobodyAnswersIsDeclinedAtTheOperatorsTime(t *testing.T) {
-	t.Parallel()
+// heldWait is what one time-skipping run saw whose held form nobody
+// answered.
+type heldWait struct {
+	steps  []string
+	timers []time.Duration
+	during string // the run's status three quarters into the wait
+	result string // the call's stored result
+	sent   int32  // calls that reached the server with an answer
+	state  inputs.State
+}
+
+// waitUnanswered runs one run whose only call is shop_order, on Temporal's
+// time-skipping environment, with the guild's waiting time for the tool set
+// to wait, and nobody answering its form.
+func waitUnanswered(t testing.TB, wait time.Duration) heldWait {
+	t.Helper()
 	e := newSkippingEnv(t, turn{Calls: []call{{"shop_order", `{}`}}}, turn{Text: "no order"})
 	ctx := context.Background()
 	if _, err := approvals.Save(ctx, e.db, approvals.Setting{Scope: approvals.ScopeGuild, ScopeID: e.guild,
-		Tool: "shop_order", Wait: 96 * time.Hour, UpdatedBy: "user:ann"}, nil); err != nil {
+		Tool: "shop_order", Wait: wait, UpdatedBy: "user:ann"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	shop := newShopServer(t)
@@ -210,19 +220,17 @@ func TestAHeldFormNobodyAnswersIsDeclinedAtTheOperatorsTime(t *testing.T) {
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(2 * time.Minute) // real time the activities may take, a failure bound
 	run.Register(env, a)
-	var steps []string
-	var timers []time.Duration
+	var out heldWait
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-		steps = append(steps, info.ActivityType.Name)
+		out.steps = append(out.steps, info.ActivityType.Name)
 	})
 	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) {
-		steps = append(steps, "timer")
-		timers = append(timers, d)
+		out.steps = append(out.steps, "timer")
+		out.timers = append(out.timers, d)
 	})
-	env.SetOnTimerFiredListener(func(string) { steps = append(steps, "timer fired") })
+	env.SetOnTimerFiredListener(func(string) { out.steps = append(out.steps, "timer fired") })
 	r := e.createRun("order some")
-	var during string
-	env.RegisterDelayedCallback(func() { during = e.runStatusOf(r.ID) }, 72*time.Hour)
+	env.RegisterDelayedCallback(func() { out.during = e.runStatusOf(r.ID) }, wait*3/4)
 	env.ExecuteWorkflow(run.WorkflowName, run.Params{RunID: r.ID, AgentID: r.AgentID, GuildID: r.GuildID,
 		OrganisationID: r.OrganisationID, Trigger: r.Trigger})
 	if !env.IsWorkflowCompleted() {
@@ -232,26 +240,59 @@ func TestAHeldFormNobodyAnswersIsDeclinedAtTheOperatorsTime(t *testing.T) {
 	if err := env.GetWorkflowResult(&res); err != nil || res.Status != runs.StatusCompleted {
 		t.Fatalf("run: %+v %v", res, err)
 	}
-	if during != runs.StatusWaiting {
-		t.Errorf("run status three days in: %q", during)
+	calls, err := runs.ToolCalls(ctx, e.db, r.ID)
+	if err != nil || len(calls) != 1 {
+		t.Fatalf("calls = %+v, %v", calls, err)
 	}
-	if len(timers) != 1 || !near(timers[0], 96*time.Hour) {
-		t.Errorf("timers %v, want one of four days", timers)
+	out.result = calls[0].Result
+	out.sent = shop.answered.Load()
+	reqs, err := inputs.List(ctx, e.db, inputs.Filter{RunID: r.ID})
+	if err != nil || len(reqs) != 1 {
+		t.Fatalf("requests = %+v, %v", reqs, err)
+	}
+	out.state = reqs[0].State
+	return out
+}
+
+// Nobody answers a held form: the run waits the operators' waiting time for
+// the tool (four days here, on Temporal's time-skipping environment), on one
+// timer, holding nothing; then the call goes to the server once with
+// "decline", and the request reads expired.
+func TestAHeldFormNobodyAnswersIsDeclinedAtTheOperatorsTime(t *testing.T) {
+	t.Parallel()
+	got := waitUnanswered(t, 96*time.Hour)
+	if got.during != runs.StatusWaiting {
+		t.Errorf("run status three days in: %q", got.during)
+	}
+	if len(got.timers) != 1 || !near(got.timers[0], 96*time.Hour) {
+		t.Errorf("timers %v, want one of four days", got.timers)
 	}
 	want := []string{runact.SnapshotName, runact.ModelName, runact.ToolName, "timer", "timer fired",
 		runact.ToolName, runact.ModelName, runact.FinishName}
-	if strings.Join(steps, " ") != strings.Join(want, " ") {
-		t.Errorf("steps %v, want %v", steps, want)
+	if strings.Join(got.steps, " ") != strings.Join(want, " ") {
+		t.Errorf("steps %v, want %v", got.steps, want)
 	}
-	calls, err := runs.ToolCalls(ctx, e.db, r.ID)
-	if err != nil || len(calls) != 1 || !strings.Contains(calls[0].Result, "no order: decline") {
-		t.Fatalf("calls = %+v, %v", calls, err)
+	if !strings.Contains(got.result, "no order: decline") || got.sent != 1 || got.state != inputs.StateExpired {
+		t.Fatalf("result %q, sent %d times, request %s", got.result, got.sent, got.state)
 	}
-	if n := shop.answered.Load(); n != 1 {
-		t.Fatalf("the server was sent an answer %d times", n)
-	}
-	reqs, err := inputs.List(ctx, e.db, inputs.Filter{RunID: r.ID})
-	if err != nil || len(reqs) != 1 || reqs[0].State != inputs.StateExpired {
-		t.Fatalf("requests = %+v, %v", reqs, err)
+}
+
+// BenchmarkHeldFormWait is what a held form's wait costs a run, by the
+// length of the wait: the workflow's steps (activities and timers) per run,
+// and so its history, do not grow with it; no activity runs while it waits.
+//
+//	go test ./workflows/run/ -run '^$' -bench BenchmarkHeldFormWait -benchtime 3x
+func BenchmarkHeldFormWait(b *testing.B) {
+	for _, days := range []int{1, 29} {
+		b.Run(fmt.Sprintf("days=%d", days), func(b *testing.B) {
+			b.ReportAllocs()
+			var steps, timers int
+			for b.Loop() {
+				got := waitUnanswered(b, time.Duration(days)*24*time.Hour)
+				steps, timers = len(got.steps), len(got.timers)
+			}
+			b.ReportMetric(float64(steps), "steps/run")
+			b.ReportMetric(float64(timers), "timers/run")
+		})
 	}
 }
