@@ -58,7 +58,8 @@ func runInputs(ctx context.Context, c *gin.Context, db store.DB, p access.Princi
 }
 
 // answerInput records the answer in the request's transaction; its commit
-// announces it to the call that waits (NOTIFY), wherever that call runs.
+// announces it to the call that waits (NOTIFY), wherever that call runs, and
+// signals the run, whose workflow may hold the call instead.
 // The content is never logged.
 func (s *Server) answerInput(ctx context.Context, c *gin.Context, db store.DB, p access.Principal) (int, any, error) {
 	var in inputAnswer
@@ -69,6 +70,9 @@ func (s *Server) answerInput(ctx context.Context, c *gin.Context, db store.DB, p
 		Answer: inputs.Answer{Action: in.Action, Content: in.Content}, UserID: p.UserID, UserName: s.userName(ctx, db, p)})
 	switch {
 	case errors.Is(err, inputs.ErrAnswered):
+		// Tell the run again in case the first signal was lost: a held call
+		// reads the stored answer either way.
+		s.wakeRun(c, out.RunID, out.ID)
 		return 0, nil, &Error{Status: http.StatusConflict, Code: "already_answered", Message: err.Error()}
 	case errors.Is(err, inputs.ErrInvalidAnswer):
 		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_answer", Message: err.Error()}
@@ -77,5 +81,8 @@ func (s *Server) answerInput(ctx context.Context, c *gin.Context, db store.DB, p
 	case err != nil:
 		return 0, nil, err
 	}
+	// A call held in the run workflow (a stateless server's input_required)
+	// waits for this signal; a call waiting in place hears the NOTIFY.
+	s.wakeRun(c, out.RunID, out.ID)
 	return http.StatusOK, out, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/guilds/guilds/internal/callrate"
 	"github.com/guilds/guilds/internal/models"
 	"github.com/guilds/guilds/internal/native/issues"
+	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/tools"
 	"github.com/guilds/guilds/internal/workspacefiles"
@@ -98,9 +99,12 @@ type Deps struct {
 	Secrets  SecretSource
 	// Vault seals the arguments of tools whose arguments are secrets; nil
 	// leaves every argument as the model sent it.
-	Vault  ArgumentVault
-	Models *models.Resolver
-	Log    *slog.Logger
+	Vault ArgumentVault
+	// Keyring seals the state of a tool call held for a person's input
+	// (internal/inputs.Holder); nil: such a call waits in its activity.
+	Keyring *secret.Keyring
+	Models  *models.Resolver
+	Log     *slog.Logger
 	// Credentials and HTTP quote a Pinned prices login's coins at run start
 	// (the connectors resolver, the platform's outbound client); without
 	// Credentials the section says the prices are unavailable.

@@ -359,6 +359,7 @@ func (p *platform) registrations() []worker.Registration {
 		deps.Repositories = g
 	}
 	deps.Vault = agentsecrets.Vault{DB: p.db, Keyring: p.keyring}
+	deps.Keyring = p.keyring
 	deps.Files = slotFiles{p.workspace}
 	deps.Breaker, deps.CallRate = p.callGuards()
 	return append(regs, runwf.Registration(runact.New(deps)), p.scheduleRegistration(), p.groupRegistration(), p.auditPruneRegistration())

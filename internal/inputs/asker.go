@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/guilds/guilds/internal/secret"
 )
 
 // Asker puts a server's form before a person and returns the answer to send
@@ -37,6 +39,14 @@ type CallAsker struct {
 	// Waiting is told a request now waits (the run reads "waiting"), and
 	// Settled once it no longer does; both may be nil.
 	Waiting, Settled func(ctx context.Context, r Request) error
+	// Keyring seals a held call's requestState; nil: the call cannot be
+	// held durably and waits in place (Hold).
+	Keyring *secret.Keyring
+	// DurableWait is how long a held call waits for its person
+	// (DefaultHeldWait when nil).
+	DurableWait func(ctx context.Context) (time.Duration, error)
+
+	resumed *held
 }
 
 // Ask implements Asker. An expired request is declined.

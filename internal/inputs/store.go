@@ -243,8 +243,11 @@ func PendingForRun(ctx context.Context, db store.DB, runID string) (int, error) 
 }
 
 // CloseRun expires what a run that ended still waits for, and drops any
-// answer no call took.
+// answer no call took and any call still held (input_holds).
 func CloseRun(ctx context.Context, db store.DB, runID string) error {
+	if _, err := db.Exec(ctx, `DELETE FROM input_holds WHERE run_id = $1`, runID); err != nil {
+		return store.Map(err)
+	}
 	_, err := db.Exec(ctx, `UPDATE input_requests
 		SET state = CASE WHEN state = 'pending' THEN 'expired' ELSE state END,
 		    answered_at = coalesce(answered_at, now()), content = NULL

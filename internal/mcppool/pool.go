@@ -20,6 +20,7 @@ import (
 	"github.com/guilds/guilds/internal/catalog"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/grants"
+	"github.com/guilds/guilds/internal/inputs"
 	"github.com/guilds/guilds/internal/store"
 	"github.com/guilds/guilds/internal/telemetry"
 	"github.com/guilds/guilds/internal/tools"
@@ -203,6 +204,7 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 	var out *mcp.CallToolResult
 	var invalid string // why structuredContent was refused (structured.go)
 	var task *wireTask // the server answered with a task (task.go)
+	suspended := false
 	ctx, raw := withRawResult(ctx, string(mcp.MethodToolsCall))
 	err = p.do(ctx, connectionID, "tools/call", callTimeout(ctx, info, p.o.CallTimeout), func(ctx context.Context, s *session) error {
 		traced(span, s)
@@ -225,6 +227,10 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 		meta := req.Params.Meta
 		req.Params.Meta = withProgressToken(meta, token)
 		r, err := s.c.CallTool(ctx, req)
+		if errors.Is(err, inputs.ErrSuspended) {
+			suspended = true // the run waits for the person (inputhold.go)
+			return nil
+		}
 		if t, ok := createdTask(raw.get()); ok {
 			task = &t
 			return nil
@@ -240,6 +246,10 @@ func (p *Pool) call(ctx context.Context, connectionID, remoteName string, args j
 	if err != nil {
 		span.End(errorType(err))
 		return nil, err
+	}
+	if suspended {
+		span.End("")
+		return nil, nil
 	}
 	if task != nil {
 		span.End("")

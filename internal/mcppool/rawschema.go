@@ -113,15 +113,23 @@ func declared(raw json.RawMessage) json.RawMessage {
 }
 
 // The transports with the raw listing kept; every other method (and the
-// optional interfaces mcp-go asserts) is the embedded transport's.
+// optional interfaces mcp-go asserts) is the embedded transport's. person:
+// the row sends its forms to a person, and a stateless server's
+// input_required may be held durably (inputhold.go).
 type (
-	rawStreamable struct{ *transport.StreamableHTTP }
-	rawSSE        struct{ *transport.SSE }
-	rawStdio      struct{ *transport.Stdio }
+	rawStreamable struct {
+		*transport.StreamableHTTP
+		person bool
+	}
+	rawSSE   struct{ *transport.SSE }
+	rawStdio struct {
+		*transport.Stdio
+		person bool
+	}
 )
 
 func (t *rawStreamable) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	res, err := t.StreamableHTTP.SendRequest(ctx, req)
+	res, err := sendHeld(ctx, t.person, req, t.StreamableHTTP.SendRequest)
 	keepRaw(ctx, req, res)
 	keepRawResult(ctx, req, res)
 	return res, err
@@ -135,7 +143,7 @@ func (t *rawSSE) SendRequest(ctx context.Context, req transport.JSONRPCRequest) 
 }
 
 func (t *rawStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	res, err := t.Stdio.SendRequest(ctx, req)
+	res, err := sendHeld(ctx, t.person, req, t.Stdio.SendRequest)
 	keepRaw(ctx, req, res)
 	keepRawResult(ctx, req, res)
 	return res, err

@@ -375,7 +375,7 @@ func streamableClient(info ServerInfo, co []client.ClientOption, opts ...transpo
 	if err != nil {
 		return nil, err
 	}
-	return client.NewClient(&rawStreamable{t}, withProbeBound(info, co)...), nil
+	return client.NewClient(&rawStreamable{t, info.AskPerson}, withProbeBound(info, co)...), nil
 }
 
 func sseClient(info ServerInfo, co []client.ClientOption, opts ...transport.ClientOption) (*client.Client, error) {
@@ -391,7 +391,7 @@ func stdioClient(info ServerInfo, co []client.ClientOption, env []string) (*clie
 	if err := t.Start(context.Background()); err != nil {
 		return nil, commandError(info, err)
 	}
-	return client.NewClient(&rawStdio{t}, withProbeBound(info, co)...), nil
+	return client.NewClient(&rawStdio{t, info.AskPerson}, withProbeBound(info, co)...), nil
 }
 
 type envSource interface {

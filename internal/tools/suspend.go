@@ -66,3 +66,10 @@ func Suspend(ctx context.Context, s Suspension) bool {
 	slot.s = &s
 	return true
 }
+
+// CanSuspend reports whether Suspend would be heard: the call runs where
+// the run can wait for it, and its wait is not over already.
+func CanSuspend(ctx context.Context) bool {
+	_, ok := ctx.Value(suspendKey{}).(*suspendSlot)
+	return ok && !WaitOver(ctx)
+}

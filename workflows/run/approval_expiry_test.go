@@ -129,7 +129,7 @@ func expireAfter(t *testing.T, wait time.Duration) []string {
 
 // newSkippingEnv is an env for Temporal's test environment: the database,
 // the agent and the scripted model, and no Temporal client or worker.
-func newSkippingEnv(t *testing.T, script ...turn) *env {
+func newSkippingEnv(t testing.TB, script ...turn) *env {
 	t.Helper()
 	e := &env{t: t, dbURL: testdb.URL(t), gate: t.TempDir()}
 	db, err := pgxpool.New(context.Background(), e.dbURL)

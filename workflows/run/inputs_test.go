@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
@@ -22,8 +18,6 @@ import (
 	runact "github.com/guilds/guilds/activities/run"
 	"github.com/guilds/guilds/api"
 	"github.com/guilds/guilds/internal/apitest"
-	"github.com/guilds/guilds/internal/connections/connectionstest"
-	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/inputs"
 	"github.com/guilds/guilds/internal/integrations"
 	"github.com/guilds/guilds/internal/mcppool"
@@ -65,6 +59,11 @@ type shopRun struct {
 	c           client.Client
 	org, agent  string
 	op, outside string
+	shop        *shopServer
+	// startWorker starts a worker on the run's queue and returns its stop;
+	// stopWorker stops the first one.
+	startWorker func() func()
+	stopWorker  func()
 }
 
 func newShopRun(t *testing.T) shopRun {
@@ -85,46 +84,37 @@ func newShopRun(t *testing.T) shopRun {
 	}
 	org, _, agent := e.Hierarchy()
 	op, outsider := e.Operator(org), e.Operator("")
-	shop := server.NewMCPServer("shop", "1.0.0")
-	shop.AddTool(mcp.NewTool("order"), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if r := server.ElicitationResponse(req.Params.InputResponses, "order"); r != nil {
-			if r.Action != mcp.ElicitationResponseActionAccept {
-				return mcp.NewToolResultText("no order: " + string(r.Action)), nil
-			}
-			m, _ := r.Content.(map[string]any)
-			if m["note"] != deliveryNote {
-				return mcp.NewToolResultError("the note did not arrive"), nil
-			}
-			return mcp.NewToolResultText(fmt.Sprintf("ordered %v copies, with the note", m["copies"])), nil
-		}
-		return server.NewInputRequestBuilder("").Elicit("order", mcp.ElicitationParams{Message: "How many copies, and a delivery note?",
-			RequestedSchema: map[string]any{"type": "object", "required": []string{"copies"}, "properties": map[string]any{
-				"copies": map[string]any{"type": "integer", "minimum": 1, "maximum": 10},
-				"note":   map[string]any{"type": "string", "maxLength": 200}}}}).ToolResult(), nil
-	})
-	srv := httptest.NewServer(server.NewStreamableHTTPServer(shop))
-	t.Cleanup(srv.Close)
-	var sid string
-	if err := e.DB.QueryRow(ctx, `INSERT INTO mcp_servers (slug, name, transport, url, auth, config)
-		VALUES ('shop', 'Shop', 'http', $1, 'none', '{"elicitation":"person"}') RETURNING id`, srv.URL).Scan(&sid); err != nil {
-		t.Fatal(err)
-	}
-	conn := connectionstest.InsertAs(t, e.DB, sid, "organisation", org, connstore.StatusConnected)
+	shop := newShopServer(t)
+	conn := shop.connect(t, e.DB, org)
 	pool := mcppool.New(mcppool.Options{DB: e.DB})
 	t.Cleanup(pool.Close)
+	kr := testKeyring(t)
 	a, closeMCP := activitiesWith(e.DB, t.TempDir(), model.URL, newMCPServer(t).URL, "", slog.New(slog.DiscardHandler), false,
 		func(d *runact.Deps) {
 			d.MCP = pool
+			d.Keyring = kr
 			d.Offerer = shopOfferer{native: runact.NativeOfferer{Tools: d.Tools}, id: conn}
 		})
-	w := sdkworker.New(c, queue, sdkworker.Options{})
-	run.Register(w, a)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
+	t.Cleanup(closeMCP)
+	s := shopRun{e: e, c: c, org: org, agent: agent, op: op, outside: outsider, shop: shop}
+	s.startWorker = func() func() {
+		w := sdkworker.New(c, queue, sdkworker.Options{})
+		run.Register(w, a)
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		stopped := false
+		stop := func() {
+			if !stopped {
+				stopped = true
+				w.Stop()
+			}
+		}
+		t.Cleanup(stop)
+		return stop
 	}
-	t.Cleanup(func() { w.Stop(); closeMCP() })
-
-	return shopRun{e: e, c: c, org: org, agent: agent, op: op, outside: outsider}
+	s.stopWorker = s.startWorker()
+	return s
 }
 
 // start starts a run of the agent through the API.
