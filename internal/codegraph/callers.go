@@ -318,30 +318,17 @@ func (g *Graph) isInterface(f *File, d *Def) bool {
 }
 
 // satisfies reports whether type t has a method of every name interface
-// iface declares (Go's rule, by names only; a best effort elsewhere).
+// iface declares, of the same signature in Go (parameter and result types,
+// package qualifiers aside); by names only elsewhere.
 func (g *Graph) satisfies(t, iface, fam string) bool {
-	if g.methods == nil {
-		g.methods = map[string]map[string]bool{}
-		for _, f := range g.Files {
-			for i := range f.Defs {
-				d := &f.Defs[i]
-				if d.Container == "" || classLike(d.Kind) {
-					continue
-				}
-				k := f.fam + " " + d.Container
-				if g.methods[k] == nil {
-					g.methods[k] = map[string]bool{}
-				}
-				g.methods[k][d.Name] = true
-			}
-		}
-	}
-	want, have := g.methods[fam+" "+iface], g.methods[fam+" "+t]
+	methods := g.methodShapes()
+	want, have := methods[fam+" "+iface], methods[fam+" "+t]
 	if len(want) == 0 {
 		return false
 	}
-	for name := range want {
-		if !have[name] {
+	for name, shape := range want {
+		got, ok := have[name]
+		if !ok || !sameShape(got, shape) {
 			return false
 		}
 	}

@@ -83,7 +83,7 @@ func (p *parser) parse(f *File, src []byte) error {
 	matches := p.cursor.Matches(l.q, root, src)
 	for m := matches.Next(); m != nil; m = matches.Next() {
 		var defNode, nameNode, recvNode, localNode, typeNode, pkgNode *ts.Node
-		sameNode := false
+		sameNode, embed := false, false
 		var kind string
 		var field, guess bool
 		for i := range m.Captures {
@@ -98,6 +98,9 @@ func (p *parser) parse(f *File, src []byte) error {
 				recvNode = &node
 			case cn == "local.name", cn == "local.field":
 				localNode, field = &node, cn == "local.field"
+			case cn == "local.embed":
+				// Go's embedded field: named by its type (gotypes_embed.go).
+				localNode, typeNode, field, embed = &node, &node, true, true
 			case cn == "local.type", cn == "local.guess", cn == "local.same":
 				typeNode, guess = &node, cn != "local.type"
 				if cn == "local.same" {
@@ -162,6 +165,9 @@ func (p *parser) parse(f *File, src []byte) error {
 			}
 			if sameNode {
 				loc.pkg = sameVar
+			}
+			if embed {
+				loc.name = loc.typ
 			}
 			if typeNode == nil || loc.typ != "" {
 				locals = append(locals, loc)

@@ -5,6 +5,7 @@ package codegraph
 //   @call a called name, @member a name read through a qualifier, @qual that qualifier;
 //   @ref any other identifier; @package Go's package; @import.alias/@import.path a Go import, or
 //   a name a Python or JavaScript file imports and the module it comes from;
+//   @local.embed a Go embedded field (named by its type);
 //   @local.name (or @local.field, a member of the enclosing class) a variable whose type is
 //   @local.type (declared or constructed) or @local.guess (the result of calling that name,
 //   of package @local.pkg), or @local.same (Go: the type of that variable, x := y).
@@ -26,6 +27,8 @@ const goQuery = `
 (range_clause left: (expression_list (identifier) @local.name))
 (variadic_parameter_declaration name: (identifier) @local.name)
 (field_declaration name: (field_identifier) @local.field type: (_) @local.type)
+(field_declaration . type: [(type_identifier) (qualified_type) (generic_type)] @local.embed)
+(interface_type (type_elem . [(type_identifier) (qualified_type)] @local.embed .))
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (composite_literal type: (_) @local.type)))
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (unary_expression operand: (composite_literal type: (_) @local.type))))
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (identifier) @local.guess)))

@@ -74,8 +74,11 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 				}
 				out = append(out, id)
 			}
+			if len(out) == n && isGo && typ != "" {
+				out = g.promoted(f.fam, typ, where, name, out)
+			}
 			// A declared Go or Java type without that method: the method
-			// is promoted from an embedded type or the type is not ours.
+			// is promoted from a type of outside or the type is not ours.
 			if len(out) > n || (!loc.Guess && (isGo || f.Lang == "java")) {
 				return out, 7
 			}

@@ -1,0 +1,69 @@
+package codegraph
+
+// embedded is one Go embedded field: the type it names and where the
+// struct or interface holding it is declared.
+type embedded struct {
+	typ, pkg string
+	file     int32
+}
+
+// maxEmbedDepth bounds how deep promotion is followed (and ends a cycle).
+const maxEmbedDepth = 4
+
+// embedsOf lists the embedded fields of the Go types named typ, indexed
+// on first use ("family type" → fields).
+func (g *Graph) embedsOf(fam, typ string) []embedded {
+	if g.embeds == nil {
+		g.embeds = map[string][]embedded{}
+		for fi, f := range g.Files {
+			for _, l := range f.Fields {
+				if f.Lang == "go" && l.Name == l.Type && l.Def >= 0 {
+					k := f.fam + " " + f.Defs[l.Def].Name
+					g.embeds[k] = append(g.embeds[k], embedded{typ: l.Type, pkg: l.Pkg, file: int32(fi)})
+				}
+			}
+		}
+	}
+	return g.embeds[fam+" "+typ]
+}
+
+// promoted appends the methods name that Go promotes into type typ
+// (declared where home says) from the types it embeds, the shallowest
+// level that has any, as the compiler picks them.
+func (g *Graph) promoted(fam, typ string, home typeHome, name string, out []defID) []defID {
+	type level struct {
+		typ  string
+		home typeHome
+	}
+	cur := []level{{typ, home}}
+	for depth := 0; depth < maxEmbedDepth && len(cur) > 0; depth++ {
+		var next []level
+		n := len(out)
+		for _, t := range cur {
+			for _, e := range g.embedsOf(fam, t.typ) {
+				ef := g.Files[e.file]
+				if !g.holds(t.home, ef) {
+					continue
+				}
+				h := typeHome{dir: ef.dir}
+				if e.pkg != "" {
+					if h = (typeHome{importPath: g.importOf(ef, e.pkg)}); h.importPath == "" {
+						continue // a type from outside the repository
+					}
+				}
+				for _, id := range g.defsNamed(name) {
+					cf, d := g.def(id)
+					if cf.fam == fam && d.Kind == "method" && d.Container == e.typ && g.holds(h, cf) {
+						out = append(out, id)
+					}
+				}
+				next = append(next, level{e.typ, h})
+			}
+		}
+		if len(out) > n {
+			return out
+		}
+		cur = next
+	}
+	return out
+}

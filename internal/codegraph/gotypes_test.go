@@ -1,0 +1,141 @@
+package codegraph
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// goRepo writes a Go module of the given files and returns an Env on it.
+func goRepo(t *testing.T, files map[string]string) *Env {
+	t.Helper()
+	home := t.TempDir()
+	root := filepath.Join(home, "repos", "m")
+	files["go.mod"] = "module example.com/m\n"
+	for rel, src := range files {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &Env{Home: home, Cwd: root}
+}
+
+// wantCallers checks that code_callers of symbol lists each caller in
+// want, unflagged, and none in not.
+func wantCallers(t *testing.T, env *Env, symbol string, want, not []string) {
+	t.Helper()
+	r := call(t, Callers, env, CallersArgs{Symbol: symbol})
+	for _, w := range want {
+		found := false
+		for _, line := range strings.Split(r.Text, "\n") {
+			if strings.Contains(line, "← "+w+" ") {
+				found = true
+				if strings.Contains(line, "guess") {
+					t.Errorf("%s: %s is flagged a guess:\n%s", symbol, w, r.Text)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: want caller %s in\n%s", symbol, w, r.Text)
+		}
+	}
+	for _, n := range not {
+		if strings.Contains(r.Text, "← "+n+" ") {
+			t.Errorf("%s: %s is no caller, in\n%s", symbol, n, r.Text)
+		}
+	}
+}
+
+// A method promoted from an embedded type, a struct or an interface, in
+// the same package or another of the module.
+func TestPromotedMethods(t *testing.T) {
+	env := goRepo(t, map[string]string{
+		"base/base.go": `package base
+
+type Base struct{}
+
+func (b *Base) Reset() {}
+
+type Closer interface {
+	Shut() error
+}
+`,
+		"app/app.go": `package app
+
+import "example.com/m/base"
+
+type inner struct{}
+
+func (inner) Ping() {}
+
+type Server struct {
+	*base.Base
+	inner
+	name string
+}
+
+type Res interface {
+	base.Closer
+	Name() string
+}
+
+type Other struct{}
+
+func (Other) Reset() {}
+func (Other) Ping()  {}
+
+func Run(s *Server, r Res) {
+	s.Reset()
+	s.Ping()
+	_ = r.Shut()
+}
+`,
+	})
+	wantCallers(t, env, "Base.Reset", []string{"Run"}, nil)
+	wantCallers(t, env, "inner.Ping", []string{"Run"}, nil)
+	wantCallers(t, env, "Closer.Shut", []string{"Run"}, nil)
+	wantCallers(t, env, "Other.Reset", nil, []string{"Run"})
+	wantCallers(t, env, "Other.Ping", nil, []string{"Run"})
+}
+
+// A type with a method of the interface's name but another signature does
+// not implement it; one with the same types under other names does.
+func TestSatisfactionBySignature(t *testing.T) {
+	env := goRepo(t, map[string]string{
+		"s.go": `package m
+
+import "context"
+
+type Execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (int, error)
+}
+
+type Conn struct{}
+
+func (c *Conn) Exec(c2 context.Context, q string, a ...any) (n int, err error) { return 0, nil }
+
+type Batch struct{}
+
+func (b *Batch) Exec() error { return nil }
+
+func UseConn(c *Conn) { c.Exec(nil, "") }
+
+func UseBatch(b *Batch) { b.Exec() }
+
+func UseExecer(e Execer) { e.Exec(nil, "") }
+`,
+	})
+	r := call(t, Callers, env, CallersArgs{Symbol: "Execer.Exec"})
+	if !strings.Contains(r.Text, "UseConn") || strings.Contains(r.Text, "UseBatch") || !strings.Contains(r.Text, "UseExecer") {
+		t.Errorf("Execer.Exec:\n%s", r.Text)
+	}
+	r = call(t, Callers, env, CallersArgs{Symbol: "Batch.Exec"})
+	if strings.Contains(r.Text, "UseExecer") {
+		t.Errorf("Batch.Exec:\n%s", r.Text)
+	}
+}
