@@ -348,7 +348,7 @@ func (g *Graph) directCallers(id defID) []edge {
 			var sure int
 			buf, sure = g.resolve(int32(fi), r, buf[:0])
 			for _, got := range buf {
-				if got == id {
+				if got == id && !calledFrom(out, int32(fi), r.Def) {
 					out = append(out, edge{file: int32(fi), def: r.Def, line: r.Line, guess: sure < guess || sure == guess && len(buf) > 1,
 						byName: r.Flags&refMember == 0})
 					break
@@ -363,6 +363,18 @@ func (g *Graph) directCallers(id defID) []edge {
 		return out[i].line < out[j].line
 	})
 	return out
+}
+
+// calledFrom reports whether edges already hold a reference from
+// definition def of file fi (a Go definition keeps one reference per
+// name and qualifier: a.Close() and b.Close() may reach one method).
+func calledFrom(edges []edge, fi, def int32) bool {
+	for i := len(edges) - 1; i >= 0 && edges[i].file == fi; i-- {
+		if edges[i].def == def {
+			return true
+		}
+	}
+	return false
 }
 
 // calleesOf lists what a definition (and what nests in it) references:

@@ -13,18 +13,20 @@ const maxEmbedDepth = 4
 // embedsOf lists the embedded fields of the Go types named typ, indexed
 // on first use ("family type" → fields).
 func (g *Graph) embedsOf(fam, typ string) []embedded {
-	if g.embeds == nil {
-		g.embeds = map[string][]embedded{}
-		for fi, f := range g.Files {
-			for _, l := range f.Fields {
-				if f.Lang == "go" && l.Name == l.Type && l.Def >= 0 {
-					k := f.fam + " " + f.Defs[l.Def].Name
-					g.embeds[k] = append(g.embeds[k], embedded{typ: l.Type, pkg: l.Pkg, file: int32(fi)})
-				}
+	g.typeOnce.Do(g.indexTypes)
+	return g.embeds[fam+" "+typ]
+}
+
+func (g *Graph) indexEmbeds() {
+	g.embeds = map[string][]embedded{}
+	for fi, f := range g.Files {
+		for _, l := range f.Fields {
+			if f.Lang == "go" && l.Name == l.Type && l.Def >= 0 {
+				k := f.fam + " " + f.Defs[l.Def].Name
+				g.embeds[k] = append(g.embeds[k], embedded{typ: l.Type, pkg: l.Pkg, file: int32(fi)})
 			}
 		}
 	}
-	return g.embeds[fam+" "+typ]
 }
 
 // promoted appends the methods name that Go promotes into type typ

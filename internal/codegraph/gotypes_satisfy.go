@@ -9,9 +9,12 @@ const anyShape = "*"
 // methodShapes indexes, per "family container", each method's signature
 // shape, built on first use.
 func (g *Graph) methodShapes() map[string]map[string]string {
-	if g.methods != nil {
-		return g.methods
-	}
+	g.typeOnce.Do(g.indexTypes)
+	return g.methods
+}
+
+func (g *Graph) indexTypes() {
+	g.indexEmbeds()
 	g.methods = map[string]map[string]string{}
 	for _, f := range g.Files {
 		for i := range f.Defs {
@@ -35,7 +38,6 @@ func (g *Graph) methodShapes() map[string]map[string]string {
 			m[d.Name] = shape
 		}
 	}
-	return g.methods
 }
 
 // goShape reduces a Go method or interface method signature to the types

@@ -25,6 +25,7 @@ type Graph struct {
 	methods  map[string]map[string]string // "family container" → its methods' signature shapes (gotypes_satisfy.go), built on first use
 	embeds   map[string][]embedded        // "family type" → its Go embedded fields (gotypes_embed.go), built on first use
 	nameOnce sync.Once
+	typeOnce sync.Once         // builds methods and embeds
 	fields   map[string]*Local // "family container field" → the field's declared type
 	modules  []module          // the Go modules of the repository, the longest path first
 	// fieldNames holds "family name" of every typed field of the repository.

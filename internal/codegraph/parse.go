@@ -481,8 +481,8 @@ func build(f *File, src []byte, defs []rawDef, refs map[uint32]*rawRef, locals [
 	}
 	sort.Slice(ats, func(i, j int) bool { return ats[i] < ats[j] })
 	type key struct {
-		def  int32
-		name string
+		def        int32
+		name, qual string // qual: Go keeps a.Close() and b.Close() apart (gotypes_*.go type each receiver)
 	}
 	merged := map[key]*rawRef{}
 	var order []key
@@ -506,7 +506,10 @@ func build(f *File, src []byte, defs []rawDef, refs map[uint32]*rawRef, locals [
 		}
 		defAt[i] = di
 		r := refs[at]
-		k := key{di, r.name}
+		k := key{def: di, name: r.name}
+		if f.Lang == "go" {
+			k.qual = r.qual
+		}
 		if m, ok := merged[k]; ok {
 			m.flags |= r.flags
 			if m.qual == "" {
