@@ -15,6 +15,7 @@ func (g *Graph) methodShapes() map[string]map[string]string {
 
 func (g *Graph) indexTypes() {
 	g.indexEmbeds()
+	g.indexAgreed()
 	g.methods = map[string]map[string]string{}
 	for _, f := range g.Files {
 		for i := range f.Defs {

@@ -143,14 +143,31 @@ func (p *parser) parse(f *File, src []byte) error {
 					r.plain = true
 				}
 				if cn != "ref" {
+					recv := ""
 					for _, c2 := range m.Captures {
-						if l.names[c2.Index] == "qual" {
-							r.qual = qualifier(c2.Node.Utf8Text(src))
-							if l.name == "php" {
-								r.qual = strings.TrimPrefix(r.qual, "$") // $this->x, $store->get()
-							}
-							r.flags |= refMember
+						if l.names[c2.Index] == "qual.recv" {
+							recv = c2.Node.Utf8Text(src) + "."
 						}
+					}
+					for _, c2 := range m.Captures {
+						q := ""
+						switch l.names[c2.Index] {
+						case "qual":
+							q = qualifier(c2.Node.Utf8Text(src))
+							if l.name == "php" {
+								q = strings.TrimPrefix(q, "$") // $this->x, $store->get()
+							}
+						case "qual.call":
+							q = recv + c2.Node.Utf8Text(src) + "()" // Go's x.F().name (gotypes_chain.go)
+						case "qual.type":
+							q = c2.Node.Utf8Text(src) // Go's x.(T).name, T{}.name
+						default:
+							continue
+						}
+						if q != "" || r.qual == "" {
+							r.qual = q // another pattern's "" does not undo a typed one
+						}
+						r.flags |= refMember
 					}
 				}
 			}

@@ -2,7 +2,8 @@ package codegraph
 
 // The queries name what they capture:
 //   @def.<kind> a definition node, with @name its name (and @recv, Go's receiver type);
-//   @call a called name, @member a name read through a qualifier, @qual that qualifier;
+//   @call a called name, @member a name read through a qualifier, @qual that qualifier (Go also:
+//   @qual.call the function whose result it is, of @qual.recv; @qual.type the type asserted or built);
 //   @ref any other identifier; @package Go's package; @import.alias/@import.path a Go import, or
 //   a name a Python or JavaScript file imports and the module it comes from;
 //   @local.embed a Go embedded field (named by its type);
@@ -37,6 +38,14 @@ const goQuery = `
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: (selector_expression field: (field_identifier) @local.pkg) field: (field_identifier) @local.guess))))
 (call_expression function: (identifier) @call)
 (call_expression function: (selector_expression operand: (_) @qual field: (field_identifier) @call))
+(call_expression function: (selector_expression operand: (call_expression function: (identifier) @qual.call) field: (field_identifier) @call))
+(call_expression function: (selector_expression operand: (call_expression function: (selector_expression operand: (identifier) @qual.recv field: (field_identifier) @qual.call)) field: (field_identifier) @call))
+(call_expression function: (selector_expression operand: (call_expression function: (selector_expression operand: (selector_expression field: (field_identifier) @qual.recv) field: (field_identifier) @qual.call)) field: (field_identifier) @call))
+(call_expression function: (selector_expression operand: (call_expression function: (selector_expression operand: (composite_literal) field: (field_identifier) @qual.call)) field: (field_identifier) @call))
+(call_expression function: (selector_expression operand: (type_assertion_expression type: [(type_identifier) @qual.type (pointer_type (type_identifier) @qual.type)]) field: (field_identifier) @call))
+(call_expression function: (selector_expression operand: (parenthesized_expression (type_assertion_expression type: [(type_identifier) @qual.type (pointer_type (type_identifier) @qual.type)])) field: (field_identifier) @call))
+(call_expression function: (selector_expression operand: (composite_literal type: (type_identifier) @qual.type) field: (field_identifier) @call))
+(call_expression function: (selector_expression operand: (parenthesized_expression (unary_expression operand: (composite_literal type: (type_identifier) @qual.type))) field: (field_identifier) @call))
 (selector_expression operand: (_) @qual field: (field_identifier) @member)
 (qualified_type package: (package_identifier) @qual name: (type_identifier) @member)
 (identifier) @ref

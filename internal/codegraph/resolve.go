@@ -50,14 +50,18 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		}
 		loc, local := f.typeOf(r.Def, qual)
 		ok := local
+		if isGo && !ok {
+			loc, ok = callQual(r.Def, qual) // x.F().name: typed by F's result
+		}
 		if !ok || loc.Type == "" {
 			loc, ok = g.field(f.fam, here, qual)
 		}
 		if isGo && g.outside(f, qual, local, loc, ok) {
 			return out, 0 // a guess the graph can disprove: x's type is not the repository's
 		}
-		if ok && loc.Type != "" {
-			typ, where := loc.Type, typeHome{}
+		typ, where, typed := "", typeHome{}, ok && loc.Type != ""
+		if typed {
+			typ = loc.Type
 			switch {
 			case loc.Guess:
 				typ, where = g.guessType(f, loc)
@@ -66,6 +70,10 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			case isGo:
 				where.dir = f.dir
 			}
+		} else if isGo && !local {
+			typ, where = g.agreedField(f.fam, qual) // a.f.name: every field f of the repository has one type
+		}
+		if typ != "" || typed {
 			n := len(out)
 			for _, id := range cands {
 				cf, d := g.def(id)
@@ -79,7 +87,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			}
 			// A declared Go or Java type without that method: the method
 			// is promoted from a type of outside or the type is not ours.
-			if len(out) > n || (!loc.Guess && (isGo || f.Lang == "java")) {
+			if len(out) > n || (typed && !loc.Guess && (isGo || f.Lang == "java")) {
 				return out, 7
 			}
 		}
