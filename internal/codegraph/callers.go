@@ -282,7 +282,9 @@ func (g *Graph) callersOf(id defID) []edge {
 		// holding the interface can tell.
 		for _, other := range g.defsNamed(d.Name) {
 			of, od := g.def(other)
-			if other == id || of.fam != f.fam || od.Container == "" || g.isInterface(of, od) || !g.satisfies(od.Container, d.Container, f.fam) {
+			// A wider interface (Rows for CopyFromSource) counts as an
+			// implementation, as gopls counts it.
+			if other == id || of.fam != f.fam || od.Container == "" || od.Container == d.Container || !g.satisfies(od.Container, d.Container, f.fam) {
 				continue
 			}
 			for _, e := range g.directCallers(other) {

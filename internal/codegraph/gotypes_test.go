@@ -139,3 +139,60 @@ func UseExecer(e Execer) { e.Exec(nil, "") }
 		t.Errorf("Batch.Exec:\n%s", r.Text)
 	}
 }
+
+// Receivers typed by a call's result, a type assertion, a literal, a
+// field every struct agrees on, and a wider interface's calls counted for
+// the narrower one.
+func TestReceiversFromCallsAssertionsAndFields(t *testing.T) {
+	env := goRepo(t, map[string]string{
+		"p/plan.go": `package p
+
+type Plan interface {
+	Encode(v any) ([]byte, error)
+}
+
+type intPlan struct{}
+
+func (intPlan) Encode(v any) ([]byte, error) { return nil, nil }
+
+type Codec struct{}
+
+func (Codec) PlanEncode() Plan { return intPlan{} }
+
+func NewCodec() *Codec { return &Codec{} }
+
+type holder struct {
+	codec *Codec
+}
+
+type Source interface {
+	Next() bool
+}
+
+type Rows interface {
+	Next() bool
+	Close()
+}
+`,
+		"p/use.go": `package p
+
+func Chain() { Codec{}.PlanEncode().Encode(1) }
+
+func FromFunc() { NewCodec().PlanEncode() }
+
+func Assert(x any) { x.(*Codec).PlanEncode() }
+
+func Literal() { (&Codec{}).PlanEncode() }
+
+func Field(h *holder) { h.codec.PlanEncode() }
+
+func Loop(r Rows) { r.Next() }
+`,
+	})
+	wantCallers(t, env, "Codec.PlanEncode", []string{"FromFunc", "Assert", "Literal", "Field", "Chain"}, nil)
+	wantCallers(t, env, "Plan.Encode", []string{"Chain"}, nil)
+	r := call(t, Callers, env, CallersArgs{Symbol: "Source.Next"})
+	if !strings.Contains(r.Text, "← Loop ") {
+		t.Errorf("Source.Next: want Loop (through the wider Rows) in\n%s", r.Text)
+	}
+}
