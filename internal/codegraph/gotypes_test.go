@@ -196,3 +196,39 @@ func Loop(r Rows) { r.Next() }
 		t.Errorf("Source.Next: want Loop (through the wider Rows) in\n%s", r.Text)
 	}
 }
+
+// Slice and map elements: s[i].M(), m[k].M(), for _, v := range s { v.M() }.
+func TestElementReceivers(t *testing.T) {
+	env := goRepo(t, map[string]string{
+		"e.go": `package m
+
+type Item struct{}
+
+func (*Item) Touch() {}
+
+type Other struct{}
+
+func (Other) Touch() {}
+
+func Index(s []*Item) { s[0].Touch() }
+
+func Map(m map[string]Item) { m["a"].Touch() }
+
+func Range(s []*Item) {
+	for _, v := range s {
+		v.Touch()
+	}
+}
+
+func Literal() {
+	items := []Item{{}}
+	for i, v := range items {
+		_ = i
+		v.Touch()
+	}
+}
+`,
+	})
+	wantCallers(t, env, "Item.Touch", []string{"Index", "Map", "Range", "Literal"}, nil)
+	wantCallers(t, env, "Other.Touch", nil, []string{"Index", "Map", "Range", "Literal"})
+}

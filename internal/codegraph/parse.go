@@ -83,7 +83,7 @@ func (p *parser) parse(f *File, src []byte) error {
 	matches := p.cursor.Matches(l.q, root, src)
 	for m := matches.Next(); m != nil; m = matches.Next() {
 		var defNode, nameNode, recvNode, localNode, typeNode, pkgNode *ts.Node
-		sameNode, embed := false, false
+		sameNode, embed, elem := false, false, false
 		var kind string
 		var field, guess bool
 		for i := range m.Captures {
@@ -105,6 +105,13 @@ func (p *parser) parse(f *File, src []byte) error {
 				typeNode, guess = &node, cn != "local.type"
 				if cn == "local.same" {
 					sameNode = true
+				}
+			case cn == "local.elem", cn == "local.sameelem":
+				// Go: the element type of a slice or map local, kept as the
+				// local "s[]"; v of for _, v := range s takes it (gotypes_chain.go).
+				typeNode, elem = &node, true
+				if cn == "local.sameelem" {
+					guess, sameNode = true, true
 				}
 			case cn == "local.pkg":
 				pkgNode = &node
@@ -159,6 +166,8 @@ func (p *parser) parse(f *File, src []byte) error {
 							}
 						case "qual.call":
 							q = recv + c2.Node.Utf8Text(src) + "()" // Go's x.F().name (gotypes_chain.go)
+						case "qual.elem":
+							q = c2.Node.Utf8Text(src) + "[]" // Go's s[i].name, m[k].name
 						case "qual.type":
 							q = c2.Node.Utf8Text(src) // Go's x.(T).name, T{}.name
 						default:
@@ -185,6 +194,12 @@ func (p *parser) parse(f *File, src []byte) error {
 			}
 			if embed {
 				loc.name = loc.typ
+			}
+			if elem && sameNode {
+				loc.typ += "[]"
+			} else if elem {
+				loc.name += "[]"
+				loc.at++ // beside the local of the slice itself, not in its place
 			}
 			if typeNode == nil || loc.typ != "" {
 				locals = append(locals, loc)
