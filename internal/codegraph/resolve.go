@@ -192,11 +192,19 @@ func (g *Graph) holds(h typeHome, f *File) bool {
 // guessType is the type a call of loc.Type returns: the class itself for
 // a constructor call, else the result its signature declares.
 func (g *Graph) guessType(f *File, loc *Local) (string, typeHome) {
+	return g.guessTypeDepth(f, loc, maxChain)
+}
+
+// maxChain bounds how many guessed locals typing one follows
+// (c := connect(); p := c.Pool(); r := p.Get(); r.M()).
+const maxChain = 3
+
+func (g *Graph) guessTypeDepth(f *File, loc *Local, depth int) (string, typeHome) {
 	if loc.Pkg == sameVar {
 		return g.varType(f, loc)
 	}
 	if f.Lang == "go" && loc.Pkg != "" && g.importOf(f, loc.Pkg) == "" {
-		return g.methodResult(f, loc)
+		return g.methodResult(f, loc, depth)
 	}
 	for _, id := range g.defsNamed(loc.Type) {
 		cf, d := g.def(id)
@@ -291,10 +299,12 @@ func (g *Graph) varType(f *File, loc *Local) (string, typeHome) {
 // methodResult is the type x := v.M() gives x in Go: the result of
 // method M of v's declared type, or, v's type unknown, the result every
 // method M of the repository agrees on; "" when they disagree.
-func (g *Graph) methodResult(f *File, loc *Local) (string, typeHome) {
+func (g *Graph) methodResult(f *File, loc *Local, depth int) (string, typeHome) {
 	recv := ""
 	if l, ok := f.typeOf(loc.Def, loc.Pkg); ok && !l.Guess {
 		recv = l.Type
+	} else if ok && l != loc && depth > 0 {
+		recv, _ = g.guessTypeDepth(f, l, depth-1) // v itself from a call: v := c.Conn()
 	}
 	typ, home := "", typeHome{}
 	for _, id := range g.defsNamed(loc.Type) {
