@@ -52,6 +52,9 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		ok := local
 		if isGo && !ok {
 			loc, ok = callQual(r.Def, qual) // x.F().name: typed by F's result
+			if ok && len(g.modules) > 0 && len(g.defsNamed(loc.Type)) == 0 {
+				return out, 0 // F is not the repository's, so neither is what it returns
+			}
 		}
 		if !ok || loc.Type == "" {
 			loc, ok = g.field(f.fam, here, qual)
@@ -72,8 +75,9 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			}
 		} else if isGo && !local {
 			typ, where = g.agreedField(f.fam, qual) // a.f.name: every field f of the repository has one type
+			typed = typ != ""
 		}
-		if typ != "" || typed {
+		if typed {
 			n := len(out)
 			for _, id := range cands {
 				cf, d := g.def(id)
@@ -87,7 +91,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			}
 			// A declared Go or Java type without that method: the method
 			// is promoted from a type of outside or the type is not ours.
-			if len(out) > n || (typed && !loc.Guess && (isGo || f.Lang == "java")) {
+			if len(out) > n || (typed && (loc == nil || !loc.Guess) && (isGo || f.Lang == "java")) {
 				return out, 7
 			}
 		}
@@ -121,7 +125,8 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 				s++
 			}
 		case method:
-			if here != "" && here == d.Container && (!strict || r.Flags&refCall != 0) {
+			// A bare name in Go never names a method (func (c *C) Error() *Error: the type).
+			if !isGo && here != "" && here == d.Container && (!strict || r.Flags&refCall != 0) {
 				s = 5
 			}
 		case member:
