@@ -323,11 +323,11 @@ func (g *Graph) isInterface(f *File, d *Def) bool {
 // iface declares, of the same signature in Go (parameter and result types,
 // package qualifiers aside); by names only elsewhere.
 func (g *Graph) satisfies(t, iface, fam string) bool {
-	methods := g.methodShapes()
-	want, have := methods[fam+" "+iface], methods[fam+" "+t]
+	want := g.methodSet(fam, iface)
 	if len(want) == 0 {
 		return false
 	}
+	have := g.methodSet(fam, t)
 	for name, shape := range want {
 		got, ok := have[name]
 		if !ok || !sameShape(got, shape) {

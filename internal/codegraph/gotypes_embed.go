@@ -69,3 +69,38 @@ func (g *Graph) promoted(fam, typ string, home typeHome, name string, out []defI
 	}
 	return out
 }
+
+// methodSet is the methods of type typ with their shapes, those it
+// declares and those promoted from what it embeds (an interface's
+// embedded interfaces too); the shallower declaration wins.
+func (g *Graph) methodSet(fam, typ string) map[string]string {
+	own := g.methodShapes()[fam+" "+typ]
+	if len(g.embedsOf(fam, typ)) == 0 {
+		return own
+	}
+	set := make(map[string]string, len(own))
+	seen := map[string]bool{typ: true}
+	cur := []string{typ}
+	for depth := 0; depth <= maxEmbedDepth && len(cur) > 0; depth++ {
+		var next []string
+		level := map[string]string{}
+		for _, t := range cur {
+			for name, shape := range g.methodShapes()[fam+" "+t] {
+				if _, ok := set[name]; !ok {
+					level[name] = shape
+				}
+			}
+			for _, e := range g.embedsOf(fam, t) {
+				if !seen[e.typ] {
+					seen[e.typ] = true
+					next = append(next, e.typ)
+				}
+			}
+		}
+		for name, shape := range level {
+			set[name] = shape
+		}
+		cur = next
+	}
+	return set
+}

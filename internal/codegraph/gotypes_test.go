@@ -232,3 +232,40 @@ func Literal() {
 	wantCallers(t, env, "Item.Touch", []string{"Index", "Map", "Range", "Literal"}, nil)
 	wantCallers(t, env, "Other.Touch", nil, []string{"Index", "Map", "Range", "Literal"})
 }
+
+// A type satisfies an interface through promoted methods, and an
+// interface's embedded interfaces count in what it asks for.
+func TestSatisfactionThroughEmbedding(t *testing.T) {
+	env := goRepo(t, map[string]string{
+		"r.go": `package m
+
+type IRoutes interface {
+	Use(h ...int) IRoutes
+	GET(path string) IRoutes
+}
+
+type IRouter interface {
+	IRoutes
+	Group(path string) *Group
+}
+
+type Group struct{}
+
+func (g *Group) Use(h ...int) IRoutes { return g }
+func (g *Group) GET(path string) IRoutes { return g }
+func (g *Group) Group(path string) *Group { return g }
+
+type Engine struct {
+	Group
+}
+
+func (e *Engine) Use(h ...int) IRoutes { return e }
+
+func Setup(e *Engine) { e.Use(1) }
+`,
+	})
+	r := call(t, Callers, env, CallersArgs{Symbol: "IRoutes.Use"})
+	if !strings.Contains(r.Text, "← Setup ") {
+		t.Errorf("IRoutes.Use: want Setup (Engine satisfies IRoutes through Group) in\n%s", r.Text)
+	}
+}
