@@ -90,7 +90,7 @@ $(GOPLS): tools/codegraphbench/go.mod tools/codegraphbench/go.sum
 # The modules and floors of the short run; docs/benchmarks.md records the full one (CODEGRAPH_PER=8).
 CODEGRAPH_MODULES ?= github.com/jackc/pgx/v5@v5.12.0,github.com/gin-gonic/gin@v1.12.0
 CODEGRAPH_PER ?= 3
-CODEGRAPH_FLOORS ?= -min-f1 0.6 -min-unflagged-precision 0.95
+CODEGRAPH_FLOORS ?= -min-f1 0.8 -min-unflagged-precision 0.98
 
 .PHONY: codegraph-accuracy
 codegraph-accuracy: $(GOPLS) ## Compare code_callers and code_find with gopls on two real modules (tools/codegraphbench; a short sample, floors only, no timing)

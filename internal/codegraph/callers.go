@@ -282,7 +282,9 @@ func (g *Graph) callersOf(id defID) []edge {
 		// holding the interface can tell.
 		for _, other := range g.defsNamed(d.Name) {
 			of, od := g.def(other)
-			if other == id || of.fam != f.fam || od.Container == "" || g.isInterface(of, od) || !g.satisfies(od.Container, d.Container, f.fam) {
+			// A wider interface (Rows for CopyFromSource) counts as an
+			// implementation, as gopls counts it.
+			if other == id || of.fam != f.fam || od.Container == "" || od.Container == d.Container || !g.satisfies(od.Container, d.Container, f.fam) {
 				continue
 			}
 			for _, e := range g.directCallers(other) {
@@ -318,30 +320,17 @@ func (g *Graph) isInterface(f *File, d *Def) bool {
 }
 
 // satisfies reports whether type t has a method of every name interface
-// iface declares (Go's rule, by names only; a best effort elsewhere).
+// iface declares, of the same signature in Go (parameter and result types,
+// package qualifiers aside); by names only elsewhere.
 func (g *Graph) satisfies(t, iface, fam string) bool {
-	if g.methods == nil {
-		g.methods = map[string]map[string]bool{}
-		for _, f := range g.Files {
-			for i := range f.Defs {
-				d := &f.Defs[i]
-				if d.Container == "" || classLike(d.Kind) {
-					continue
-				}
-				k := f.fam + " " + d.Container
-				if g.methods[k] == nil {
-					g.methods[k] = map[string]bool{}
-				}
-				g.methods[k][d.Name] = true
-			}
-		}
-	}
-	want, have := g.methods[fam+" "+iface], g.methods[fam+" "+t]
+	want := g.methodSet(fam, iface)
 	if len(want) == 0 {
 		return false
 	}
-	for name := range want {
-		if !have[name] {
+	have := g.methodSet(fam, t)
+	for name, shape := range want {
+		got, ok := have[name]
+		if !ok || !sameShape(got, shape) {
 			return false
 		}
 	}
@@ -361,7 +350,7 @@ func (g *Graph) directCallers(id defID) []edge {
 			var sure int
 			buf, sure = g.resolve(int32(fi), r, buf[:0])
 			for _, got := range buf {
-				if got == id {
+				if got == id && !calledFrom(out, int32(fi), r.Def) {
 					out = append(out, edge{file: int32(fi), def: r.Def, line: r.Line, guess: sure < guess || sure == guess && len(buf) > 1,
 						byName: r.Flags&refMember == 0})
 					break
@@ -376,6 +365,18 @@ func (g *Graph) directCallers(id defID) []edge {
 		return out[i].line < out[j].line
 	})
 	return out
+}
+
+// calledFrom reports whether edges already hold a reference from
+// definition def of file fi (a Go definition keeps one reference per
+// name and qualifier: a.Close() and b.Close() may reach one method).
+func calledFrom(edges []edge, fi, def int32) bool {
+	for i := len(edges) - 1; i >= 0 && edges[i].file == fi; i-- {
+		if edges[i].def == def {
+			return true
+		}
+	}
+	return false
 }
 
 // calleesOf lists what a definition (and what nests in it) references:

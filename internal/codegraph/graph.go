@@ -21,9 +21,12 @@ type Graph struct {
 	Stats Stats
 
 	byPath   map[string]*File
-	defs     map[string][]defID         // name → definitions (impl blocks and constructors left out)
-	methods  map[string]map[string]bool // "family container" → its method names, built on first use
+	defs     map[string][]defID           // name → definitions (impl blocks and constructors left out)
+	methods  map[string]map[string]string // "family container" → its methods' signature shapes (gotypes_satisfy.go), built on first use
+	embeds   map[string][]embedded        // "family type" → its Go embedded fields (gotypes_embed.go), built on first use
+	agreed   map[string]fieldType         // "family field" → the type all Go fields of that name share (gotypes_chain.go)
 	nameOnce sync.Once
+	typeOnce sync.Once         // builds methods and embeds
 	fields   map[string]*Local // "family container field" → the field's declared type
 	modules  []module          // the Go modules of the repository, the longest path first
 	// fieldNames holds "family name" of every typed field of the repository.

@@ -83,7 +83,7 @@ func (p *parser) parse(f *File, src []byte) error {
 	matches := p.cursor.Matches(l.q, root, src)
 	for m := matches.Next(); m != nil; m = matches.Next() {
 		var defNode, nameNode, recvNode, localNode, typeNode, pkgNode *ts.Node
-		sameNode := false
+		sameNode, embed, elem := false, false, false
 		var kind string
 		var field, guess bool
 		for i := range m.Captures {
@@ -98,10 +98,20 @@ func (p *parser) parse(f *File, src []byte) error {
 				recvNode = &node
 			case cn == "local.name", cn == "local.field":
 				localNode, field = &node, cn == "local.field"
+			case cn == "local.embed":
+				// Go's embedded field: named by its type (gotypes_embed.go).
+				localNode, typeNode, field, embed = &node, &node, true, true
 			case cn == "local.type", cn == "local.guess", cn == "local.same":
 				typeNode, guess = &node, cn != "local.type"
 				if cn == "local.same" {
 					sameNode = true
+				}
+			case cn == "local.elem", cn == "local.sameelem":
+				// Go: the element type of a slice or map local, kept as the
+				// local "s[]"; v of for _, v := range s takes it (gotypes_chain.go).
+				typeNode, elem = &node, true
+				if cn == "local.sameelem" {
+					guess, sameNode = true, true
 				}
 			case cn == "local.pkg":
 				pkgNode = &node
@@ -140,14 +150,33 @@ func (p *parser) parse(f *File, src []byte) error {
 					r.plain = true
 				}
 				if cn != "ref" {
+					recv := ""
 					for _, c2 := range m.Captures {
-						if l.names[c2.Index] == "qual" {
-							r.qual = qualifier(c2.Node.Utf8Text(src))
-							if l.name == "php" {
-								r.qual = strings.TrimPrefix(r.qual, "$") // $this->x, $store->get()
-							}
-							r.flags |= refMember
+						if l.names[c2.Index] == "qual.recv" {
+							recv = c2.Node.Utf8Text(src) + "."
 						}
+					}
+					for _, c2 := range m.Captures {
+						q := ""
+						switch l.names[c2.Index] {
+						case "qual":
+							q = qualifier(c2.Node.Utf8Text(src))
+							if l.name == "php" {
+								q = strings.TrimPrefix(q, "$") // $this->x, $store->get()
+							}
+						case "qual.call":
+							q = recv + c2.Node.Utf8Text(src) + "()" // Go's x.F().name (gotypes_chain.go)
+						case "qual.elem":
+							q = c2.Node.Utf8Text(src) + "[]" // Go's s[i].name, m[k].name
+						case "qual.type":
+							q = c2.Node.Utf8Text(src) // Go's x.(T).name, T{}.name
+						default:
+							continue
+						}
+						if q != "" || r.qual == "" {
+							r.qual = q // another pattern's "" does not undo a typed one
+						}
+						r.flags |= refMember
 					}
 				}
 			}
@@ -162,6 +191,15 @@ func (p *parser) parse(f *File, src []byte) error {
 			}
 			if sameNode {
 				loc.pkg = sameVar
+			}
+			if embed {
+				loc.name = loc.typ
+			}
+			if elem && sameNode {
+				loc.typ += "[]"
+			} else if elem {
+				loc.name += "[]"
+				loc.at++ // beside the local of the slice itself, not in its place
 			}
 			if typeNode == nil || loc.typ != "" {
 				locals = append(locals, loc)
@@ -475,8 +513,8 @@ func build(f *File, src []byte, defs []rawDef, refs map[uint32]*rawRef, locals [
 	}
 	sort.Slice(ats, func(i, j int) bool { return ats[i] < ats[j] })
 	type key struct {
-		def  int32
-		name string
+		def        int32
+		name, qual string // qual: Go keeps a.Close() and b.Close() apart (gotypes_*.go type each receiver)
 	}
 	merged := map[key]*rawRef{}
 	var order []key
@@ -500,7 +538,10 @@ func build(f *File, src []byte, defs []rawDef, refs map[uint32]*rawRef, locals [
 		}
 		defAt[i] = di
 		r := refs[at]
-		k := key{di, r.name}
+		k := key{def: di, name: r.name}
+		if f.Lang == "go" {
+			k.qual = r.qual
+		}
 		if m, ok := merged[k]; ok {
 			m.flags |= r.flags
 			if m.qual == "" {

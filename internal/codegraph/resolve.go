@@ -55,6 +55,12 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		}
 		loc, local := f.typeOf(r.Def, qual)
 		ok := local
+		if isGo && !ok {
+			loc, ok = callQual(r.Def, qual) // x.F().name: typed by F's result
+			if ok && len(g.modules) > 0 && len(g.defsNamed(loc.Type)) == 0 {
+				return out, 0 // F is not the repository's, so neither is what it returns
+			}
+		}
 		if !ok || loc.Type == "" {
 			loc, ok = g.field(f.fam, here, qual)
 		}
@@ -66,8 +72,9 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		if isGo && g.outside(f, qual, local, loc, ok) {
 			return out, 0 // a guess the graph can disprove: x's type is not the repository's
 		}
-		if ok && loc.Type != "" {
-			typ, where := loc.Type, typeHome{}
+		typ, where, typed := "", typeHome{}, ok && loc.Type != ""
+		if typed {
+			typ = loc.Type
 			switch {
 			case loc.Guess:
 				typ, where = g.guessType(f, loc)
@@ -76,6 +83,11 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			case isGo:
 				where.dir = f.dir
 			}
+		} else if isGo && !local {
+			typ, where = g.agreedField(f.fam, qual) // a.f.name: every field f of the repository has one type
+			typed = typ != ""
+		}
+		if typed {
 			n := len(out)
 			for _, id := range cands {
 				cf, d := g.def(id)
@@ -84,9 +96,12 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 				}
 				out = append(out, id)
 			}
+			if len(out) == n && isGo && typ != "" {
+				out = g.promoted(f.fam, typ, where, name, out)
+			}
 			// A declared Go or Java type without that method: the method
-			// is promoted from an embedded type or the type is not ours.
-			if len(out) > n || (!loc.Guess && (isGo || f.Lang == "java")) {
+			// is promoted from a type of outside or the type is not ours.
+			if len(out) > n || (typed && (loc == nil || !loc.Guess) && (isGo || f.Lang == "java")) {
 				return out, 7
 			}
 		}
@@ -122,7 +137,8 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 				s++
 			}
 		case method:
-			if here != "" && here == d.Container && (!strict || r.Flags&refCall != 0) {
+			// A bare name in Go never names a method (func (c *C) Error() *Error: the type).
+			if !isGo && here != "" && here == d.Container && (!strict || r.Flags&refCall != 0) {
 				s = 5
 			}
 		case member:
@@ -193,11 +209,19 @@ func (g *Graph) holds(h typeHome, f *File) bool {
 // guessType is the type a call of loc.Type returns: the class itself for
 // a constructor call, else the result its signature declares.
 func (g *Graph) guessType(f *File, loc *Local) (string, typeHome) {
+	return g.guessTypeDepth(f, loc, maxChain)
+}
+
+// maxChain bounds how many guessed locals typing one follows
+// (c := connect(); p := c.Pool(); r := p.Get(); r.M()).
+const maxChain = 3
+
+func (g *Graph) guessTypeDepth(f *File, loc *Local, depth int) (string, typeHome) {
 	if loc.Pkg == sameVar {
 		return g.varType(f, loc)
 	}
 	if f.Lang == "go" && loc.Pkg != "" && g.importOf(f, loc.Pkg) == "" {
-		return g.methodResult(f, loc)
+		return g.methodResult(f, loc, depth)
 	}
 	for _, id := range g.defsNamed(loc.Type) {
 		cf, d := g.def(id)
@@ -292,10 +316,12 @@ func (g *Graph) varType(f *File, loc *Local) (string, typeHome) {
 // methodResult is the type x := v.M() gives x in Go: the result of
 // method M of v's declared type, or, v's type unknown, the result every
 // method M of the repository agrees on; "" when they disagree.
-func (g *Graph) methodResult(f *File, loc *Local) (string, typeHome) {
+func (g *Graph) methodResult(f *File, loc *Local, depth int) (string, typeHome) {
 	recv := ""
 	if l, ok := f.typeOf(loc.Def, loc.Pkg); ok && !l.Guess {
 		recv = l.Type
+	} else if ok && l != loc && depth > 0 {
+		recv, _ = g.guessTypeDepth(f, l, depth-1) // v itself from a call: v := c.Conn()
 	}
 	typ, home := "", typeHome{}
 	for _, id := range g.defsNamed(loc.Type) {
