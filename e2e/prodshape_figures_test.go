@@ -162,7 +162,9 @@ func logModelDispatch(t *testing.T, c client.Client, runIDs []string) {
 		return
 	}
 	slices.Sort(after)
-	at := func(p int) time.Duration { return after[min(len(after)*p/100, len(after)-1)].Round(100 * time.Microsecond) }
+	at := func(p int) time.Duration {
+		return after[min(len(after)*p/100, len(after)-1)].Round(100 * time.Microsecond)
+	}
 	t.Logf("model turn dispatch (history: model activity completed → the next workflow task started) n=%d p50 %v p95 %v p99 %v",
 		len(after), at(50), at(95), at(99))
 }

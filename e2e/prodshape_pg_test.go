@@ -15,7 +15,7 @@ import (
 // own database, so that restarting it (a failover, as the platform sees one)
 // leaves the machine's shared server, and everyone else's tests, alone.
 type privatePostgres struct {
-	bin, dir string
+	bin, dir, log string
 	port     int
 	asUser   []string // runuser -u postgres --, when the test runs as root (initdb refuses root)
 }
@@ -53,7 +53,10 @@ func startPrivatePostgres(t *testing.T) *privatePostgres {
 	}
 	p.dir = filepath.Join(dir, "data")
 	p.run(t, "initdb", "-D", p.dir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
-	p.run(t, "pg_ctl", "-D", p.dir, "-w", "-t", "120", "-l", filepath.Join(dir, "log"), "-o", p.options(dir), "start")
+	// The server's output goes to a file: a server holding the pipe that
+	// CombinedOutput reads would keep pg_ctl from ever looking finished.
+	p.log = filepath.Join(dir, "log")
+	p.run(t, "pg_ctl", "-D", p.dir, "-w", "-t", "120", "-l", p.log, "-o", p.options(dir), "start")
 	t.Cleanup(func() {
 		_ = p.command("pg_ctl", "-D", p.dir, "-m", "immediate", "-w", "stop").Run()
 	})
@@ -77,7 +80,7 @@ func (p *privatePostgres) URL(name string) string {
 // cluster accepts connections.
 func (p *privatePostgres) restart(t *testing.T) {
 	t.Helper()
-	p.run(t, "pg_ctl", "-D", p.dir, "-m", "fast", "-w", "-t", "120", "restart")
+	p.run(t, "pg_ctl", "-D", p.dir, "-m", "fast", "-w", "-t", "120", "-l", p.log, "restart")
 }
 
 func (p *privatePostgres) command(name string, args ...string) *exec.Cmd {
