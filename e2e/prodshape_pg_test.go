@@ -16,8 +16,8 @@ import (
 // leaves the machine's shared server, and everyone else's tests, alone.
 type privatePostgres struct {
 	bin, dir, log string
-	port     int
-	asUser   []string // runuser -u postgres --, when the test runs as root (initdb refuses root)
+	port          int
+	asUser        []string // runuser -u postgres --, when the test runs as root (initdb refuses root)
 }
 
 // startPrivatePostgres initialises a cluster in a fresh directory with the
