@@ -147,8 +147,8 @@ load: temporal ## Load harness (not in make test): LOAD_RUNS runs × LOAD_CALLS 
 .PHONY: prod-shape
 PROD_RUNS ?= 100
 PROD_TURNS ?= 10
-prod-shape: temporal-server ## Production shape (a short variant runs in make test): Temporal's server on PostgreSQL, two API replicas, two workers, faults; PROD_RUNS runs × PROD_TURNS turns of 2 calls; see docs/scaling.md
-	PROD_RUNS=$(PROD_RUNS) PROD_TURNS=$(PROD_TURNS) $(GO) test -count=1 -timeout 60m -run '^TestProductionShape$$' -v ./e2e/
+prod-shape: temporal-server ## Production shape (a short variant runs in make test): Temporal's server on PostgreSQL, two API replicas, two workers, faults (a replica killed mid OAuth callback and under an SSE follower, a worker killed, Temporal and the platform's PostgreSQL restarted); PROD_RUNS runs × PROD_TURNS turns of 2 calls (100 × 10 and 500 × 5 in docs/scaling.md)
+	PROD_RUNS=$(PROD_RUNS) PROD_TURNS=$(PROD_TURNS) $(GO) test -count=1 -timeout 90m -run '^TestProductionShape$$' -v ./e2e/
 
 .PHONY: fairness
 FAIR_QUIET ?= 2

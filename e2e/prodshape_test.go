@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/server"
 	"go.temporal.io/sdk/client"
 
@@ -30,15 +31,22 @@ import (
 // and two workers. While runs that call a native tool and an OAuth login's
 // tool are in flight, one API replica is killed under a client following a
 // run's events, Temporal's server stops, the second worker starts while it is
-// down, the first worker is killed, the login's access token expires, and
-// Temporal's server comes back. Every run must complete with every call
-// stored once with its result, the follower must miss no message, and the
-// token must be refreshed once, not once per worker.
+// down, the first worker is killed, the login's access token expires,
+// Temporal's server comes back, and the platform's PostgreSQL restarts (a
+// failover as its clients see it). Before the runs, the login is connected
+// through a callback whose replica dies under it. Every run must complete
+// with every call stored once with its result, the follower must miss no
+// message, the login's code must be exchanged once and its token refreshed
+// once, not once per worker.
 func TestProductionShape(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Temporal's server and the platform as separate processes")
 	}
 	tsrv := startTemporalOnPostgres(t)
+	// The platform's database is on a cluster of the test's own, so that
+	// restarting it touches no one else's tests.
+	pg := startPrivatePostgres(t)
+	const dbName = "guilds"
 
 	as := oauthtest.New(t)
 	as.EmailDomain = "acme.test"
@@ -46,7 +54,8 @@ func TestProductionShape(t *testing.T) {
 	// make prod-shape sets a larger load; make test runs the short variant.
 	turns, runsN := envCount(t, "PROD_TURNS", 4), envCount(t, "PROD_RUNS", 8)
 	model := newConversationModel(t, boxModelKey, turns)
-	d := deployOn(t, tsrv.addr, map[string]string{"OPENROUTER_API_KEY": boxModelKey, "GUILDS_OPENROUTER_BASE_URL": model.URL})
+	d := deployOn(t, tsrv.addr, map[string]string{"OPENROUTER_API_KEY": boxModelKey, "GUILDS_OPENROUTER_BASE_URL": model.URL,
+		"DATABASE_URL": pg.URL(dbName)})
 	api2 := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	d.startAs("serve-2", "serve", map[string]string{"GUILDS_HTTP_ADDR": api2})
 	waitReadyAt(t, "http://"+api2)
@@ -54,13 +63,18 @@ func TestProductionShape(t *testing.T) {
 	org := d.must(201, "POST", "/api/orgs", map[string]any{"name": "Acme"})["id"].(string)
 	guild := d.must(201, "POST", "/api/orgs/"+org+"/guilds", map[string]any{"name": "Ops"})["id"].(string)
 	agent := d.must(201, "POST", "/api/guilds/"+guild+"/agents", map[string]any{"name": "Scribe"})["id"].(string)
-	connectAcme(t, d, rs.URL+"/mcp", org)
 
-	db, err := pgx.Connect(context.Background(), d.vars["DATABASE_URL"])
+	// A pool, not one connection: it reconnects after the database restarts.
+	db, err := pgxpool.New(context.Background(), d.vars["DATABASE_URL"])
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = db.Close(context.Background()) })
+	t.Cleanup(db.Close)
+	// The login's callback lands on the second replica, which dies under it;
+	// the browser retries on the first. The replica then comes back.
+	connectAcmeKillingCallback(t, d, db, as, rs.URL+"/mcp", org, "serve-2", "http://"+api2, d.API)
+	d.startAs("serve-2", "serve", map[string]string{"GUILDS_HTTP_ADDR": api2})
+	waitReadyAt(t, "http://"+api2)
 	count := func(q string, args ...any) int {
 		var n int
 		if err := db.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
@@ -68,6 +82,8 @@ func TestProductionShape(t *testing.T) {
 		}
 		return n
 	}
+
+	mon := startShapeMonitor(t, db, dbName, d.procs["worker"].cmd.Process.Pid)
 
 	// Runs start on both replicas.
 	started := time.Now()
@@ -95,17 +111,36 @@ func TestProductionShape(t *testing.T) {
 	// databases and the second worker carries on every run.
 	tsrv.stop()
 	d.startAs("worker-2", "worker", nil)
+	mon.watch(d.procs["worker-2"].cmd.Process.Pid)
 	waitLog(t, d, "worker-2", "waiting for Temporal")
 	d.kill("worker")
 	as.ExpireAccess()
 	tsrv.start(t)
 	waitLog(t, d, "worker-2", "worker started")
+	// The platform's database restarts under the runs still in flight, once
+	// calls flow again after Temporal's restart: every connection of every
+	// process is cut, open transactions roll back, and the calls they held
+	// are retried, none stored twice.
+	restartAt := count(`SELECT count(*) FROM tool_calls`)
+	waitFor(t, "calls stored after Temporal's restart", func() bool {
+		return count(`SELECT count(*) FROM tool_calls`) > restartAt || count(`SELECT count(*) FROM runs WHERE status IN ('queued', 'running')`) == 0
+	})
+	inFlight := count(`SELECT count(*) FROM runs WHERE status IN ('queued', 'running')`)
+	pg.restart(t)
+	db.Reset()
+	t.Logf("the platform's database restarted with %d runs in flight", inFlight)
 
 	for _, id := range ids {
 		d.waitRunFor(id, 30*time.Minute)
 	}
 	<-rest.done
+	// A stream cut by the restart is resumed as an EventSource would: from
+	// the last id seen; on a finished run it sends what is left and ends.
+	tail := followRun(t, d, d.API, ids[0], fmt.Sprint(max(follower.last(), rest.last())))
+	<-tail.done
 	logShapeFigures(t, db, runsN*turns*2, time.Since(started))
+	mon.log(t)
+	logModelDispatch(t, d.Temporal, ids)
 
 	if got, want := count(`SELECT count(*) FROM tool_calls`), runsN*turns*2; got != want {
 		t.Errorf("stored %d tool calls, want %d", got, want)
@@ -137,7 +172,7 @@ func TestProductionShape(t *testing.T) {
 	}
 	rows.Close()
 	// The follower saw every message of the run once, across the two replicas.
-	seen := append(follower.seqs(), rest.seqs()...)
+	seen := append(append(follower.seqs(), rest.seqs()...), tail.seqs()...)
 	stored := count(`SELECT count(*) FROM messages WHERE run_id = $1`, ids[0])
 	if len(seen) != stored {
 		t.Errorf("the follower saw %d messages of %d: %v", len(seen), stored, seen)
@@ -146,6 +181,9 @@ func TestProductionShape(t *testing.T) {
 		if seen[i] <= seen[i-1] {
 			t.Errorf("the follower saw message %d after %d", seen[i], seen[i-1])
 		}
+	}
+	if n := as.Count("code"); n != 1 {
+		t.Errorf("the login's code was exchanged %d times, want once", n)
 	}
 	if n := as.Count("refresh"); n != 1 {
 		t.Errorf("the expired token was refreshed %d times, want once", n)
@@ -159,15 +197,17 @@ func TestProductionShape(t *testing.T) {
 // wall time and call rate, and how long a call waited from the model's
 // answer being stored to its result being stored, by tool. Logged, never
 // asserted: the figures depend on the machine.
-func logShapeFigures(t *testing.T, db *pgx.Conn, calls int, wall time.Duration) {
+func logShapeFigures(t *testing.T, db *pgxpool.Pool, calls int, wall time.Duration) {
 	t.Helper()
-	t.Logf("production shape: %d calls in %.1fs, %.1f calls/s, with a worker killed, an API replica killed and Temporal restarted",
+	t.Logf("production shape: %d calls in %.1fs, %.1f calls/s, with a worker killed, an API replica killed twice, Temporal restarted and the database restarted",
 		calls, wall.Seconds(), float64(calls)/wall.Seconds())
 	rows, err := db.Query(context.Background(), `SELECT c.tool_name,
 		percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY extract(epoch FROM c.finished_at - a.created_at))
 		FROM tool_calls c CROSS JOIN LATERAL (SELECT created_at FROM messages
 			WHERE run_id = c.run_id AND seq < c.seq AND role = 'assistant' ORDER BY seq DESC LIMIT 1) a
 		GROUP BY 1 UNION ALL
+		SELECT c.tool_name || ' (in call)', percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY extract(epoch FROM c.finished_at - c.started_at))
+		FROM tool_calls c GROUP BY 1 UNION ALL
 		SELECT 'run', percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) FROM runs`)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +219,7 @@ func logShapeFigures(t *testing.T, db *pgx.Conn, calls int, wall time.Duration) 
 		if err := rows.Scan(&name, &p); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%-10s p50 %.0f ms, p95 %.0f ms, p99 %.0f ms", name, p[0]*1000, p[1]*1000, p[2]*1000)
+		t.Logf("%-20s p50 %.0f ms, p95 %.0f ms, p99 %.0f ms", name, p[0]*1000, p[1]*1000, p[2]*1000)
 	}
 }
 

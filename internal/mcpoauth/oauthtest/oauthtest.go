@@ -68,6 +68,10 @@ type Server struct {
 	// SendsIss advertises authorization_response_iss_parameter_supported and
 	// puts iss in every authorization response (RFC 9207).
 	SendsIss bool
+	// OnCodeExchange, when set, runs at the start of every authorization
+	// code exchange, before the code is checked: a test holds the exchange
+	// there to fail a process while a login is being completed.
+	OnCodeExchange func()
 
 	bound   map[string]string // token (access or refresh) → jkt of its key
 	jtis    map[string]bool   // proof ids seen (replay check)
@@ -332,6 +336,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":
 		s.count("code")
+		if s.OnCodeExchange != nil {
+			s.OnCodeExchange()
+		}
 		code := r.PostForm.Get("code")
 		s.mu.Lock()
 		g, ok := s.codes[code]
