@@ -77,6 +77,10 @@ type Options struct {
 	// (0 = DefaultHomeCheckEvery); 0 = no cap.
 	MaxHomeBytes   int64
 	HomeCheckEvery time.Duration
+	// Parked is how long a sandbox parked at its idle stop is kept for
+	// the agent's next call before it is removed (park.go); 0 =
+	// DefaultParked.
+	Parked time.Duration
 	// Logger receives lifecycle events; nil = discard.
 	Logger *slog.Logger
 }
@@ -297,8 +301,10 @@ func (m *Manager) heldIDs() map[string]bool {
 	held := map[string]bool{}
 	for _, s := range spaces {
 		s.Lock()
-		if s.id != "" {
-			held[s.id] = true
+		for _, id := range []string{s.id, s.parked} {
+			if id != "" {
+				held[id] = true
+			}
 		}
 		s.Unlock()
 	}
