@@ -178,7 +178,7 @@ func TestIdleStopThenRecreateKeepsTheHome(t *testing.T) {
 			m, agent := manager(t, w, Options{Idle: 300 * time.Millisecond})
 			// A sleep no other test runs: the local driver's ps sees the host's.
 			sleep := fmt.Sprintf("sleep %d", 10000+rand.IntN(80000))
-			exec(t, m, agent, "mkdir -p repos/p && echo kept > repos/p/file && ("+sleep+" >/dev/null 2>&1 </dev/null &)")
+			exec(t, m, agent, "mkdir -p repos/p && echo kept > repos/p/file && echo t > \"${TMPDIR:-/tmp}/scratch\" && ("+sleep+" >/dev/null 2>&1 </dev/null &)")
 			first := m.SandboxID(agent)
 			waitFor(t, "the idle stop", func() bool { return m.SandboxID(agent) == "" })
 			// A driver that parks (docker) keeps the frozen sandbox, and
@@ -187,9 +187,10 @@ func TestIdleStopThenRecreateKeepsTheHome(t *testing.T) {
 				t.Fatalf("after the idle stop the driver has %v (first %s)", ids, first)
 			}
 			// The next call thaws or re-creates the sandbox on the same
-			// home; the background command ended with the stop.
-			if got := exec(t, m, agent, "cat repos/p/file; ps -eo args | grep -cx '"+sleep+"' || true"); got != "kept\n0\n" {
-				t.Fatalf("after re-create: %q, want the file kept and no background sleep", got)
+			// home; the background command ended with the stop, and what
+			// was outside the home is gone.
+			if got := exec(t, m, agent, "cat repos/p/file; ps -eo args | grep -cx '"+sleep+"' || true; [ ! -e \"${TMPDIR:-/tmp}/scratch\" ] || echo scratch left"); got != "kept\n0\n" {
+				t.Fatalf("after re-create: %q, want the file kept, no background sleep, no scratch file", got)
 			}
 			if second := m.SandboxID(agent); second == "" {
 				t.Fatalf("no sandbox after re-create (first %s)", first)
