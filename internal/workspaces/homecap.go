@@ -22,14 +22,19 @@ type homeUsage struct {
 	checked bool
 }
 
-// HomeFullError refuses a call while the agent's home is over the cap.
+// HomeFullError refuses a call while the agent's home is over the cap, or
+// fails one that found the home's disk full (DiskFull, homefull.go).
 type HomeFullError struct {
-	AgentID string
-	Used    int64
-	Limit   int64
+	AgentID  string
+	Used     int64
+	Limit    int64 // 0: no cap set
+	DiskFull bool
 }
 
 func (e *HomeFullError) Error() string {
+	if e.DiskFull {
+		return e.diskFullError()
+	}
 	return fmt.Sprintf("workspaces: the home of agent %s holds %d MiB, over its cap of %d MiB (GUILDS_MAX_HOME_GB): "+
 		"an operator can reset it (POST /api/agents/%s/workspace/reset) or raise GUILDS_MAX_HOME_GB",
 		e.AgentID, e.Used>>20, e.Limit>>20, e.AgentID)

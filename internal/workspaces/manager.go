@@ -77,6 +77,10 @@ type Options struct {
 	// (0 = DefaultHomeCheckEvery); 0 = no cap.
 	MaxHomeBytes   int64
 	HomeCheckEvery time.Duration
+	// Parked is how long a sandbox parked at its idle stop is kept for
+	// the agent's next call before it is removed (park.go); 0 =
+	// DefaultParked.
+	Parked time.Duration
 	// Logger receives lifecycle events; nil = discard.
 	Logger *slog.Logger
 }
@@ -167,6 +171,9 @@ func (m *Manager) Exec(ctx context.Context, agentID string, req sandbox.ExecRequ
 		var err error
 		start = time.Now()
 		res, err = m.driver.Exec(ctx, h.id, r)
+		if err == nil && res.ExitCode != 0 {
+			err = m.homeFull(ctx, agentID, h, res.Stderr, res.Stdout)
+		}
 		return err
 	})
 	telemetry.SandboxExec(res.Outcome(err), time.Since(start))
@@ -176,7 +183,13 @@ func (m *Manager) Exec(ctx context.Context, agentID string, req sandbox.ExecRequ
 // CopyTo writes a file into the agent's sandbox (see sandbox.Driver.CopyTo).
 func (m *Manager) CopyTo(ctx context.Context, agentID, path string, content []byte, mode fs.FileMode) error {
 	return m.use(ctx, agentID, func(h handle) error {
-		return m.driver.CopyTo(ctx, h.id, path, content, mode)
+		err := m.driver.CopyTo(ctx, h.id, path, content, mode)
+		if err != nil {
+			if full := m.homeFull(ctx, agentID, h, []byte(err.Error())); full != nil {
+				return full
+			}
+		}
+		return err
 	})
 }
 
@@ -297,8 +310,10 @@ func (m *Manager) heldIDs() map[string]bool {
 	held := map[string]bool{}
 	for _, s := range spaces {
 		s.Lock()
-		if s.id != "" {
-			held[s.id] = true
+		for _, id := range []string{s.id, s.parked} {
+			if id != "" {
+				held[id] = true
+			}
 		}
 		s.Unlock()
 	}

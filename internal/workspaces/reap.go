@@ -80,7 +80,7 @@ func (m *Manager) forget(agentID string) {
 	}
 	select {
 	case s.mu <- struct{}{}:
-		if s.id == "" && s.inflight == 0 {
+		if s.id == "" && s.parked == "" && s.inflight == 0 {
 			delete(m.spaces, agentID)
 		}
 		<-s.mu

@@ -17,6 +17,7 @@ type space struct {
 	// first calls wait for one creation instead of making several.
 	mu       chan struct{} // a mutex that a waiter can give up on (ctx)
 	id       string        // the running sandbox; "" when there is none
+	parked   string        // a parked sandbox (park.go), when id is ""
 	env      map[string]string
 	inflight int       // calls using the sandbox now
 	lastUsed time.Time // when the last call returned
@@ -131,7 +132,7 @@ func (m *Manager) acquire(ctx context.Context, s *space) (handle, error) {
 	if closed {
 		return handle{}, ErrClosed
 	}
-	if s.id == "" {
+	if s.id == "" && (s.parked == "" || !m.unparkLocked(ctx, s)) {
 		if err := m.createLocked(ctx, s); err != nil {
 			return handle{}, err
 		}
@@ -186,7 +187,7 @@ func (m *Manager) idleStop(s *space, gen int) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := m.stopLocked(ctx, s, "idle"); err != nil {
+	if err := m.parkLocked(ctx, s); err != nil {
 		m.log.Warn("idle stop of an agent sandbox", "agent", s.agentID, "err", err)
 	}
 }
@@ -237,6 +238,9 @@ func (m *Manager) stopLocked(ctx context.Context, s *space, why string) error {
 	if s.idle != nil {
 		s.idle.Stop()
 		s.idle = nil
+	}
+	if err := m.removeParkedLocked(ctx, s); err != nil {
+		return fmt.Errorf("workspaces: stop the parked sandbox of agent %s: %w", s.agentID, err)
 	}
 	if s.id == "" {
 		return nil

@@ -37,6 +37,12 @@ type Options struct {
 	// see only this scope's containers. Use it when several platforms (or
 	// test runs) share an engine.
 	Scope string
+	// HomeVolumeOpts are the engine's volume driver options for every new
+	// home volume (Spec.HomeVolume), e.g. a size where the engine's local
+	// driver can enforce one ("size" on XFS with project quotas; the tests
+	// use a tmpfs, which keeps nothing across a stop); nil = none, a home
+	// as big as the engine's disk.
+	HomeVolumeOpts map[string]string
 	// PullMissing pulls an image the engine does not have at Create.
 	PullMissing bool
 	// Logger receives lifecycle events; nil = discard.
@@ -49,6 +55,8 @@ type Driver struct {
 	scope string
 	pull  bool
 	log   *slog.Logger
+	// volumeOpts is Options.HomeVolumeOpts.
+	volumeOpts map[string]string
 }
 
 var _ sandbox.Driver = (*Driver)(nil)
@@ -65,7 +73,7 @@ func New(opts Options) (*Driver, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Driver{cli: opts.Client, scope: opts.Scope, pull: opts.PullMissing, log: opts.Logger}, nil
+	return &Driver{cli: opts.Client, scope: opts.Scope, pull: opts.PullMissing, log: opts.Logger, volumeOpts: opts.HomeVolumeOpts}, nil
 }
 
 // Ping checks that the engine answers (and settles the API version).

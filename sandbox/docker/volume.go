@@ -27,7 +27,7 @@ func (d *Driver) ensureVolume(ctx context.Context, spec sandbox.Spec) error {
 	}
 	labels := spec.AllLabels(d.scope)
 	delete(labels, sandbox.LabelRun) // a home belongs to the agent, not to one run
-	if _, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{Name: spec.HomeVolume, Labels: labels}); err != nil {
+	if _, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{Name: spec.HomeVolume, Labels: labels, DriverOpts: d.volumeOpts}); err != nil {
 		return fmt.Errorf("sandbox/docker: create home volume %s: %w", spec.HomeVolume, err)
 	}
 	d.log.InfoContext(ctx, "sandbox home volume created", "driver", "docker", "volume", spec.HomeVolume, "agent", spec.AgentID)

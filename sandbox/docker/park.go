@@ -1,0 +1,45 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/guilds/guilds/sandbox"
+)
+
+var _ sandbox.Parker = (*Driver)(nil)
+
+// parkScript ends every process the sandbox's user may signal (kill -1
+// spares PID 1, the keeper, which reaps them) and empties the scratch
+// mounts, so an unparked sandbox holds what a new one would plus the home.
+const parkScript = `kill -KILL -1 2>/dev/null
+for d in "$@"; do find "$d" -mindepth 1 -maxdepth 1 -exec rm -rf {} + 2>/dev/null; done
+exit 0`
+
+// Park ends the sandbox's commands and freezes it (the engine's pause: a
+// cgroup freezer, no CPU, the keeper's few pages of memory). Unpark is one
+// engine call, where a start is a runtime create, a start and an exec.
+func (d *Driver) Park(ctx context.Context, id string) error {
+	_, err := d.exec(ctx, id, "", sandbox.ExecRequest{
+		Cmd:       []string{"/bin/sh", "-c", parkScript, "guilds-park", sandbox.RunDir, sandbox.TmpDir},
+		Dir:       "/",
+		Timeout:   30 * time.Second,
+		MaxOutput: 4096,
+	})
+	if err != nil {
+		return fmt.Errorf("sandbox/docker: park: %w", err)
+	}
+	if err := d.cli.ContainerPause(ctx, id); err != nil {
+		return fmt.Errorf("sandbox/docker: park: %w", err)
+	}
+	return nil
+}
+
+// Unpark thaws a parked sandbox.
+func (d *Driver) Unpark(ctx context.Context, id string) error {
+	if err := d.cli.ContainerUnpause(ctx, id); err != nil {
+		return fmt.Errorf("sandbox/docker: unpark: %w", err)
+	}
+	return nil
+}
