@@ -125,11 +125,17 @@ func nameAndType(p string) (string, string, bool) {
 	}
 	for j := 0; j < len(name); j++ {
 		c := name[j]
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80) {
+		if !identByte(c) {
 			return "", "", false
 		}
 	}
 	return name, strings.TrimSpace(p[i+1:]), true
+}
+
+// identByte reports whether c may appear in a Go identifier (any byte of a
+// multi-byte letter counts).
+func identByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }
 
 // splitTop splits at the commas outside brackets.
