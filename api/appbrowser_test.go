@@ -117,8 +117,17 @@ func (b *appBrowser) click(sel string) {
 	b.t.Helper()
 	c, stop := context.WithTimeout(b.ctx, time.Minute)
 	defer stop()
-	if err := chromedp.Do(c, chromedp.Click(chromedp.CSS(sel))); err != nil {
-		b.t.Fatalf("click %s: %v", sel, err)
+	for {
+		err := chromedp.Do(c, chromedp.Click(chromedp.CSS(sel)))
+		// A page that redraws between the query and the click replaces the
+		// node found; the next query finds the new one.
+		if err != nil && strings.Contains(err.Error(), "Could not find node with given id") && c.Err() == nil {
+			continue
+		}
+		if err != nil {
+			b.t.Fatalf("click %s: %v", sel, err)
+		}
+		return
 	}
 }
 
