@@ -147,9 +147,13 @@ func TestPublishedTaskInputAnswered(t *testing.T) {
 		if !strings.Contains(got, "# Research Report: tides (User declined - using default interpretation)") {
 			t.Errorf("the report after the wait:\n%s", got)
 		}
-		r := <-asked
-		if r, err := inputs.Get(ctx, db, r.ID, nil); err != nil || r.State != inputs.StateExpired {
-			t.Errorf("the unanswered form is %+v, %v; want expired", r.State, err)
+		select {
+		case r := <-asked:
+			if r, err := inputs.Get(ctx, db, r.ID, nil); err != nil || r.State != inputs.StateExpired {
+				t.Errorf("the unanswered form is %q, %v; want expired", r.State, err)
+			}
+		default:
+			t.Error("the form never reached the inbox")
 		}
 	})
 }
