@@ -139,6 +139,12 @@ func TestPublishedServerFormGoesToAnOperator(t *testing.T) {
 		len(lateInputs) != 1 || lateInputs[0].State != "expired" || !strings.Contains(lateInputs[0].Message, `"tides"`) {
 		t.Errorf("the unanswered form: %d %s", r.Status, r.Body)
 	}
+	// What the model read at its next turns is those results.
+	for _, want := range []string{"# Research Report: python (snake)", "# Research Report: tides (User declined - using default interpretation)"} {
+		if !strings.Contains(model.Received(), want) {
+			t.Errorf("the model was not sent %q", want)
+		}
+	}
 	if t.Failed() {
 		t.Logf("transcripts:\n%s\n%s\nserver:\n%s\nplatform:\n%s", transcript, lateTranscript, logs, d.Logs())
 	}
