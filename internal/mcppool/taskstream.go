@@ -47,9 +47,14 @@ func (t *rawStreamable) SetRequestHandler(h transport.RequestHandler) {
 // request (logged: the task is polled on as before); answered counts the
 // forms answered on the stream. An error is the poll's own end.
 func (p *Pool) resultStream(ctx context.Context, s *session, taskID string) (result json.RawMessage, answered int, err error) {
-	sctx, cancel := context.WithCancel(ctx)
+	var (
+		sctx   context.Context
+		cancel context.CancelFunc
+	)
 	if dl, ok := ctx.Deadline(); ok {
 		sctx, cancel = context.WithDeadline(ctx, dl.Add(-streamMargin))
+	} else {
+		sctx, cancel = context.WithCancel(ctx)
 	}
 	defer cancel()
 	var n atomic.Int32
