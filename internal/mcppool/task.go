@@ -158,7 +158,8 @@ func (p *Pool) taskOnce(ctx context.Context, s *session, taskID string) (tools.T
 		return tools.TaskState{}, err
 	}
 	var w wireTask
-	if err := json.Unmarshal(raw.get(), &w); err != nil || w.Status == "" {
+	err := json.Unmarshal(raw.get(), &w)
+	if err != nil || w.Status == "" {
 		return tools.TaskState{}, fmt.Errorf("%s: tasks/get answered without a task status", label(s.info.Slug))
 	}
 	st := tools.TaskState{Status: w.Status, PollEvery: w.pollEvery(), Message: w.StatusMessage}
@@ -172,27 +173,49 @@ func (p *Pool) taskOnce(ctx context.Context, s *session, taskID string) (tools.T
 			}
 			result = kept.get()
 		}
-		r, err := mcp.ParseCallToolResult(&result)
-		if err != nil {
-			return tools.TaskState{}, fmt.Errorf("%s: the completed task's result: %w", label(s.info.Slug), err)
-		}
-		st.Parts = Parts(r)
-		if r.IsError {
-			st.Parts = []tools.Part{{Text: "ERROR: " + tools.JoinParts(st.Parts, nil)}}
+		if st.Parts, err = resultParts(s, result); err != nil {
+			return tools.TaskState{}, err
 		}
 	case tools.TaskFailed:
 		if w.Error != nil && w.Error.Message != "" {
 			st.Message = w.Error.Message
 		}
 	case tools.TaskInputRequired:
-		if len(w.InputRequests) > 0 {
+		switch {
+		case len(w.InputRequests) > 0:
 			if err := p.answerInputs(ctx, s, taskID, w.InputRequests); err != nil {
 				return tools.TaskState{}, err
 			}
 			st.Answered = len(w.InputRequests)
+		case w.ResultType == "": // 2025-11-25: its requests come on a tasks/result stream
+			result, answered, err := p.resultStream(ctx, s, taskID)
+			if err != nil {
+				return tools.TaskState{}, err
+			}
+			st.Answered = answered
+			if result != nil {
+				st.Status = tools.TaskCompleted
+				if st.Parts, err = resultParts(s, result); err != nil {
+					return tools.TaskState{}, err
+				}
+			}
 		}
 	}
 	return st, nil
+}
+
+// resultParts reads a task's result as a call's (CallParts); a tool error
+// is the "ERROR: …" text.
+func resultParts(s *session, result json.RawMessage) ([]tools.Part, error) {
+	r, err := mcp.ParseCallToolResult(&result)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the completed task's result: %w", label(s.info.Slug), err)
+	}
+	parts := Parts(r)
+	if r.IsError {
+		parts = []tools.Part{{Text: "ERROR: " + tools.JoinParts(parts, nil)}}
+	}
+	return parts, nil
 }
 
 // answerInputs answers a task's input requests with tasks/update: a form as
