@@ -64,16 +64,23 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		if !ok || loc.Type == "" {
 			loc, ok = g.field(f.fam, here, qual)
 		}
+		if isGo && (!ok || loc.Type == "") && r.Flags&refBare == 0 {
+			loc, ok = f.anonField(r.Def, qual) // a.f.name, f a field of an anonymous struct of this function
+		}
 		if !ok || loc.Type == "" {
 			if l, found := moduleInstance(f, qual); found {
 				loc, ok = l, true
 			}
 		}
-		if isGo && g.outside(f, qual, local, loc, ok) {
+		typ, where := "", typeHome{}
+		if isGo && !local && (!ok || loc.Type == "") && r.Flags&refBare != 0 {
+			typ, where = g.varType(f, &Local{Def: r.Def, Type: qual, Pkg: sameVar}) // V.name, V a package variable
+		}
+		if isGo && typ == "" && g.outside(f, qual, local, loc, ok) {
 			return out, 0 // a guess the graph can disprove: x's type is not the repository's
 		}
-		typ, where, typed := "", typeHome{}, ok && loc.Type != ""
-		if typed {
+		typed := ok && loc.Type != "" || typ != ""
+		if typed && typ == "" {
 			typ = loc.Type
 			switch {
 			case loc.Guess:
@@ -83,7 +90,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			case isGo:
 				where.dir = f.dir
 			}
-		} else if isGo && !local {
+		} else if isGo && !local && !typed {
 			typ, where = g.agreedField(f.fam, qual) // a.f.name: every field f of the repository has one type
 			typed = typ != ""
 		}
@@ -245,7 +252,11 @@ func (g *Graph) guessTypeDepth(f *File, loc *Local, depth int) (string, typeHome
 		if d.Kind != "func" && d.Kind != "method" {
 			continue
 		}
-		name, pkg, ok := typeName(resultType(cf.Lang, d.Sig))
+		sig := resultType(cf.Lang, d.Sig)
+		if cf.Lang == "go" {
+			sig = goResult(d.Sig, int(loc.Nth))
+		}
+		name, pkg, ok := typeName(sig)
 		if !ok {
 			continue
 		}
@@ -317,8 +328,10 @@ func (g *Graph) varType(f *File, loc *Local) (string, typeHome) {
 // method M of v's declared type, or, v's type unknown, the result every
 // method M of the repository agrees on; "" when they disagree.
 func (g *Graph) methodResult(f *File, loc *Local, depth int) (string, typeHome) {
-	recv := ""
-	if l, ok := f.typeOf(loc.Def, loc.Pkg); ok && !l.Guess {
+	recv, ok := g.literalOrCallRecv(f, loc, depth) // T{}.M(), v.F().M()
+	if ok {
+		// typed, or not
+	} else if l, ok := f.typeOf(loc.Def, loc.Pkg); ok && !l.Guess {
 		recv = l.Type
 	} else if ok && l != loc && depth > 0 {
 		recv, _ = g.guessTypeDepth(f, l, depth-1) // v itself from a call: v := c.Conn()
@@ -329,7 +342,7 @@ func (g *Graph) methodResult(f *File, loc *Local, depth int) (string, typeHome) 
 		if cf.fam != f.fam || d.Kind != "method" || recv != "" && d.Container != recv {
 			continue
 		}
-		name, pkg, ok := typeName(resultType("go", d.Sig))
+		name, pkg, ok := typeName(goResult(d.Sig, int(loc.Nth)))
 		if !ok {
 			return "", typeHome{}
 		}
@@ -357,24 +370,7 @@ func resultType(lang, sig string) string {
 		}
 		return ""
 	case "go":
-		rest := strings.TrimPrefix(sig, "func ")
-		if strings.HasPrefix(rest, "(") { // a receiver
-			rest = rest[closing(rest):]
-		}
-		i := strings.IndexByte(rest, '(')
-		if i < 0 {
-			return ""
-		}
-		rest = strings.TrimSpace(rest[i+closing(rest[i:]):])
-		if strings.HasPrefix(rest, "(") {
-			first, _, _ := strings.Cut(strings.TrimPrefix(rest, "("), ",")
-			first = strings.TrimSuffix(strings.TrimSpace(first), ")")
-			if f := strings.Fields(first); len(f) > 0 {
-				return f[len(f)-1] // a named result: the type is last
-			}
-			return ""
-		}
-		return rest
+		return goResult(sig, 0)
 	case "typescript", "tsx", "javascript":
 		i := strings.IndexByte(sig, '(')
 		if i < 0 {
