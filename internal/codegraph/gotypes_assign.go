@@ -67,23 +67,30 @@ func resultIndex(n *ts.Node) uint8 {
 
 // literalOrCallRecv is the receiver type of x := T{}.M() or x := v.F().M()
 // (Pkg "T{}" or "v.F()"); ok false for any other Pkg.
-func (g *Graph) literalOrCallRecv(f *File, loc *Local, depth int) (string, bool) {
+func (g *Graph) literalOrCallRecv(f *File, loc *Local, depth int) (string, typeHome, bool) {
 	if typ, lit := strings.CutSuffix(loc.Pkg, "{}"); lit {
-		return typ, true
+		return typ, typeHome{}, true // the literal's package is not kept: any folder
 	}
 	if !strings.HasSuffix(loc.Pkg, "()") {
-		return "", false
+		return "", typeHome{}, false
 	}
 	if depth <= 0 {
-		return "", true
+		return "", typeHome{}, true
 	}
 	l, ok := callQual(loc.Def, loc.Pkg)
 	if !ok {
-		return "", true
+		return "", typeHome{}, true
 	}
-	typ, _ := g.guessTypeDepth(f, l, depth-1)
-	return typ, true
+	typ, home := g.guessTypeDepth(f, l, depth-1)
+	return typ, home, true
 }
+
+// predeclared are Go's predeclared types: what a value of one of them
+// calls is never the repository's (unless it declares the name itself).
+var predeclared = map[string]bool{"error": true, "string": true, "bool": true, "byte": true, "rune": true,
+	"int": true, "int8": true, "int16": true, "int32": true, "int64": true, "uint": true, "uint8": true,
+	"uint16": true, "uint32": true, "uint64": true, "uintptr": true, "float32": true, "float64": true,
+	"complex64": true, "complex128": true, "any": true}
 
 // goResult is the nth result type of a Go function signature, with its
 // package qualifier; "" when the signature does not say.

@@ -195,3 +195,72 @@ func TestGoResult(t *testing.T) {
 		t.Errorf("no second result: %q", got)
 	}
 }
+
+// x := new(T) is a T; a receiver typed by a signature as a predeclared
+// type (err from a call returning error) calls none of the repository's
+// methods, so the guess onto them is dropped.
+func TestNewAndPredeclared(t *testing.T) {
+	env := goRepo(t, map[string]string{
+		"plan/plan.go": planPkg,
+		"plan/err.go": `package plan
+
+type Failure struct{}
+
+func (Failure) Error() string { return "" }
+
+type Builder struct{}
+
+func (b *Builder) String() string { return "" }
+
+func Check(p Plan) string {
+	err := p.Run(nil)
+	return err.Error()
+}
+
+func Build() string {
+	b := new(Builder)
+	return b.String()
+}
+`,
+	})
+	wantCallers(t, env, "Failure.Error", nil, []string{"Check"})
+	wantCallers(t, env, "Builder.String", []string{"Build"}, nil)
+}
+
+// The receiver's package decides between two types of one name: c :=
+// pool.Acquire() then c.Query() is pool's Conn.Query, not the root's.
+func TestReceiverHome(t *testing.T) {
+	env := goRepo(t, map[string]string{
+		"conn.go": `package m
+
+type Rows interface{ Next() bool }
+
+type Conn struct{}
+
+func (c *Conn) Query() (Rows, error) { return nil, nil }
+
+func connect() *Conn { return &Conn{} }
+
+func Use() {
+	c := connect()
+	rows, _ := c.Query()
+	rows.Next()
+}
+`,
+		"pool/pool.go": `package pool
+
+import "example.com/m"
+
+type Conn struct{}
+
+func (c *Conn) Query() (m.Rows, error) { return nil, nil }
+`,
+		"rows.go": `package m
+
+type rows struct{}
+
+func (rows) Next() bool { return false }
+`,
+	})
+	wantCallers(t, env, "Rows.Next", []string{"Use"}, nil)
+}

@@ -218,7 +218,8 @@ func (p *parser) parse(f *File, src []byte) error {
 				loc.name += "[]"
 				loc.at++ // beside the local of the slice itself, not in its place
 			}
-			if typeNode == nil || loc.typ != "" {
+			newCall := l.name == "go" && loc.guess && loc.pkg == "" && loc.typ == "new" // x := new(T) has its own pattern
+			if (typeNode == nil || loc.typ != "") && !newCall {
 				locals = append(locals, loc)
 			}
 		}

@@ -38,6 +38,7 @@ const goQuery = `
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (unary_expression operand: (composite_literal type: (_) @local.type))))
 (short_var_declaration left: (expression_list (identifier) @local.name) right: (expression_list . (call_expression function: (identifier) @local.guess) .))
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (identifier) @local.same))
+(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (identifier) @_new arguments: (argument_list . (_) @local.type .)) .) (#eq? @_new "new"))
 (short_var_declaration left: (expression_list (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: (identifier) @local.pkg field: (field_identifier) @local.guess)) .))
 (short_var_declaration left: (expression_list (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: (selector_expression field: (field_identifier) @local.pkg) field: (field_identifier) @local.guess)) .))
 (short_var_declaration left: (expression_list (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: [(composite_literal) (parenthesized_expression) (call_expression function: [(identifier) (selector_expression operand: (identifier))])] @local.recv field: (field_identifier) @local.guess)) .))

@@ -111,6 +111,9 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			if len(out) > n || (typed && (loc == nil || !loc.Guess) && (isGo || f.Lang == "java")) {
 				return out, 7
 			}
+			if isGo && predeclared[typ] && len(g.defsNamed(typ)) == 0 {
+				return out, 0 // err.Error() with err an error: a guess the graph can disprove
+			}
 		}
 	}
 	best := 0
@@ -328,18 +331,23 @@ func (g *Graph) varType(f *File, loc *Local) (string, typeHome) {
 // method M of v's declared type, or, v's type unknown, the result every
 // method M of the repository agrees on; "" when they disagree.
 func (g *Graph) methodResult(f *File, loc *Local, depth int) (string, typeHome) {
-	recv, ok := g.literalOrCallRecv(f, loc, depth) // T{}.M(), v.F().M()
+	recv, recvHome, ok := g.literalOrCallRecv(f, loc, depth) // T{}.M(), v.F().M()
 	if ok {
 		// typed, or not
 	} else if l, ok := f.typeOf(loc.Def, loc.Pkg); ok && !l.Guess {
-		recv = l.Type
+		recv, recvHome = l.Type, typeHome{dir: f.dir}
+		if l.Pkg == sameVar {
+			recv, recvHome = g.varType(f, l)
+		} else if l.Pkg != "" {
+			recvHome = typeHome{importPath: g.importOf(f, l.Pkg)}
+		}
 	} else if ok && l != loc && depth > 0 {
-		recv, _ = g.guessTypeDepth(f, l, depth-1) // v itself from a call: v := c.Conn()
+		recv, recvHome = g.guessTypeDepth(f, l, depth-1) // v itself from a call: v := c.Conn()
 	}
 	typ, home := "", typeHome{}
 	for _, id := range g.defsNamed(loc.Type) {
 		cf, d := g.def(id)
-		if cf.fam != f.fam || d.Kind != "method" || recv != "" && d.Container != recv {
+		if cf.fam != f.fam || d.Kind != "method" || recv != "" && (d.Container != recv || !g.holds(recvHome, cf)) {
 			continue
 		}
 		name, pkg, ok := typeName(goResult(d.Sig, int(loc.Nth)))
