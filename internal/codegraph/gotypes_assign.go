@@ -149,3 +149,22 @@ func listTypes(list string) []string {
 	}
 	return types
 }
+
+// errorSeen reports whether err.Error() in file f, err an error, may call
+// method d of file cf: d is an Error() string, declared in f's folder or
+// in a package f imports. gopls counts a call through error as a call of
+// the error types of the packages the caller can see, and no other.
+func (g *Graph) errorSeen(f, cf *File, d *Def) bool {
+	if d.Kind != "method" || goShape(d.Sig, d.Name) != "|string" {
+		return false
+	}
+	if cf.dir == f.dir {
+		return true
+	}
+	for _, im := range f.Imports {
+		if g.pkgMatch(im.Path, cf.dir) > 0 {
+			return true
+		}
+	}
+	return false
+}

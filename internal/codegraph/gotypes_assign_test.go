@@ -1,6 +1,9 @@
 package codegraph
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The shared fixture: a Plan interface with two implementations, and
 // the functions that return plans.
@@ -223,8 +226,19 @@ func Build() string {
 }
 `,
 	})
-	wantCallers(t, env, "Failure.Error", nil, []string{"Check"})
 	wantCallers(t, env, "Builder.String", []string{"Build"}, nil)
+	// err.Error() stays a guess onto the error types of the caller's
+	// package and the ones it imports, and none elsewhere.
+	r := call(t, Callers, env, CallersArgs{Symbol: "Failure.Error"})
+	if !strings.Contains(r.Text, "← Check ") || !strings.Contains(r.Text, "guess") {
+		t.Errorf("Failure.Error: want Check flagged a guess in\n%s", r.Text)
+	}
+	env = goRepo(t, map[string]string{
+		"plan/plan.go": planPkg,
+		"fail/fail.go": "package fail\n\ntype Failure struct{}\n\nfunc (Failure) Error() string { return \"\" }\n",
+		"app/app.go":   "package app\n\nimport \"example.com/m/plan\"\n\nfunc Check(p plan.Plan) string {\n\terr := p.Run(nil)\n\treturn err.Error()\n}\n",
+	})
+	wantCallers(t, env, "Failure.Error", nil, []string{"Check"})
 }
 
 // The receiver's package decides between two types of one name: c :=

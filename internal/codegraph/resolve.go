@@ -46,6 +46,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		}
 	}
 	var importPath string
+	errorValue := false // err.Error(), err an error (gotypes_assign.go)
 	if isGo && member {
 		importPath = g.importOf(f, qual)
 	}
@@ -112,7 +113,10 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 				return out, 7
 			}
 			if isGo && predeclared[typ] && len(g.defsNamed(typ)) == 0 {
-				return out, 0 // err.Error() with err an error: a guess the graph can disprove
+				if typ != "error" || name != "Error" {
+					return out, 0 // a predeclared type's value calls none of the repository's methods
+				}
+				errorValue = true
 			}
 		}
 	}
@@ -121,6 +125,9 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 	for _, id := range cands {
 		cf, d := g.def(id)
 		if cf.fam != f.fam {
+			continue
+		}
+		if errorValue && !g.errorSeen(f, cf, d) {
 			continue
 		}
 		s := 0
@@ -143,7 +150,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			if qual == d.Container || ((qual == "self" || qual == "this") && here == d.Container) {
 				s = 5
 			}
-			if sameFile {
+			if sameFile && !errorValue { // err.Error() stays a guess, one error type in the file or not
 				s++
 			}
 		case method:
