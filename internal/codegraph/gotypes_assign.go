@@ -155,16 +155,12 @@ func listTypes(list string) []string {
 // in a package f imports. gopls counts a call through error as a call of
 // the error types of the packages the caller can see, and no other.
 func (g *Graph) errorSeen(f, cf *File, d *Def) bool {
-	if d.Kind != "method" || goShape(d.Sig, d.Name) != "|string" {
+	if d.Kind != "method" {
 		return false
 	}
-	if cf.dir == f.dir {
-		return true
+	seen := cf.dir == f.dir
+	for i := 0; i < len(f.Imports) && !seen; i++ {
+		seen = g.pkgMatch(f.Imports[i].Path, cf.dir) > 0
 	}
-	for _, im := range f.Imports {
-		if g.pkgMatch(im.Path, cf.dir) > 0 {
-			return true
-		}
-	}
-	return false
+	return seen && goShape(d.Sig, d.Name) == "|string"
 }

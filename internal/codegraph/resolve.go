@@ -338,19 +338,7 @@ func (g *Graph) varType(f *File, loc *Local) (string, typeHome) {
 // method M of v's declared type, or, v's type unknown, the result every
 // method M of the repository agrees on; "" when they disagree.
 func (g *Graph) methodResult(f *File, loc *Local, depth int) (string, typeHome) {
-	recv, recvHome, ok := g.literalOrCallRecv(f, loc, depth) // T{}.M(), v.F().M()
-	if ok {
-		// typed, or not
-	} else if l, ok := f.typeOf(loc.Def, loc.Pkg); ok && !l.Guess {
-		recv, recvHome = l.Type, typeHome{dir: f.dir}
-		if l.Pkg == sameVar {
-			recv, recvHome = g.varType(f, l)
-		} else if l.Pkg != "" {
-			recvHome = typeHome{importPath: g.importOf(f, l.Pkg)}
-		}
-	} else if ok && l != loc && depth > 0 {
-		recv, recvHome = g.guessTypeDepth(f, l, depth-1) // v itself from a call: v := c.Conn()
-	}
+	recv, recvHome := g.receiverOf(f, loc, depth)
 	typ, home := "", typeHome{}
 	for _, id := range g.defsNamed(loc.Type) {
 		cf, d := g.def(id)
@@ -373,6 +361,29 @@ func (g *Graph) methodResult(f *File, loc *Local, depth int) (string, typeHome) 
 		typ, home = name, h
 	}
 	return typ, home
+}
+
+// receiverOf is the type of v in x := v.M(), with where it is declared:
+// v's declaration, or the call or literal v is (T{}.M(), c.Conn().M()),
+// or v's own guessed type; "" when unknown.
+func (g *Graph) receiverOf(f *File, loc *Local, depth int) (string, typeHome) {
+	if recv, home, ok := g.literalOrCallRecv(f, loc, depth); ok {
+		return recv, home
+	}
+	l, ok := f.typeOf(loc.Def, loc.Pkg)
+	switch {
+	case !ok:
+		return "", typeHome{}
+	case !l.Guess && l.Pkg == sameVar:
+		return g.varType(f, l)
+	case !l.Guess && l.Pkg != "":
+		return l.Type, typeHome{importPath: g.importOf(f, l.Pkg)}
+	case !l.Guess:
+		return l.Type, typeHome{dir: f.dir}
+	case l != loc && depth > 0:
+		return g.guessTypeDepth(f, l, depth-1) // v itself from a call: v := c.Conn()
+	}
+	return "", typeHome{}
 }
 
 // resultType is what a signature says its function returns (the first
