@@ -160,8 +160,10 @@ func (p *parser) parse(f *File, src []byte) error {
 							recv = c2.Node.Utf8Text(src) + "."
 						case "qual.lit":
 							recv = c2.Node.Utf8Text(src) + "{}." // T{}.F().name (gotypes_assign.go)
-						case "qual.bare":
-							r.flags |= refBare
+						case "qual":
+							if l.name == "go" && c2.Node.Kind() == "identifier" {
+								r.flags |= refBare // V.name, not a.V.name (gotypes_assign.go)
+							}
 						}
 					}
 					for _, c2 := range m.Captures {

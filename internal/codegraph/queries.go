@@ -4,7 +4,7 @@ package codegraph
 //   @def.<kind> a definition node, with @name its name (and @recv, Go's receiver type);
 //   @call a called name, @member a name read through a qualifier, @qual that qualifier (Go also:
 //   @qual.call the function whose result it is, of @qual.recv or of a literal of type @qual.lit;
-//   @qual.type the type asserted or built; @qual.bare a qualifier that is a plain identifier);
+//   @qual.type the type asserted or built);
 //   @ref any other identifier; @package Go's package; @import.alias/@import.path a Go import, or
 //   a name a Python or JavaScript file imports and the module it comes from;
 //   @local.embed a Go embedded field (named by its type); @local.elem the element type of a Go slice
@@ -49,7 +49,6 @@ const goQuery = `
 (call_expression function: (identifier) @call)
 (call_expression function: (selector_expression operand: (index_expression operand: [(identifier) (selector_expression field: (field_identifier))] @qual.elem) field: (field_identifier) @call))
 (call_expression function: (selector_expression operand: (_) @qual field: (field_identifier) @call))
-(call_expression function: (selector_expression operand: (identifier) @qual.bare field: (field_identifier) @call))
 (call_expression function: (selector_expression operand: (call_expression function: (identifier) @qual.call) field: (field_identifier) @call))
 (call_expression function: (selector_expression operand: (call_expression function: (selector_expression operand: (identifier) @qual.recv field: (field_identifier) @qual.call)) field: (field_identifier) @call))
 (call_expression function: (selector_expression operand: (call_expression function: (selector_expression operand: (selector_expression field: (field_identifier) @qual.recv) field: (field_identifier) @qual.call)) field: (field_identifier) @call))
