@@ -160,17 +160,17 @@ func (p *parser) parse(f *File, src []byte) error {
 							recv = c2.Node.Utf8Text(src) + "."
 						case "qual.lit":
 							recv = c2.Node.Utf8Text(src) + "{}." // T{}.F().name (gotypes_assign.go)
-						case "qual":
-							if l.name == "go" && c2.Node.Kind() == "identifier" {
-								r.flags |= refBare // V.name, not a.V.name (gotypes_assign.go)
-							}
 						}
 					}
 					for _, c2 := range m.Captures {
 						q := ""
 						switch l.names[c2.Index] {
 						case "qual":
-							q = qualifier(c2.Node.Utf8Text(src))
+							text := c2.Node.Utf8Text(src)
+							q = qualifier(text)
+							if l.name == "go" && q == text {
+								r.flags |= refBare // V.name, not a.V.name (gotypes_assign.go)
+							}
 							if l.name == "php" {
 								q = strings.TrimPrefix(q, "$") // $this->x, $store->get()
 							}
