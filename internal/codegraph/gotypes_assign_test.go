@@ -278,3 +278,22 @@ func (rows) Next() bool { return false }
 	})
 	wantCallers(t, env, "Rows.Next", []string{"Use"}, nil)
 }
+
+// A local's result position survives the store beside its guess flag.
+func TestLocalResultStored(t *testing.T) {
+	in := []Local{{Def: 0, Name: "p", Type: "Pair", Pkg: "c", Guess: true, Nth: 1},
+		{Def: -1, Name: "x", Type: "T"}, {Def: 0, Name: "err", Type: "Split", Guess: true, Nth: 2}}
+	packed, err := packLocals(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := unpackLocals(packed, 1)
+	if len(out) != len(in) {
+		t.Fatalf("got %d locals, want %d", len(out), len(in))
+	}
+	for i := range in {
+		if out[i] != in[i] {
+			t.Errorf("local %d: got %+v, want %+v", i, out[i], in[i])
+		}
+	}
+}
