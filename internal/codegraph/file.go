@@ -82,6 +82,7 @@ type Local struct {
 	Type  string // its type's bare name
 	Pkg   string // the qualifier of the type (Go's package alias), if any
 	Guess bool
+	Nth   uint8 // Go, Guess: which result of the call it holds (a, b := f(): b is 1)
 }
 
 // Def is one definition.
@@ -99,6 +100,7 @@ type Def struct {
 const (
 	refCall   uint8 = 1 << iota // the name is called
 	refMember                   // the name is read through a qualifier (x.name, x::name)
+	refBare                     // Go: that qualifier is a plain identifier (x.name, not a.x.name)
 )
 
 // Ref is one place a name is used: the first line it appears on within
@@ -190,7 +192,25 @@ func (f *File) typeOf(di int32, name string) (*Local, bool) {
 	if l, ok := nearest(f, f.Locals, di, name); ok {
 		return l, true
 	}
+	if f.Lang == "go" {
+		return nil, false // a Go field is only reached through a selector (anonField)
+	}
 	return nearest(f, f.Fields, di, name)
+}
+
+// anonField is a field of an anonymous struct declared in definition di
+// or one enclosing it (Go: tests := []struct{ plan Plan }{...}).
+func (f *File) anonField(di int32, name string) (*Local, bool) {
+	if di < 0 {
+		return nil, false
+	}
+	return nearest(f, f.Fields, di, name)
+}
+
+// structField reports whether l, a field, belongs to a declared type and
+// not to an anonymous struct inside a function.
+func (f *File) structField(l *Local) bool {
+	return l.Def >= 0 && classLike(f.Defs[l.Def].Kind)
 }
 
 // nearest finds the entry of name whose definition is di or the closest

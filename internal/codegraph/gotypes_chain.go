@@ -45,7 +45,7 @@ func (g *Graph) indexAgreed() {
 		}
 		for _, l := range f.Fields {
 			k := f.fam + " " + l.Name
-			if off[k] {
+			if off[k] || !f.structField(&l) {
 				continue
 			}
 			ft := fieldType{typ: l.Type, home: typeHome{dir: f.dir}}

@@ -21,7 +21,7 @@ func (g *Graph) indexEmbeds() {
 	g.embeds = map[string][]embedded{}
 	for fi, f := range g.Files {
 		for _, l := range f.Fields {
-			if f.Lang == "go" && l.Name == l.Type && l.Def >= 0 {
+			if f.Lang == "go" && l.Name == l.Type && f.structField(&l) {
 				k := f.fam + " " + f.Defs[l.Def].Name
 				g.embeds[k] = append(g.embeds[k], embedded{typ: l.Type, pkg: l.Pkg, file: int32(fi)})
 			}

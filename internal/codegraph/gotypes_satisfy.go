@@ -87,27 +87,9 @@ func goShape(sig, name string) string {
 
 // paramTypes lists the types of a Go parameter list, named or not.
 func paramTypes(list string) string {
-	parts := splitTop(list)
-	named := false
-	for _, p := range parts {
-		if _, _, ok := nameAndType(p); ok {
-			named = true
-			break
-		}
-	}
-	types := make([]string, len(parts))
-	pending := 0
-	for i, p := range parts {
-		if !named {
-			types[i] = bareType(p)
-			continue
-		}
-		if _, t, ok := nameAndType(p); ok {
-			for j := pending; j <= i; j++ {
-				types[j] = bareType(t)
-			}
-			pending = i + 1
-		}
+	types := listTypes(list)
+	for i, t := range types {
+		types[i] = bareType(t)
 	}
 	return strings.Join(types, ",")
 }

@@ -118,6 +118,9 @@ func (g *Graph) indexNames() {
 		}
 		for li := range f.Fields {
 			l := &f.Fields[li]
+			if !f.structField(l) {
+				continue // an anonymous struct's, found through its function (anonField)
+			}
 			g.fields[f.fam+" "+f.Defs[l.Def].Name+" "+l.Name] = l
 			g.fieldNames[f.fam+" "+l.Name] = true
 		}

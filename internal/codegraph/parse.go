@@ -39,6 +39,7 @@ type rawLocal struct {
 	at             uint32
 	name, typ, pkg string
 	guess, field   bool
+	nth            uint8 // Go: which result of the call (a, b := f())
 }
 
 type rawRef struct {
@@ -82,7 +83,7 @@ func (p *parser) parse(f *File, src []byte) error {
 	var skips [][2]uint32
 	matches := p.cursor.Matches(l.q, root, src)
 	for m := matches.Next(); m != nil; m = matches.Next() {
-		var defNode, nameNode, recvNode, localNode, typeNode, pkgNode *ts.Node
+		var defNode, nameNode, recvNode, localNode, typeNode, pkgNode, recvExprNode *ts.Node
 		sameNode, embed, elem := false, false, false
 		var kind string
 		var field, guess bool
@@ -115,6 +116,8 @@ func (p *parser) parse(f *File, src []byte) error {
 				}
 			case cn == "local.pkg":
 				pkgNode = &node
+			case cn == "local.recv":
+				recvExprNode = &node
 			case cn == "package":
 				f.Pkg = node.Utf8Text(src)
 			case cn == "skip":
@@ -152,22 +155,29 @@ func (p *parser) parse(f *File, src []byte) error {
 				if cn != "ref" {
 					recv := ""
 					for _, c2 := range m.Captures {
-						if l.names[c2.Index] == "qual.recv" {
+						switch l.names[c2.Index] {
+						case "qual.recv":
 							recv = c2.Node.Utf8Text(src) + "."
+						case "qual.lit":
+							recv = c2.Node.Utf8Text(src) + "{}." // T{}.F().name (gotypes_assign.go)
 						}
 					}
 					for _, c2 := range m.Captures {
 						q := ""
 						switch l.names[c2.Index] {
 						case "qual":
-							q = qualifier(c2.Node.Utf8Text(src))
+							text := c2.Node.Utf8Text(src)
+							q = qualifier(text)
+							if l.name == "go" && q == text {
+								r.flags |= refBare // V.name, not a.V.name (gotypes_assign.go)
+							}
 							if l.name == "php" {
 								q = strings.TrimPrefix(q, "$") // $this->x, $store->get()
 							}
 						case "qual.call":
 							q = recv + c2.Node.Utf8Text(src) + "()" // Go's x.F().name (gotypes_chain.go)
 						case "qual.elem":
-							q = c2.Node.Utf8Text(src) + "[]" // Go's s[i].name, m[k].name
+							q = qualifier(c2.Node.Utf8Text(src)) + "[]" // Go's s[i].name, m[k].name, a.s[i].name
 						case "qual.type":
 							q = c2.Node.Utf8Text(src) // Go's x.(T).name, T{}.name
 						default:
@@ -189,6 +199,15 @@ func (p *parser) parse(f *File, src []byte) error {
 			if pkgNode != nil {
 				loc.pkg = pkgNode.Utf8Text(src)
 			}
+			if recvExprNode != nil {
+				if loc.pkg = receiverExpr(recvExprNode.Utf8Text(src)); loc.pkg == "" {
+					typeNode = nil // a receiver the graph cannot name: the local stays untyped
+					loc.typ, loc.guess = "", false
+				}
+			}
+			if guess && l.name == "go" {
+				loc.nth = resultIndex(localNode)
+			}
 			if sameNode {
 				loc.pkg = sameVar
 			}
@@ -201,7 +220,8 @@ func (p *parser) parse(f *File, src []byte) error {
 				loc.name += "[]"
 				loc.at++ // beside the local of the slice itself, not in its place
 			}
-			if typeNode == nil || loc.typ != "" {
+			newCall := l.name == "go" && loc.guess && loc.pkg == "" && loc.typ == "new" // x := new(T) has its own pattern
+			if (typeNode == nil || loc.typ != "") && !newCall {
 				locals = append(locals, loc)
 			}
 		}
@@ -483,14 +503,18 @@ func build(f *File, src []byte, defs []rawDef, refs map[uint32]*rawRef, locals [
 		}
 		di := innermostAt(defs, l.at)
 		if l.field {
+			fn := di
 			for di >= 0 && !classLike(f.Defs[di].Kind) {
 				di = f.Defs[di].Parent
+			}
+			if di < 0 && f.Lang == "go" && fn >= 0 {
+				di = fn // a field of an anonymous struct in a function (gotypes_assign.go)
 			}
 			if di < 0 {
 				continue
 			}
 		}
-		loc := Local{Def: di, Name: l.name, Type: l.typ, Pkg: l.pkg, Guess: l.guess}
+		loc := Local{Def: di, Name: l.name, Type: l.typ, Pkg: l.pkg, Guess: l.guess, Nth: l.nth}
 		if l.field && l.typ != "" {
 			f.Fields = append(f.Fields, loc)
 		} else if !l.field {

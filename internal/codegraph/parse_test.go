@@ -39,6 +39,9 @@ func dumpFile(f *File) string {
 		if l.Guess {
 			guess = " (guess)"
 		}
+		if l.Nth > 0 {
+			guess += fmt.Sprintf(" (result %d)", l.Nth+1)
+		}
 		q := ""
 		if l.Pkg != "" {
 			q = l.Pkg + "."

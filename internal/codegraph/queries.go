@@ -3,14 +3,16 @@ package codegraph
 // The queries name what they capture:
 //   @def.<kind> a definition node, with @name its name (and @recv, Go's receiver type);
 //   @call a called name, @member a name read through a qualifier, @qual that qualifier (Go also:
-//   @qual.call the function whose result it is, of @qual.recv; @qual.type the type asserted or built);
+//   @qual.call the function whose result it is, of @qual.recv or of a literal of type @qual.lit;
+//   @qual.type the type asserted or built);
 //   @ref any other identifier; @package Go's package; @import.alias/@import.path a Go import, or
 //   a name a Python or JavaScript file imports and the module it comes from;
 //   @local.embed a Go embedded field (named by its type); @local.elem the element type of a Go slice
 //   or map local, @local.sameelem the slice a range clause's value walks; @qual.elem s of s[i].name;
 //   @local.name (or @local.field, a member of the enclosing class) a variable whose type is
 //   @local.type (declared or constructed) or @local.guess (the result of calling that name,
-//   of package @local.pkg), or @local.same (Go: the type of that variable, x := y).
+//   of package @local.pkg, or of the receiver @local.recv: a literal or a call), or @local.same
+//   (Go: the type of that variable, x := y). A Go local left of a call takes its result by position.
 // A node captured twice (as @ref and as @call) keeps the union of what it was.
 
 const goQuery = `
@@ -30,28 +32,31 @@ const goQuery = `
 (variadic_parameter_declaration name: (identifier) @local.name)
 (field_declaration name: (field_identifier) @local.field type: (_) @local.type)
 (field_declaration . type: [(type_identifier) (qualified_type) (generic_type)] @local.embed)
+(field_declaration name: (field_identifier) @local.field type: [(slice_type element: (_) @local.elem) (array_type element: (_) @local.elem) (map_type value: (_) @local.elem)])
 (interface_type (type_elem . [(type_identifier) (qualified_type)] @local.embed .))
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (composite_literal type: (_) @local.type)))
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (unary_expression operand: (composite_literal type: (_) @local.type))))
-(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (identifier) @local.guess)))
+(short_var_declaration left: (expression_list (identifier) @local.name) right: (expression_list . (call_expression function: (identifier) @local.guess) .))
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (identifier) @local.same))
-(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: (identifier) @local.pkg field: (field_identifier) @local.guess))))
-(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: (selector_expression field: (field_identifier) @local.pkg) field: (field_identifier) @local.guess))))
+(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (call_expression function: (identifier) @_new arguments: (argument_list . (_) @local.type .)) .) (#eq? @_new "new"))
+(short_var_declaration left: (expression_list (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: (identifier) @local.pkg field: (field_identifier) @local.guess)) .))
+(short_var_declaration left: (expression_list (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: (selector_expression field: (field_identifier) @local.pkg) field: (field_identifier) @local.guess)) .))
+(short_var_declaration left: (expression_list (identifier) @local.name) right: (expression_list . (call_expression function: (selector_expression operand: [(composite_literal) (parenthesized_expression) (call_expression function: [(identifier) (selector_expression operand: (identifier))])] @local.recv field: (field_identifier) @local.guess)) .))
 (parameter_declaration name: (identifier) @local.name type: [(slice_type element: (_) @local.elem) (array_type element: (_) @local.elem) (map_type value: (_) @local.elem)])
 (var_spec name: (identifier) @local.name type: [(slice_type element: (_) @local.elem) (array_type element: (_) @local.elem) (map_type value: (_) @local.elem)])
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (composite_literal type: [(slice_type element: (_) @local.elem) (map_type value: (_) @local.elem)])))
 (range_clause left: (expression_list . (identifier) . (identifier) @local.name) right: (identifier) @local.sameelem)
 (call_expression function: (identifier) @call)
-(call_expression function: (selector_expression operand: (index_expression operand: (identifier) @qual.elem) field: (field_identifier) @call))
+(call_expression function: (selector_expression operand: (index_expression operand: [(identifier) (selector_expression field: (field_identifier))] @qual.elem) field: (field_identifier) @call))
 (call_expression function: (selector_expression operand: (_) @qual field: (field_identifier) @call))
 (call_expression function: (selector_expression operand: (call_expression function: (identifier) @qual.call) field: (field_identifier) @call))
 (call_expression function: (selector_expression operand: (call_expression function: (selector_expression operand: (identifier) @qual.recv field: (field_identifier) @qual.call)) field: (field_identifier) @call))
 (call_expression function: (selector_expression operand: (call_expression function: (selector_expression operand: (selector_expression field: (field_identifier) @qual.recv) field: (field_identifier) @qual.call)) field: (field_identifier) @call))
-(call_expression function: (selector_expression operand: (call_expression function: (selector_expression operand: (composite_literal) field: (field_identifier) @qual.call)) field: (field_identifier) @call))
+(call_expression function: (selector_expression operand: (call_expression function: (selector_expression operand: [(composite_literal type: [(type_identifier) @qual.lit (qualified_type name: (type_identifier) @qual.lit)]) (parenthesized_expression [(composite_literal type: [(type_identifier) @qual.lit (qualified_type name: (type_identifier) @qual.lit)]) (unary_expression operand: (composite_literal type: [(type_identifier) @qual.lit (qualified_type name: (type_identifier) @qual.lit)]))])] field: (field_identifier) @qual.call)) field: (field_identifier) @call))
 (call_expression function: (selector_expression operand: (type_assertion_expression type: [(type_identifier) @qual.type (pointer_type (type_identifier) @qual.type)]) field: (field_identifier) @call))
 (call_expression function: (selector_expression operand: (parenthesized_expression (type_assertion_expression type: [(type_identifier) @qual.type (pointer_type (type_identifier) @qual.type)])) field: (field_identifier) @call))
-(call_expression function: (selector_expression operand: (composite_literal type: (type_identifier) @qual.type) field: (field_identifier) @call))
-(call_expression function: (selector_expression operand: (parenthesized_expression (unary_expression operand: (composite_literal type: (type_identifier) @qual.type))) field: (field_identifier) @call))
+(call_expression function: (selector_expression operand: (composite_literal type: [(type_identifier) @qual.type (qualified_type name: (type_identifier) @qual.type)]) field: (field_identifier) @call))
+(call_expression function: (selector_expression operand: (parenthesized_expression [(composite_literal type: [(type_identifier) @qual.type (qualified_type name: (type_identifier) @qual.type)]) (unary_expression operand: (composite_literal type: [(type_identifier) @qual.type (qualified_type name: (type_identifier) @qual.type)]))]) field: (field_identifier) @call))
 (selector_expression operand: (_) @qual field: (field_identifier) @member)
 (qualified_type package: (package_identifier) @qual name: (type_identifier) @member)
 (identifier) @ref

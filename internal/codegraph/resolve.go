@@ -46,6 +46,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		}
 	}
 	var importPath string
+	errorValue := false // err.Error(), err an error (gotypes_assign.go)
 	if isGo && member {
 		importPath = g.importOf(f, qual)
 	}
@@ -64,16 +65,23 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 		if !ok || loc.Type == "" {
 			loc, ok = g.field(f.fam, here, qual)
 		}
+		if isGo && (!ok || loc.Type == "") && r.Flags&refBare == 0 {
+			loc, ok = f.anonField(r.Def, qual) // a.f.name, f a field of an anonymous struct of this function
+		}
 		if !ok || loc.Type == "" {
 			if l, found := moduleInstance(f, qual); found {
 				loc, ok = l, true
 			}
 		}
-		if isGo && g.outside(f, qual, local, loc, ok) {
+		typ, where := "", typeHome{}
+		if isGo && !local && (!ok || loc.Type == "") && r.Flags&refBare != 0 {
+			typ, where = g.varType(f, &Local{Def: r.Def, Type: qual, Pkg: sameVar}) // V.name, V a package variable
+		}
+		if isGo && typ == "" && g.outside(f, qual, local, loc, ok) {
 			return out, 0 // a guess the graph can disprove: x's type is not the repository's
 		}
-		typ, where, typed := "", typeHome{}, ok && loc.Type != ""
-		if typed {
+		typed := ok && loc.Type != "" || typ != ""
+		if typed && typ == "" {
 			typ = loc.Type
 			switch {
 			case loc.Guess:
@@ -83,7 +91,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			case isGo:
 				where.dir = f.dir
 			}
-		} else if isGo && !local {
+		} else if isGo && !local && !typed {
 			typ, where = g.agreedField(f.fam, qual) // a.f.name: every field f of the repository has one type
 			typed = typ != ""
 		}
@@ -104,6 +112,12 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			if len(out) > n || (typed && (loc == nil || !loc.Guess) && (isGo || f.Lang == "java")) {
 				return out, 7
 			}
+			if isGo && predeclared[typ] && len(g.defsNamed(typ)) == 0 {
+				if typ != "error" || name != "Error" {
+					return out, 0 // a predeclared type's value calls none of the repository's methods
+				}
+				errorValue = true
+			}
 		}
 	}
 	best := 0
@@ -111,6 +125,9 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 	for _, id := range cands {
 		cf, d := g.def(id)
 		if cf.fam != f.fam {
+			continue
+		}
+		if errorValue && !g.errorSeen(f, cf, d) {
 			continue
 		}
 		s := 0
@@ -133,7 +150,7 @@ func (g *Graph) resolve(fi int32, r Ref, out []defID) ([]defID, int) {
 			if qual == d.Container || ((qual == "self" || qual == "this") && here == d.Container) {
 				s = 5
 			}
-			if sameFile {
+			if sameFile && !errorValue { // err.Error() stays a guess, one error type in the file or not
 				s++
 			}
 		case method:
@@ -245,7 +262,11 @@ func (g *Graph) guessTypeDepth(f *File, loc *Local, depth int) (string, typeHome
 		if d.Kind != "func" && d.Kind != "method" {
 			continue
 		}
-		name, pkg, ok := typeName(resultType(cf.Lang, d.Sig))
+		sig := resultType(cf.Lang, d.Sig)
+		if cf.Lang == "go" {
+			sig = goResult(d.Sig, int(loc.Nth))
+		}
+		name, pkg, ok := typeName(sig)
 		if !ok {
 			continue
 		}
@@ -317,19 +338,14 @@ func (g *Graph) varType(f *File, loc *Local) (string, typeHome) {
 // method M of v's declared type, or, v's type unknown, the result every
 // method M of the repository agrees on; "" when they disagree.
 func (g *Graph) methodResult(f *File, loc *Local, depth int) (string, typeHome) {
-	recv := ""
-	if l, ok := f.typeOf(loc.Def, loc.Pkg); ok && !l.Guess {
-		recv = l.Type
-	} else if ok && l != loc && depth > 0 {
-		recv, _ = g.guessTypeDepth(f, l, depth-1) // v itself from a call: v := c.Conn()
-	}
+	recv, recvHome := g.receiverOf(f, loc, depth)
 	typ, home := "", typeHome{}
 	for _, id := range g.defsNamed(loc.Type) {
 		cf, d := g.def(id)
-		if cf.fam != f.fam || d.Kind != "method" || recv != "" && d.Container != recv {
+		if cf.fam != f.fam || d.Kind != "method" || recv != "" && (d.Container != recv || !g.holds(recvHome, cf)) {
 			continue
 		}
-		name, pkg, ok := typeName(resultType("go", d.Sig))
+		name, pkg, ok := typeName(goResult(d.Sig, int(loc.Nth)))
 		if !ok {
 			return "", typeHome{}
 		}
@@ -347,6 +363,29 @@ func (g *Graph) methodResult(f *File, loc *Local, depth int) (string, typeHome) 
 	return typ, home
 }
 
+// receiverOf is the type of v in x := v.M(), with where it is declared:
+// v's declaration, or the call or literal v is (T{}.M(), c.Conn().M()),
+// or v's own guessed type; "" when unknown.
+func (g *Graph) receiverOf(f *File, loc *Local, depth int) (string, typeHome) {
+	if recv, home, ok := g.literalOrCallRecv(f, loc, depth); ok {
+		return recv, home
+	}
+	l, ok := f.typeOf(loc.Def, loc.Pkg)
+	switch {
+	case !ok:
+		return "", typeHome{}
+	case !l.Guess && l.Pkg == sameVar:
+		return g.varType(f, l)
+	case !l.Guess && l.Pkg != "":
+		return l.Type, typeHome{importPath: g.importOf(f, l.Pkg)}
+	case !l.Guess:
+		return l.Type, typeHome{dir: f.dir}
+	case l != loc && depth > 0:
+		return g.guessTypeDepth(f, l, depth-1) // v itself from a call: v := c.Conn()
+	}
+	return "", typeHome{}
+}
+
 // resultType is what a signature says its function returns (the first
 // result in Go), "" when it does not say.
 func resultType(lang, sig string) string {
@@ -357,24 +396,7 @@ func resultType(lang, sig string) string {
 		}
 		return ""
 	case "go":
-		rest := strings.TrimPrefix(sig, "func ")
-		if strings.HasPrefix(rest, "(") { // a receiver
-			rest = rest[closing(rest):]
-		}
-		i := strings.IndexByte(rest, '(')
-		if i < 0 {
-			return ""
-		}
-		rest = strings.TrimSpace(rest[i+closing(rest[i:]):])
-		if strings.HasPrefix(rest, "(") {
-			first, _, _ := strings.Cut(strings.TrimPrefix(rest, "("), ",")
-			first = strings.TrimSuffix(strings.TrimSpace(first), ")")
-			if f := strings.Fields(first); len(f) > 0 {
-				return f[len(f)-1] // a named result: the type is last
-			}
-			return ""
-		}
-		return rest
+		return goResult(sig, 0)
 	case "typescript", "tsx", "javascript":
 		i := strings.IndexByte(sig, '(')
 		if i < 0 {

@@ -17,7 +17,7 @@ import (
 // storeVersion changes with the layout or with what a parse extracts
 // beyond the queries (a change of a query changes queryPrint), so an old
 // graph is rebuilt rather than read.
-const storeVersion = 6
+const storeVersion = 7
 
 // queryPrint fingerprints the extraction queries and which file endings
 // each language takes, so a graph stored before a language was added (its
@@ -192,11 +192,11 @@ func packLocals(ls []Local) (string, error) {
 		w.str(l.Name)
 		w.str(l.Type)
 		w.str(l.Pkg)
+		g := uint64(l.Nth) << 1
 		if l.Guess {
-			w.uint(1)
-		} else {
-			w.uint(0)
+			g |= 1
 		}
+		w.uint(g)
 	}
 	return string(w.buf), w.err
 }
@@ -207,7 +207,10 @@ func unpackLocals(packed string, defs int) []Local {
 	r := &reader{s: packed}
 	var ls []Local
 	for len(r.s) > 0 && !r.bad {
-		ls = append(ls, Local{Def: r.index(defs), Name: r.str(), Type: r.str(), Pkg: r.str(), Guess: r.uint() == 1})
+		l := Local{Def: r.index(defs), Name: r.str(), Type: r.str(), Pkg: r.str()}
+		g := r.uint()
+		l.Guess, l.Nth = g&1 == 1, uint8(min(g>>1, 255))
+		ls = append(ls, l)
 	}
 	if r.bad {
 		return nil
