@@ -2,10 +2,12 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/guilds/guilds/sandbox"
+	"github.com/guilds/guilds/sandbox/channel"
 )
 
 var _ sandbox.Parker = (*Driver)(nil)
@@ -21,6 +23,15 @@ exit 0`
 // cgroup freezer, no CPU, the keeper's few pages of memory). Unpark is one
 // engine call, where a start is a runtime create, a start and an exec.
 func (d *Driver) Park(ctx context.Context, id string) error {
+	if c, ok := d.channel(id); ok {
+		err := c.Park(ctx, sandbox.RunDir, sandbox.TmpDir)
+		if err == nil {
+			return d.pause(ctx, id)
+		}
+		if !errors.Is(err, channel.ErrUnavailable) {
+			return fmt.Errorf("sandbox/docker: park: %w", err)
+		}
+	}
 	_, err := d.exec(ctx, id, "", sandbox.ExecRequest{
 		Cmd:       []string{"/bin/sh", "-c", parkScript, "guilds-park", sandbox.RunDir, sandbox.TmpDir},
 		Dir:       "/",
@@ -30,6 +41,10 @@ func (d *Driver) Park(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("sandbox/docker: park: %w", err)
 	}
+	return d.pause(ctx, id)
+}
+
+func (d *Driver) pause(ctx context.Context, id string) error {
 	if err := d.cli.ContainerPause(ctx, id); err != nil {
 		return fmt.Errorf("sandbox/docker: park: %w", err)
 	}
