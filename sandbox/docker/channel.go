@@ -47,7 +47,7 @@ type channelSetup struct {
 // prepareChannel makes the host folder and its token file, or returns nil
 // when this sandbox gets no channel.
 func (d *Driver) prepareChannel(ctx context.Context, spec sandbox.Spec, name string) (*channelSetup, error) {
-	if d.chanDir == "" || len(spec.Command) > 0 {
+	if d.chanDir == "" || len(spec.Command) > 0 || d.chanOff.Load() {
 		return nil, nil
 	}
 	server := ""
@@ -106,8 +106,16 @@ func (d *Driver) channelReady(ctx context.Context, id string, c *channelSetup) {
 			d.channels.Store(id, channel.Client{Socket: sock, Token: c.token})
 			return
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			d.log.WarnContext(ctx, "sandbox command channel did not come up; using the engine's exec", "sandbox", id)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			// Most likely the engine does not see the worker's folders
+			// (another host, or a worker in a container): every later
+			// sandbox would wait as long for nothing.
+			d.chanOff.Store(true)
+			d.log.ErrorContext(ctx, "sandbox command channel did not come up; the engine's exec serves every sandbox from now on (is ChannelDir on the engine's host?)",
+				"sandbox", id, "channel_dir", d.chanDir)
 			return
 		}
 		time.Sleep(5 * time.Millisecond)

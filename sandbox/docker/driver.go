@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -72,6 +73,8 @@ type Driver struct {
 	// channels holds a channel.Client per sandbox id that has one.
 	chanDir, chanServer string
 	channels            sync.Map
+	// chanOff: a channel never came up; no later sandbox tries one.
+	chanOff atomic.Bool
 }
 
 var _ sandbox.Driver = (*Driver)(nil)
