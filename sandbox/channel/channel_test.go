@@ -204,7 +204,7 @@ func TestWrongTokenRefused(t *testing.T) {
 
 func TestParkNeedsPID1(t *testing.T) {
 	tok := NewToken()
-	if err := (Client{Socket: serve(t, tok), Token: tok}).Park(context.Background()); err == nil || !strings.Contains(err.Error(), "PID 1") {
+	if _, err := (Client{Socket: serve(t, tok), Token: tok}).Park(context.Background()); err == nil || !strings.Contains(err.Error(), "PID 1") {
 		t.Fatalf("park outside a sandbox: %v, want a refusal", err)
 	}
 }

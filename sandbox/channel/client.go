@@ -32,20 +32,24 @@ func (c Client) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exec
 	return c.do(ctx, Request{
 		Cmd: req.Cmd, Env: req.Env, Dir: req.Dir, TimeoutMS: req.Timeout.Milliseconds(),
 		MaxOutput: req.MaxOutput, Stdin: req.Stdin != nil,
-	}, req.Stdin, req.MaxOutput, req.Timeout)
+	}, req.Stdin, req.MaxOutput, req.Timeout, nil)
 }
 
 // Park ends every process of the sandbox's user but the server and empties
-// the folders in clear.
-func (c Client) Park(ctx context.Context, clear ...string) error {
-	res, err := c.do(ctx, Request{Op: "park", Clear: clear, TimeoutMS: 30_000}, nil, 4096, 30*time.Second)
+// the folders in clear. It returns how many processes are still alive
+// besides the server (another user's).
+func (c Client) Park(ctx context.Context, clear ...string) (others int, err error) {
+	var x Exit
+	res, err := c.do(ctx, Request{Op: "park", Clear: clear, TimeoutMS: 30_000}, nil, 4096, 30*time.Second, &x)
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("channel: park: exit %d: %s", res.ExitCode, res.Stderr)
 	}
-	return err
+	return x.Others, err
 }
 
-func (c Client) do(ctx context.Context, r Request, stdin io.Reader, maxOut int, timeout time.Duration) (sandbox.ExecResult, error) {
+// do sends r and collects the answer; exit, when not nil, receives the
+// server's exit record.
+func (c Client) do(ctx context.Context, r Request, stdin io.Reader, maxOut int, timeout time.Duration, exit *Exit) (sandbox.ExecResult, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", c.Socket)
 	if err != nil {
@@ -107,6 +111,9 @@ func (c Client) do(ctx context.Context, r Request, stdin io.Reader, maxOut int, 
 			}
 			if x.Error != "" {
 				return sandbox.ExecResult{}, fmt.Errorf("channel: %s", x.Error)
+			}
+			if exit != nil {
+				*exit = x
 			}
 			return sandbox.ExecResult{
 				ExitCode: x.Code, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(),

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -357,5 +358,24 @@ func (s *Server) park(clear []string) Exit {
 			_ = os.RemoveAll(filepath.Join(d, e.Name()))
 		}
 	}
-	return Exit{Code: 0}
+	return Exit{Code: 0, Others: liveOthers()}
+}
+
+// liveOthers counts the live processes besides this one.
+func liveOthers() int {
+	n := 0
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	self := os.Getpid()
+	for _, f := range stats {
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		if err != nil || pid == self {
+			continue
+		}
+		if b, err := os.ReadFile(f); err == nil {
+			if st, _, ok := statFields(b); ok && st != 'Z' {
+				n++
+			}
+		}
+	}
+	return n
 }

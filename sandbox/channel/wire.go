@@ -90,4 +90,7 @@ type Exit struct {
 	TimedOut  bool   `json:"timed_out,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// Others, after a park: processes still alive besides the server
+	// (another user's, which it may not signal).
+	Others int `json:"others,omitempty"`
 }

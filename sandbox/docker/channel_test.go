@@ -210,6 +210,9 @@ func TestChannelParkUnpark(t *testing.T) {
 	if err := d.Park(ctx, id); err != nil {
 		t.Fatal(err)
 	}
+	if _, awake := d.awake.Load(id); !awake {
+		t.Error("a sandbox with nothing but its keeper left was frozen")
+	}
 	if err := d.Unpark(ctx, id); err != nil {
 		t.Fatal(err)
 	}

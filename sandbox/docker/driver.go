@@ -75,6 +75,8 @@ type Driver struct {
 	channels            sync.Map
 	// chanOff: a channel never came up; no later sandbox tries one.
 	chanOff atomic.Bool
+	// awake holds the ids of sandboxes parked without a freeze (park.go).
+	awake sync.Map
 }
 
 var _ sandbox.Driver = (*Driver)(nil)
@@ -283,6 +285,7 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 		return fmt.Errorf("sandbox/docker: remove: %w", err)
 	}
 	d.dropChannel(info.ID, info.Name)
+	d.awake.Delete(info.ID)
 	d.log.InfoContext(ctx, "sandbox removed", "driver", "docker", "sandbox", info.ID)
 	return nil
 }
