@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"time"
 
 	"github.com/guilds/guilds/sandbox"
@@ -50,6 +51,13 @@ func (c Client) Park(ctx context.Context, clear ...string) (others int, err erro
 // do sends r and collects the answer; exit, when not nil, receives the
 // server's exit record.
 func (c Client) do(ctx context.Context, r Request, stdin io.Reader, maxOut int, timeout time.Duration, exit *Exit) (sandbox.ExecResult, error) {
+	// The folder is writable from inside the sandbox: a command may have
+	// put something else under the socket's name, such as a link to a
+	// socket of the host. Only a socket is dialled (and the server must
+	// still prove the token before anything is sent but a nonce).
+	if fi, err := os.Lstat(c.Socket); err != nil || fi.Mode().Type() != os.ModeSocket {
+		return sandbox.ExecResult{}, fmt.Errorf("%w: %s is not the server's socket", ErrUnavailable, c.Socket)
+	}
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", c.Socket)
 	if err != nil {

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,6 +235,20 @@ func TestChannelFallback(t *testing.T) {
 	res, err := d.Exec(context.Background(), id, sandbox.ExecRequest{Cmd: []string{"sh", "-c", "echo via-exec; exit 4"}})
 	if err != nil || string(res.Stdout) != "via-exec\n" || res.ExitCode != 4 {
 		t.Fatalf("fallback: %+v %v", res, err)
+	}
+	// A link in the socket's place (to a socket of the host) is not dialled.
+	other := filepath.Join(t.TempDir(), "other.sock")
+	l, err := net.Listen("unix", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := os.Symlink(other, c.Socket); err != nil {
+		t.Fatal(err)
+	}
+	res, err = d.Exec(context.Background(), id, sandbox.ExecRequest{Cmd: []string{"echo", "still-exec"}})
+	if err != nil || string(res.Stdout) != "still-exec\n" {
+		t.Fatalf("fallback past a link: %+v %v", res, err)
 	}
 
 	plain, _ := engine(t)
