@@ -269,3 +269,34 @@ func TestChannelFallback(t *testing.T) {
 		t.Fatalf("old image: %+v %v", res, err)
 	}
 }
+
+// An agent image that carries the server (its guilds.sandboxd label) gets
+// the channel with nothing mounted. GUILDS_SANDBOX_IMAGE names the image
+// (default guilds-sandbox:latest, from `make sandbox-image`).
+func TestChannelFromImageLabel(t *testing.T) {
+	plain, cli := engine(t)
+	ref := os.Getenv("GUILDS_SANDBOX_IMAGE")
+	if ref == "" {
+		ref = "guilds-sandbox:latest"
+	}
+	img, err := cli.ImageInspect(context.Background(), ref)
+	if err != nil || img.Config == nil || img.Config.Labels[ServerLabel] == "" {
+		t.Skipf("image %s has no %s label (%v): rebuild it with `make sandbox-image`", ref, ServerLabel, err)
+	}
+	d, err := New(Options{Client: cli, Scope: plain.scope, ChannelDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := d.Create(context.Background(), sandbox.Spec{Image: ref, AgentID: "label", User: "agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Remove(context.Background(), sb.ID) })
+	if !d.HasChannel(sb.ID) {
+		t.Fatal("no channel with the image's server")
+	}
+	res, err := d.Exec(context.Background(), sb.ID, sandbox.ExecRequest{Cmd: []string{"sh", "-c", "id -un; cat /proc/1/comm"}})
+	if err != nil || string(res.Stdout) != "agent\nguilds-sandboxd\n" {
+		t.Fatalf("got %q %v", res.Stdout, err)
+	}
+}
