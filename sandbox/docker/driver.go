@@ -271,6 +271,8 @@ func (d *Driver) pullImage(ctx context.Context, ref string) error {
 func (d *Driver) Remove(ctx context.Context, id string) error {
 	info, err := d.cli.ContainerInspect(ctx, id)
 	if cerrdefs.IsNotFound(err) {
+		d.channels.Delete(id)
+		d.awake.Delete(id)
 		return nil
 	}
 	if err != nil {
