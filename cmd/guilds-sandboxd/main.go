@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command guilds-sandboxd is a sandbox's first process when the worker
 // reaches it through the command channel (ADR 0711): it keeps the sandbox
 // alive, reaps orphans, and runs the worker's commands as its own user

@@ -70,6 +70,9 @@ func readFrame(r io.Reader, buf []byte) (byte, []byte, error) {
 	return head[0], buf, nil
 }
 
+// refused is the Exit.Error of a connection whose proof failed.
+const refused = "refused"
+
 // Request is one command, as the client sends it.
 type Request struct {
 	// Op is "exec" (the default) or "park": end every process the
