@@ -78,8 +78,7 @@ func listen(dir string, srv *channel.Server) (net.Listener, error) {
 	}
 	sock := filepath.Join(dir, socketFile)
 	_ = os.Remove(sock)
-	// The socket appears with mode 0600 at once: the umask covers the
-	// moment between bind and chmod.
+	// The umask makes the socket 0600 from the moment bind creates it.
 	old := syscall.Umask(0o177)
 	l, err := net.Listen("unix", sock)
 	syscall.Umask(old)

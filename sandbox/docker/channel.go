@@ -67,6 +67,9 @@ func (d *Driver) prepareChannel(ctx context.Context, spec sandbox.Spec, name str
 	if err := os.MkdirAll(d.chanDir, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox/docker: channel folder: %w", err)
 	}
+	if err := os.Chmod(d.chanDir, 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox/docker: channel folder: %w", err)
+	}
 	dir := filepath.Join(d.chanDir, name)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox/docker: channel folder: %w", err)
