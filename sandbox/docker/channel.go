@@ -99,7 +99,7 @@ func (c *channelSetup) apply(d *Driver, cfg *container.Config, host *container.H
 	}
 }
 
-// ready waits for the server's socket and records the channel; without one
+// channelReady waits for the server's socket and records the channel; without one
 // the sandbox keeps the engine's exec.
 func (d *Driver) channelReady(ctx context.Context, id string, c *channelSetup) {
 	sock := filepath.Join(c.dir, socketFile)
@@ -140,8 +140,9 @@ func (d *Driver) HasChannel(id string) bool {
 	return ok
 }
 
-// execChannel runs req through the channel; ok false means nothing ran and
-// the engine's exec should.
+// execChannel runs req through the channel; ran false means nothing ran
+// and the engine's exec should. A channel that failed before its command
+// was sent is dropped: the sandbox's later commands take the exec at once.
 func (d *Driver) execChannel(ctx context.Context, id string, req sandbox.ExecRequest) (sandbox.ExecResult, bool, error) {
 	c, ok := d.channel(id)
 	if !ok {
@@ -152,7 +153,8 @@ func (d *Driver) execChannel(ctx context.Context, id string, req sandbox.ExecReq
 		if ctx.Err() != nil {
 			return sandbox.ExecResult{}, true, ctx.Err()
 		}
-		d.log.WarnContext(ctx, "sandbox command channel unavailable; using the engine's exec", "sandbox", id, "err", err)
+		d.channels.Delete(id)
+		d.log.WarnContext(ctx, "sandbox command channel unavailable; the engine's exec serves this sandbox from now on", "sandbox", id, "err", err)
 		return sandbox.ExecResult{}, false, nil
 	}
 	if err != nil {

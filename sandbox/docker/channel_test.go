@@ -246,6 +246,10 @@ func TestChannelFallback(t *testing.T) {
 	if err := os.Symlink(other, c.Socket); err != nil {
 		t.Fatal(err)
 	}
+	if d.HasChannel(id) {
+		t.Fatal("a channel that failed is still used")
+	}
+	d.channels.Store(id, c)
 	res, err = d.Exec(context.Background(), id, sandbox.ExecRequest{Cmd: []string{"echo", "still-exec"}})
 	if err != nil || string(res.Stdout) != "still-exec\n" {
 		t.Fatalf("fallback past a link: %+v %v", res, err)
