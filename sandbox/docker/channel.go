@@ -76,7 +76,8 @@ func (d *Driver) prepareChannel(ctx context.Context, spec sandbox.Spec, name str
 	}
 	// The server runs as the sandbox's user, whose host uid the worker
 	// does not know: the folder lets it in (to read and delete the token,
-	// make the socket) without letting anyone list it.
+	// make the socket) without letting anyone list it, until channelReady
+	// takes the write bit away.
 	if err := os.Chmod(dir, 0o733); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("sandbox/docker: channel folder: %w", err)
@@ -106,6 +107,14 @@ func (d *Driver) channelReady(ctx context.Context, id string, c *channelSetup) {
 	deadline := time.Now().Add(channelReady)
 	for {
 		if fi, err := os.Lstat(sock); err == nil && fi.Mode().Type() == os.ModeSocket {
+			// The server has made its socket and deleted the token: from
+			// now on nothing in the sandbox may write in the folder (it is
+			// the worker host's disk, and the socket's name must stay the
+			// server's).
+			if err := os.Chmod(c.dir, 0o711); err != nil {
+				d.log.WarnContext(ctx, "sandbox command channel: closing its folder; using the engine's exec", "sandbox", id, "err", err)
+				return
+			}
 			d.channels.Store(id, channel.Client{Socket: sock, Token: c.token})
 			return
 		}

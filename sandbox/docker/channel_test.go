@@ -120,6 +120,8 @@ func TestChannelTokenHiddenFromCommands(t *testing.T) {
 	res, err := d.Exec(context.Background(), id, sandbox.ExecRequest{Cmd: []string{"sh", "-c", `
 cat /run/guilds-channel/token && echo TOKEN-READ
 ls /run/guilds-channel && echo LISTED
+touch /run/guilds-channel/x && echo WROTE
+rm -f /run/guilds-channel/sock && echo REMOVED
 cat /proc/1/environ >/dev/null && echo ENVIRON-READ
 head -c1 /proc/1/mem >/dev/null && echo MEM-READ
 env | grep -i token
@@ -129,7 +131,7 @@ exit 0`}, Timeout: time.Minute})
 		t.Fatal(err)
 	}
 	out := string(res.Stdout)
-	for _, leak := range []string{"TOKEN-READ", "LISTED", "ENVIRON-READ", "MEM-READ", "TOKEN="} {
+	for _, leak := range []string{"TOKEN-READ", "LISTED", "WROTE", "REMOVED", "ENVIRON-READ", "MEM-READ", "TOKEN="} {
 		if strings.Contains(strings.ToUpper(out), leak) {
 			t.Errorf("%s: %s", leak, out)
 		}
