@@ -89,6 +89,10 @@ func TestExecResultExitCodeEnvAndStdin(t *testing.T) {
 	if res := run(t, c, sandbox.ExecRequest{Cmd: []string{"sh", "-c", "kill -KILL $$"}}); res.ExitCode != 128+9 {
 		t.Fatalf("killed command: exit %d, want 137", res.ExitCode)
 	}
+	// Output closed before the exit: the answer waits for the exit.
+	if res := run(t, c, sandbox.ExecRequest{Cmd: []string{"sh", "-c", "echo early; exec >&- 2>&-; sleep 0.3; exit 6"}}); res.ExitCode != 6 || string(res.Stdout) != "early\n" {
+		t.Fatalf("closed output: exit %d, stdout %q", res.ExitCode, res.Stdout)
+	}
 }
 
 // Output that looks like frames, the handshake's magic and an exit record

@@ -197,14 +197,16 @@ func (s *Server) run(conn net.Conn, mu *sync.Mutex, req Request) Exit {
 	timer := time.NewTimer(time.Duration(req.TimeoutMS) * time.Millisecond)
 	defer timer.Stop()
 	var ws syscall.WaitStatus
-	exited := false
-	for !exited || !isClosed(drained) {
+	exited, outDone := false, false
+	waitOut := drained // nil once seen closed, so the select does not spin on it
+	for !exited || !outDone {
 		select {
 		case ws = <-status:
 			exited = true
 			status = nil
-		case <-drained:
-			drained = closedChan
+		case <-waitOut:
+			outDone = true
+			waitOut = nil
 		case <-timer.C:
 			killGroup(pid)
 			s.settle(drained)
@@ -220,17 +222,6 @@ func (s *Server) run(conn net.Conn, mu *sync.Mutex, req Request) Exit {
 		code = 128 + int(ws.Signal())
 	}
 	return Exit{Code: code, Truncated: isTruncated(&tmu, &truncated)}
-}
-
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
-func isClosed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
 }
 
 func isTruncated(mu *sync.Mutex, t *bool) bool {
