@@ -39,6 +39,7 @@ func (d *Driver) Park(ctx context.Context, id string) error {
 		if !errors.Is(err, channel.ErrUnavailable) {
 			return fmt.Errorf("sandbox/docker: park: %w", err)
 		}
+		d.channels.Delete(id) // nothing ran: the exec below parks it
 	}
 	_, err := d.exec(ctx, id, "", sandbox.ExecRequest{
 		Cmd:       []string{"/bin/sh", "-c", parkScript, "guilds-park", sandbox.RunDir, sandbox.TmpDir},
