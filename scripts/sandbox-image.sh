@@ -60,7 +60,7 @@ base_hash="$( { echo "$packages"; echo "ast-grep $ast_grep_version"; cat "$SCRIP
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/add/usr/local/bin"
-helpers=(guilds-code guilds-browser guilds-script-run guilds-git-credential)
+helpers=(guilds-code guilds-browser guilds-script-run guilds-git-credential guilds-sandboxd)
 for h in "${helpers[@]}"; do
   if go list -f '{{.Name}}' "./cmd/$h" 2>/dev/null | grep -qx main; then
     log "building $h"
@@ -134,6 +134,7 @@ USER agent
 WORKDIR /home/agent
 ENV HOME=/home/agent PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8
 LABEL guilds.sandbox-inputs=$inputs
+LABEL guilds.sandboxd=/usr/local/bin/guilds-sandboxd
 CMD ["/bin/bash"]
 EOF
 old="$(podman images --format '{{.Repository}}:{{.Tag}}' --filter "reference=$REPO_NAME" | grep -v ':latest$' || true)"

@@ -3,7 +3,9 @@ package workspaces
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/sandbox/docker"
@@ -26,7 +28,11 @@ func FromConfig(cfg config.Config, log *slog.Logger) (*Manager, error) {
 	var m *Manager
 	switch sc.Driver {
 	case config.SandboxDocker, "":
-		d, err := docker.New(docker.Options{Scope: sc.Scope, Logger: log})
+		chanDir, err := channelDir(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		d, err := docker.New(docker.Options{Scope: sc.Scope, Logger: log, ChannelDir: chanDir})
 		if err != nil {
 			return nil, fmt.Errorf("GUILDS_SANDBOX_DRIVER=docker: %w", err)
 		}
@@ -51,4 +57,19 @@ func FromConfig(cfg config.Config, log *slog.Logger) (*Manager, error) {
 		return nil, fmt.Errorf("GUILDS_SANDBOX_DRIVER must be docker or local, got %q", sc.Driver)
 	}
 	return m, nil
+}
+
+// channelDir is where the docker driver keeps the sandboxes' command
+// channels (ADR 0711): under the data folder when the engine listens on a
+// Unix socket of this host (DOCKER_HOST unset or unix://), so it can mount
+// them; none for a remote engine, whose sandboxes take the engine's exec.
+func channelDir(dataDir string) (string, error) {
+	if h := os.Getenv("DOCKER_HOST"); h != "" && !strings.HasPrefix(h, "unix://") {
+		return "", nil
+	}
+	dir, err := filepath.Abs(filepath.Join(dataDir, "sandbox-channels"))
+	if err != nil {
+		return "", fmt.Errorf("sandbox channel folder: %w", err)
+	}
+	return dir, nil
 }

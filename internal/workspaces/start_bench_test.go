@@ -19,8 +19,23 @@ import (
 // call's own time. See docs/bench/sandbox.md.
 
 // BenchmarkStartCold: a new agent, no home volume, no sandbox.
-func BenchmarkStartCold(b *testing.B) {
-	w := openWorld(b, "docker")
+func BenchmarkStartCold(b *testing.B) { benchCold(b, "docker") }
+
+// The Channel variants run the same cases with the command channel on
+// (ADR 0711): commands reach the sandbox's keeper on its socket, with no
+// engine exec.
+func BenchmarkStartColdChannel(b *testing.B)     { benchCold(b, "channel") }
+func BenchmarkStartRecreateChannel(b *testing.B) { benchAfterOn(b, "channel", stopNow) }
+func BenchmarkStartWarmChannel(b *testing.B)     { benchAfterOn(b, "channel", parkNow) }
+func BenchmarkStartHotChannel(b *testing.B)      { benchAfterOn(b, "channel", nothing) }
+func BenchmarkStartBurst20Channel(b *testing.B)  { benchBurst(b, "channel") }
+
+func stopNow(m *Manager, agent string) error { return m.Stop(context.Background(), agent) }
+func parkNow(m *Manager, agent string) error { return m.park(agent) }
+func nothing(*Manager, string) error         { return nil }
+
+func benchCold(b *testing.B, world string) {
+	w := openWorld(b, world)
 	m := New(w.driver, Options{Image: w.image})
 	b.Cleanup(func() { _ = m.Close(context.Background()) })
 	var lat sandboxtest.Latencies
@@ -39,22 +54,16 @@ func BenchmarkStartCold(b *testing.B) {
 
 // BenchmarkStartRecreate: the agent's home is there, its sandbox removed
 // (an explicit stop, or an idle stop on a driver that cannot park).
-func BenchmarkStartRecreate(b *testing.B) {
-	benchAfter(b, func(m *Manager, agent string) error { return m.Stop(context.Background(), agent) })
-}
+func BenchmarkStartRecreate(b *testing.B) { benchAfterOn(b, "docker", stopNow) }
 
 // BenchmarkStartWarm: the agent's sandbox was parked by its idle stop.
-func BenchmarkStartWarm(b *testing.B) {
-	benchAfter(b, func(m *Manager, agent string) error { return m.park(agent) })
-}
+func BenchmarkStartWarm(b *testing.B) { benchAfterOn(b, "docker", parkNow) }
 
 // BenchmarkStartHot: the sandbox runs; the cost of the command alone.
-func BenchmarkStartHot(b *testing.B) {
-	benchAfter(b, func(*Manager, string) error { return nil })
-}
+func BenchmarkStartHot(b *testing.B) { benchAfterOn(b, "docker", nothing) }
 
-func benchAfter(b *testing.B, before func(m *Manager, agent string) error) {
-	w := openWorld(b, "docker")
+func benchAfterOn(b *testing.B, world string, before func(m *Manager, agent string) error) {
+	w := openWorld(b, world)
 	m := New(w.driver, Options{Image: w.image})
 	agent := "agent-" + uuid.NewString()
 	b.Cleanup(func() {
@@ -77,9 +86,11 @@ func benchAfter(b *testing.B, before func(m *Manager, agent string) error) {
 
 // BenchmarkStartBurst20: 20 new agents' first calls at once; p50 and p99
 // over every call of every round, ns/op one whole round.
-func BenchmarkStartBurst20(b *testing.B) {
+func BenchmarkStartBurst20(b *testing.B) { benchBurst(b, "docker") }
+
+func benchBurst(b *testing.B, world string) {
 	const burst = 20
-	w := openWorld(b, "docker")
+	w := openWorld(b, world)
 	m := New(w.driver, Options{Image: w.image})
 	b.Cleanup(func() { _ = m.Close(context.Background()) })
 	var lat sandboxtest.Latencies

@@ -40,7 +40,7 @@ type world struct {
 
 // worldNames are the drivers every lifecycle test runs on, each in a
 // subtest of its own, so a missing engine skips only the docker one.
-var worldNames = []string{"local", "docker"}
+var worldNames = []string{"local", "docker", "channel"}
 
 func openWorld(t testing.TB, name string) world {
 	t.Helper()
@@ -57,6 +57,9 @@ func openWorld(t testing.TB, name string) world {
 		return world{name: name, driver: ld, kill: remove, remove: remove}
 	}
 	dd, cli := dockertest.Driver(t)
+	if name == "channel" {
+		dd, cli = dockertest.ChannelDriver(t)
+	}
 	return world{
 		name: name, driver: dd, image: dockertest.AgentImage(t, cli),
 		kill: func(t *testing.T, id string) {

@@ -12,9 +12,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -43,6 +46,15 @@ type Options struct {
 	// use a tmpfs, which keeps nothing across a stop); nil = none, a home
 	// as big as the engine's disk.
 	HomeVolumeOpts map[string]string
+	// ChannelDir turns on the command channel (channel.go, ADR 0711): a
+	// folder on the worker's host, which must be the engine's host too,
+	// where each sandbox gets a folder for its socket. Empty = every
+	// command through the engine's exec (a remote engine).
+	ChannelDir string
+	// ChannelServer is the host path of a guilds-sandboxd binary (static)
+	// to mount in every sandbox, for images that do not carry one;
+	// empty = the image's, named by its guilds.sandboxd label.
+	ChannelServer string
 	// PullMissing pulls an image the engine does not have at Create.
 	PullMissing bool
 	// Logger receives lifecycle events; nil = discard.
@@ -57,6 +69,14 @@ type Driver struct {
 	log   *slog.Logger
 	// volumeOpts is Options.HomeVolumeOpts.
 	volumeOpts map[string]string
+	// chanDir and chanServer are Options.ChannelDir and ChannelServer;
+	// channels holds a channel.Client per sandbox id that has one.
+	chanDir, chanServer string
+	channels            sync.Map
+	// chanOff: a channel never came up; no later sandbox tries one.
+	chanOff atomic.Bool
+	// awake holds the ids of sandboxes parked without a freeze (park.go).
+	awake sync.Map
 }
 
 var _ sandbox.Driver = (*Driver)(nil)
@@ -73,7 +93,13 @@ func New(opts Options) (*Driver, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Driver{cli: opts.Client, scope: opts.Scope, pull: opts.PullMissing, log: opts.Logger, volumeOpts: opts.HomeVolumeOpts}, nil
+	for _, p := range []string{opts.ChannelDir, opts.ChannelServer} {
+		if p != "" && !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("%w: channel path %q must be absolute", sandbox.ErrInvalid, p)
+		}
+	}
+	return &Driver{cli: opts.Client, scope: opts.Scope, pull: opts.PullMissing, log: opts.Logger, volumeOpts: opts.HomeVolumeOpts,
+		chanDir: opts.ChannelDir, chanServer: opts.ChannelServer}, nil
 }
 
 // Ping checks that the engine answers (and settles the API version).
@@ -109,6 +135,13 @@ func (d *Driver) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "guilds-sandbox-" + hex.EncodeToString(b[:])
+	ch, err := d.prepareChannel(ctx, spec, name)
+	if err != nil {
+		return sandbox.Sandbox{}, err
+	}
+	if ch != nil {
+		ch.apply(d, cfg, host)
+	}
 
 	created, err := d.cli.ContainerCreate(ctx, cfg, host, nil, nil, name)
 	if cerrdefs.IsNotFound(err) && d.pull {
@@ -117,15 +150,21 @@ func (d *Driver) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 		}
 	}
 	if err != nil {
+		d.dropChannel("", name)
 		return sandbox.Sandbox{}, fmt.Errorf("sandbox/docker: create: %w", err)
 	}
 	if err := d.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		_ = d.cli.ContainerRemove(context.WithoutCancel(ctx), created.ID, container.RemoveOptions{Force: true})
+		d.dropChannel(created.ID, name)
 		return sandbox.Sandbox{}, fmt.Errorf("sandbox/docker: start: %w", err)
 	}
 	if err := d.openMounts(ctx, created.ID); err != nil {
 		_ = d.cli.ContainerRemove(context.WithoutCancel(ctx), created.ID, container.RemoveOptions{Force: true})
+		d.dropChannel(created.ID, name)
 		return sandbox.Sandbox{}, err
+	}
+	if ch != nil {
+		d.channelReady(ctx, created.ID, ch)
 	}
 	sb := sandbox.Sandbox{ID: created.ID, AgentID: spec.AgentID, RunID: spec.RunID, Created: time.Now().UTC(), Labels: cfg.Labels}
 	if info, err := d.cli.ContainerInspect(ctx, created.ID); err == nil {
@@ -232,6 +271,8 @@ func (d *Driver) pullImage(ctx context.Context, ref string) error {
 func (d *Driver) Remove(ctx context.Context, id string) error {
 	info, err := d.cli.ContainerInspect(ctx, id)
 	if cerrdefs.IsNotFound(err) {
+		d.channels.Delete(id)
+		d.awake.Delete(id)
 		return nil
 	}
 	if err != nil {
@@ -245,6 +286,8 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 	if err != nil && !cerrdefs.IsNotFound(err) && !isRemovalInProgress(err) {
 		return fmt.Errorf("sandbox/docker: remove: %w", err)
 	}
+	d.dropChannel(info.ID, info.Name)
+	d.awake.Delete(info.ID)
 	d.log.InfoContext(ctx, "sandbox removed", "driver", "docker", "sandbox", info.ID)
 	return nil
 }

@@ -58,6 +58,11 @@ func (d *Driver) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (
 
 // exec runs req (already normalised) as user ("" = the sandbox's user).
 func (d *Driver) exec(ctx context.Context, id, user string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	if user == "" {
+		if res, ran, err := d.execChannel(ctx, id, req); ran {
+			return res, err
+		}
+	}
 	cmd := append([]string{"/bin/sh", "-c", wrapper, "guilds-exec"}, req.Cmd...)
 	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
 		User:         user,

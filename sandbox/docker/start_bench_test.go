@@ -19,8 +19,18 @@ import (
 // round (all the steps and the removal).
 func BenchmarkStartSteps(b *testing.B) {
 	d, _ := engine(b)
+	benchSteps(b, d)
+}
+
+// BenchmarkStartStepsChannel is the same with the command channel (ADR
+// 0711); "channel-" is the wait for the server's socket after the mounts.
+func BenchmarkStartStepsChannel(b *testing.B) {
+	benchSteps(b, channelEngine(b))
+}
+
+func benchSteps(b *testing.B, d *Driver) {
 	ctx := context.Background()
-	steps := []string{"volume-", "create-", "start-", "mounts-", "inspect-", "exec-", "park-", "unpark-", "execafter-"}
+	steps := []string{"volume-", "create-", "start-", "mounts-", "channel-", "inspect-", "exec-", "park-", "unpark-", "execafter-"}
 	lat := make([]sandboxtest.Latencies, len(steps))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -30,16 +40,30 @@ func BenchmarkStartSteps(b *testing.B) {
 			b.Fatal(err)
 		}
 		var id string
+		var ch *channelSetup
+		name := "guilds-sandbox-bench-" + uuid.NewString()[:8]
 		run := []func() error{
 			func() error { return d.ensureVolume(ctx, spec) },
 			func() error {
 				cfg, host := d.containerConfig(spec)
-				c, err := d.cli.ContainerCreate(ctx, cfg, host, nil, nil, "")
+				if ch, err = d.prepareChannel(ctx, spec, name); err != nil {
+					return err
+				}
+				if ch != nil {
+					ch.apply(d, cfg, host)
+				}
+				c, err := d.cli.ContainerCreate(ctx, cfg, host, nil, nil, name)
 				id = c.ID
 				return err
 			},
 			func() error { return d.cli.ContainerStart(ctx, id, container.StartOptions{}) },
 			func() error { return d.openMounts(ctx, id) },
+			func() error {
+				if ch != nil {
+					d.channelReady(ctx, id, ch)
+				}
+				return nil
+			},
 			func() error { _, err := d.cli.ContainerInspect(ctx, id); return err },
 			func() error { return benchTrue(ctx, d, id) },
 			func() error { return d.Park(ctx, id) },

@@ -9,7 +9,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,4 +104,47 @@ func BusyboxImage(t testing.TB, cli *client.Client) string {
 		ref = TestImage
 	}
 	return Image(t, cli, ref, "run scripts/podman-up.sh")
+}
+
+var (
+	serverOnce sync.Once
+	serverPath string
+	serverErr  error
+)
+
+// ServerBinary builds guilds-sandboxd once per test binary, static, for
+// docker.Options.ChannelServer: images that carry none (the busybox test
+// image, an agent image from before the channel) get it mounted.
+func ServerBinary(t testing.TB) string {
+	t.Helper()
+	serverOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "guilds-sandboxd-")
+		if err != nil {
+			serverErr = err
+			return
+		}
+		serverPath = filepath.Join(dir, "guilds-sandboxd")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", serverPath, "github.com/guilds/guilds/cmd/guilds-sandboxd")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			serverErr = fmt.Errorf("building guilds-sandboxd: %v: %s", err, out)
+		}
+	})
+	if serverErr != nil {
+		t.Fatal(serverErr)
+	}
+	return serverPath
+}
+
+// ChannelDriver is Driver with the command channel on (ADR 0711).
+func ChannelDriver(t testing.TB) (*docker.Driver, *client.Client) {
+	t.Helper()
+	cli := Client(t)
+	d, err := docker.New(docker.Options{Client: cli, Scope: "test-" + uuid.NewString(),
+		ChannelDir: t.TempDir(), ChannelServer: ServerBinary(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = d.Cleanup(context.Background(), 0) })
+	return d, cli
 }
