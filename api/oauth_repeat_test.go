@@ -56,8 +56,9 @@ func TestOAuthRepeatedCallbackAnswersTheFirstSuccess(t *testing.T) {
 	}
 }
 
-// A repeat of a callback whose login did not connect gets the same error
-// as the first, and leaves nothing behind.
+// A login the provider refused is not connected by a repeat of its
+// callback: a new login is deleted with its refusal, so the repeat names an
+// unknown login, and no code is ever exchanged.
 func TestOAuthRepeatedCallbackOfADeniedLogin(t *testing.T) {
 	me := newMCPEnv(t, true, nil)
 	as := oauthFixture(t, me)
@@ -65,10 +66,11 @@ func TestOAuthRepeatedCallbackOfADeniedLogin(t *testing.T) {
 	org, _, _ := me.Hierarchy()
 	id, authURL := me.connectOAuth(t, "organisation", org)
 	loc := follow(t, authURL)
-	for _, which := range []string{"callback", "repeated callback"} {
-		if r := me.callback(t, loc); r.Status != 422 || r.ErrorCode() != "oauth_denied" {
-			t.Fatalf("%s: %d %s", which, r.Status, r.Body)
-		}
+	if r := me.callback(t, loc); r.Status != 422 || r.ErrorCode() != "oauth_denied" {
+		t.Fatalf("callback: %d %s", r.Status, r.Body)
+	}
+	if r := me.callback(t, loc); r.Status != 400 || r.ErrorCode() != "invalid_state" {
+		t.Fatalf("repeated callback: %d %s", r.Status, r.Body)
 	}
 	if me.status(t, id) != "absent" || me.Count("connection_oauth_pending") != 0 || as.Count("code") != 0 {
 		t.Fatalf("a denied login left status %s, %d pending, %d code exchanges", me.status(t, id),
