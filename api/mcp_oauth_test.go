@@ -114,8 +114,13 @@ func TestOAuthConnectListCallRefreshReconnect(t *testing.T) {
 	// A denied retry over the disconnected login leaves it disconnected with its binding.
 	as.Deny = true
 	_, authURL = me.connectOAuth(t, "organisation", org)
-	if r := me.callback(t, follow(t, authURL)); r.Status != 422 || r.ErrorCode() != "oauth_denied" {
+	denied := follow(t, authURL)
+	if r := me.callback(t, denied); r.Status != 422 || r.ErrorCode() != "oauth_denied" {
 		t.Fatalf("denied: %d %s", r.Status, r.Body)
+	}
+	// Its repeat hears the same refusal: the login it names still exists.
+	if r := me.callback(t, denied); r.Status != 422 || r.ErrorCode() != "oauth_denied" {
+		t.Fatalf("denied, repeated: %d %s", r.Status, r.Body)
 	}
 	if me.status(t, id) != "disconnected" || me.Count("bindings") < 1 {
 		t.Fatalf("denied retry changed the login: %s", me.status(t, id))
