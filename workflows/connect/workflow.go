@@ -4,8 +4,9 @@
 // tools; a denied, failed or missing callback abandons a new pending login.
 //
 // Only ids, a marker standing for the authorization URL (which stays sealed
-// in the pending login) and the sealed callback enter history; the PKCE
-// verifier and tokens stay in activities (activities/connect).
+// in the pending login), the sealed callback and the digest of its state
+// (to recognise a repeated callback) enter history; the PKCE verifier and
+// tokens stay in activities (activities/connect).
 package connect
 
 import (
