@@ -359,6 +359,9 @@ func (s *Server) completeCallback(ctx context.Context, c *gin.Context, db store.
 		return 0, nil, errUnknownState
 	}
 	pl, err := findPending(ctx, db, in.State)
+	if errors.Is(err, errUnknownState) {
+		return s.repeatedCallback(ctx, c, db, in.State, starter)
+	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -369,7 +372,7 @@ func (s *Server) completeCallback(ctx context.Context, c *gin.Context, db store.
 		return 0, nil, err
 	}
 	connID := pl.ConnectionID
-	cb := connect.Callback{}
+	cb := connect.Callback{StateDigest: stateDigest(in.State)}
 	if in.Error != "" || in.Code == "" {
 		cb.Error = oauthCode(in.Error)
 	} else {
@@ -386,11 +389,16 @@ func (s *Server) completeCallback(ctx context.Context, c *gin.Context, db store.
 		}
 		return 0, nil, err
 	}
-	s.clearOAuthCookie(c, connID)
 	res, err := connect.Wait(ctx, s.Temporal, connID)
 	if err != nil {
 		return 0, nil, err
 	}
+	return s.callbackOutcome(ctx, db, connID, res)
+}
+
+// callbackOutcome is the answer to a callback whose login ended with res:
+// the same for the callback that completed it and for any repeat of it.
+func (s *Server) callbackOutcome(ctx context.Context, db store.DB, connID string, res connect.Result) (int, any, error) {
 	if res.Status != connect.StatusConnected {
 		return 0, nil, &Error{Status: http.StatusUnprocessableEntity, Code: "oauth_" + string(res.Status), Message: res.Error}
 	}

@@ -70,9 +70,10 @@ func TestOAuthConnectListCallRefreshReconnect(t *testing.T) {
 	if m := r.Map(); m["status"] != "connected" || m["account_hint"] != "acme.test" || m["tools"] != float64(2) {
 		t.Fatalf("callback reply %v", m)
 	}
-	// The state is single use.
-	if r := me.callback(t, loc); r.Status != 400 || r.ErrorCode() != "invalid_state" {
-		t.Fatalf("replayed callback: %d %s", r.Status, r.Body)
+	// The state is single use: a repeat answers the login's outcome without
+	// a second exchange (oauth_repeat_test.go).
+	if r := me.callback(t, loc); r.Status != 200 || as.Count("code") != 1 {
+		t.Fatalf("replayed callback: %d %s, %d code exchanges", r.Status, r.Body, as.Count("code"))
 	}
 	if n := me.Count("bindings"); n < 1 {
 		t.Fatalf("no binding written")
@@ -113,8 +114,13 @@ func TestOAuthConnectListCallRefreshReconnect(t *testing.T) {
 	// A denied retry over the disconnected login leaves it disconnected with its binding.
 	as.Deny = true
 	_, authURL = me.connectOAuth(t, "organisation", org)
-	if r := me.callback(t, follow(t, authURL)); r.Status != 422 || r.ErrorCode() != "oauth_denied" {
+	denied := follow(t, authURL)
+	if r := me.callback(t, denied); r.Status != 422 || r.ErrorCode() != "oauth_denied" {
 		t.Fatalf("denied: %d %s", r.Status, r.Body)
+	}
+	// Its repeat hears the same refusal: the login it names still exists.
+	if r := me.callback(t, denied); r.Status != 422 || r.ErrorCode() != "oauth_denied" {
+		t.Fatalf("denied, repeated: %d %s", r.Status, r.Body)
 	}
 	if me.status(t, id) != "disconnected" || me.Count("bindings") < 1 {
 		t.Fatalf("denied retry changed the login: %s", me.status(t, id))

@@ -44,6 +44,8 @@ func (s *Server) bindOAuthStart(ctx context.Context, connectionID, userID string
 // setOAuthCookie hands the starting browser its nonce: HttpOnly, SameSite
 // Lax (the provider's redirect back is a top-level GET, which Lax allows),
 // Secure when the API is served over https, and gone with the login's deadline.
+// An MCP login's callback leaves it in place: a repeat of the callback (a
+// reload, a retry after a replica died) is recognised by it (repeatedCallback).
 func (s *Server) setOAuthCookie(c *gin.Context, connectionID, nonce string) {
 	maxAge := int(connect.DefaultDeadline.Seconds())
 	if s.MCP.OAuthDeadline > 0 {

@@ -4,8 +4,9 @@
 // tools; a denied, failed or missing callback abandons a new pending login.
 //
 // Only ids, a marker standing for the authorization URL (which stays sealed
-// in the pending login) and the sealed callback enter history; the PKCE
-// verifier and tokens stay in activities (activities/connect).
+// in the pending login), the sealed callback and the digest of its state
+// (to recognise a repeated callback) enter history; the PKCE verifier and
+// tokens stay in activities (activities/connect).
 package connect
 
 import (
@@ -31,6 +32,8 @@ const (
 	QueryAuthorizationURL = "authorization_url"
 	// SignalCallback delivers the browser's return.
 	SignalCallback = "callback"
+	// QueryTookState answers which state's callback the login took (TookState).
+	QueryTookState = "took_state"
 )
 
 // DefaultDeadline bounds the wait for the callback.
@@ -48,10 +51,12 @@ type Input struct {
 }
 
 // Callback is the signal: Sealed callback parameters, or the provider's
-// error code (access_denied…).
+// error code (access_denied…), with the SHA-256 digest of the callback's
+// state, by which a repeat of the same callback is recognised (TookState).
 type Callback struct {
-	Sealed []byte
-	Error  string
+	Sealed      []byte
+	Error       string
+	StateDigest []byte `json:",omitempty"`
 }
 
 // Outcome is how a login's workflow ended (Result.Status).
@@ -121,6 +126,16 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	if err := workflow.SetQueryHandler(ctx, QueryAuthorizationURL, func() (string, error) { return authURL, nil }); err != nil {
 		return Result{}, err
 	}
+	deadline := in.Deadline
+	if deadline <= 0 {
+		deadline = DefaultDeadline
+	}
+	// Adding a query writes nothing to history: logins recorded before it
+	// replay unchanged, and answer an empty TookState.
+	var took TookState
+	if err := workflow.SetQueryHandler(ctx, QueryTookState, func() (TookState, error) { return took, nil }); err != nil {
+		return Result{}, err
+	}
 	callbacks := workflow.GetSignalChannel(ctx, SignalCallback)
 
 	abandon := func(r Result) (Result, error) {
@@ -143,15 +158,17 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 		return abandon(Result{Status: StatusFailed, Error: setupErr})
 	}
 
-	deadline := in.Deadline
-	if deadline <= 0 {
-		deadline = DefaultDeadline
-	}
 	var cb Callback
 	got := false
 	tctx, cancelTimer := workflow.WithCancel(ctx)
 	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(callbacks, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &cb); got = true })
+	sel.AddReceive(callbacks, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, &cb)
+		got = true
+		if len(cb.StateDigest) > 0 {
+			took = TookState{StateDigest: cb.StateDigest, Until: workflow.GetInfo(ctx).WorkflowStartTime.Add(deadline)}
+		}
+	})
 	sel.AddFuture(workflow.NewTimer(tctx, deadline), func(workflow.Future) {})
 	sel.Select(ctx)
 	cancelTimer()
