@@ -9,7 +9,7 @@
 # Two levels of cache, so the usual case (only the helpers changed) is quick:
 #   - the base root filesystem (Debian + the agent user + ast-grep) is a tar
 #     under $GUILDS_SANDBOX_CACHE, keyed by the hash of the package list,
-#     the ast-grep version and this script;
+#     the ast-grep version and step 4 of this script (its recipe);
 #   - the image is labelled guilds.sandbox-inputs=<hash of everything,
 #     helper binaries included>; when one with that label exists, nothing
 #     is rebuilt.
@@ -53,7 +53,11 @@ export PATH="/usr/local/go/bin:$PATH"
 packages="$(grep -vE '^\s*(#|$)' "$DEF/packages.txt" | tr -s ' \n' ' ')"
 ast_grep_version="$(sed -nE 's/^ARG AST_GREP_VERSION=([0-9.]+)$/\1/p' "$DEF/Dockerfile")"
 [ -n "$ast_grep_version" ] || { log "no ARG AST_GREP_VERSION=<version> in $DEF/Dockerfile"; exit 1; }
-base_hash="$( { echo "$packages"; echo "ast-grep $ast_grep_version"; cat "$SCRIPT"; } | sha)"
+# Only the recipe of step 4 keys the base, so a change to the helpers or the
+# labels (steps 3 and 5) does not rebuild Debian.
+base_recipe="$(sed -n '/^# 4\. The base root filesystem/,/^# 5\. The image/p' "$SCRIPT")"
+[ -n "$base_recipe" ] || { log "step 4 of $SCRIPT not found"; exit 1; }
+base_hash="$( { echo "$packages"; echo "ast-grep $ast_grep_version"; echo "$base_recipe"; } | sha)"
 
 # 3. The helpers. Building is cheap when nothing changed (the Go build
 #    cache), and the binary's hash stands for all of its sources.
