@@ -15,6 +15,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -55,7 +56,7 @@ func main() {
 		os.Exit(0)
 	}
 	go func() {
-		if err := srv.Serve(l); err != nil {
+		if err := srv.Serve(l); !errors.Is(err, net.ErrClosed) {
 			log.Error("guilds-sandboxd: serve", "err", err)
 		}
 	}()
@@ -66,7 +67,7 @@ func main() {
 
 func listen(dir string, srv *channel.Server) (net.Listener, error) {
 	tokenPath := filepath.Join(dir, tokenFile)
-	raw, err := os.ReadFile(tokenPath)
+	raw, err := os.ReadFile(tokenPath) //nolint:gosec // G304: the token file the driver wrote in the channel folder (-dir)
 	if err != nil {
 		return nil, err
 	}

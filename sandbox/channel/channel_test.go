@@ -186,7 +186,7 @@ func TestWrongTokenRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	hello := append([]byte(magic), make([]byte, nonceLen)...)
 	if _, err := conn.Write(hello); err != nil {
 		t.Fatal(err)

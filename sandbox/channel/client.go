@@ -63,7 +63,7 @@ func (c Client) do(ctx context.Context, r Request, stdin io.Reader, maxOut int, 
 	if err != nil {
 		return sandbox.ExecResult{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	// A frozen or wedged server accepts (the kernel queues the

@@ -53,7 +53,7 @@ func (s *Server) Reap() {
 }
 
 func (s *Server) handle(conn net.Conn) {
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 	if err := serverHello(conn, s.Token); err != nil {
 		if errors.Is(err, ErrRefused) {
@@ -115,8 +115,8 @@ func (s *Server) run(conn net.Conn, mu *sync.Mutex, req Request) Exit {
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		outR.Close()
-		outW.Close()
+		_ = outR.Close()
+		_ = outW.Close()
 		return Exit{Code: -1, Error: err.Error()}
 	}
 	var inR, inW *os.File
@@ -126,10 +126,10 @@ func (s *Server) run(conn net.Conn, mu *sync.Mutex, req Request) Exit {
 		inR, err = os.Open(os.DevNull)
 	}
 	if err != nil {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
+		_ = outR.Close()
+		_ = outW.Close()
+		_ = errR.Close()
+		_ = errW.Close()
 		return Exit{Code: -1, Error: err.Error()}
 	}
 	// The shell gives the PATH lookup, messages and exit codes (126, 127)
@@ -141,14 +141,14 @@ func (s *Server) run(conn net.Conn, mu *sync.Mutex, req Request) Exit {
 		Files: []uintptr{inR.Fd(), outW.Fd(), errW.Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
-	inR.Close()
-	outW.Close()
-	errW.Close()
+	_ = inR.Close()
+	_ = outW.Close()
+	_ = errW.Close()
 	if err != nil {
-		outR.Close()
-		errR.Close()
+		_ = outR.Close()
+		_ = errR.Close()
 		if inW != nil {
-			inW.Close()
+			_ = inW.Close()
 		}
 		return Exit{Code: -1, Error: fmt.Sprintf("start %s in %s: %v", req.Cmd[0], req.Dir, err)}
 	}
@@ -157,7 +157,7 @@ func (s *Server) run(conn net.Conn, mu *sync.Mutex, req Request) Exit {
 	var tmu sync.Mutex
 	pump := func(r *os.File, kind byte, done *sync.WaitGroup) {
 		defer done.Done()
-		defer r.Close()
+		defer func() { _ = r.Close() }()
 		buf := make([]byte, 32<<10)
 		left := req.MaxOutput
 		for {
@@ -248,7 +248,7 @@ func (s *Server) readInput(conn net.Conn, in *os.File) {
 		kind, p, err := readFrame(conn, buf)
 		if err != nil || kind != kindStdin {
 			if in != nil {
-				in.Close()
+				_ = in.Close()
 			}
 			return
 		}
@@ -256,12 +256,12 @@ func (s *Server) readInput(conn net.Conn, in *os.File) {
 			continue
 		}
 		if len(p) == 0 {
-			in.Close()
+			_ = in.Close()
 			in = nil
 			continue
 		}
 		if _, err := in.Write(p); err != nil {
-			in.Close()
+			_ = in.Close()
 			in = nil
 		}
 	}

@@ -244,7 +244,7 @@ func TestChannelFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	if err := os.Symlink(other, c.Socket); err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func ServerBinary(t testing.TB) string {
 			return
 		}
 		serverPath = filepath.Join(dir, "guilds-sandboxd")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", serverPath, "github.com/guilds/guilds/cmd/guilds-sandboxd")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", serverPath, "github.com/guilds/guilds/cmd/guilds-sandboxd") //nolint:gosec // G204: a temporary path of the test's own
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			serverErr = fmt.Errorf("building guilds-sandboxd: %v: %s", err, out)

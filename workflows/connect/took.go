@@ -31,7 +31,7 @@ func (t TookState) Matches(digest []byte, now time.Time) bool {
 // WaitRun reads. No login, a login that took another state, or one started
 // by a worker too old to answer the query: false, without error.
 func Took(ctx context.Context, c client.Client, connectionID string, digest []byte) (runID string, ok bool, err error) {
-	d, err := c.DescribeWorkflowExecution(ctx, ID(connectionID), "")
+	d, err := c.DescribeWorkflow(ctx, ID(connectionID), "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return "", false, nil
@@ -39,7 +39,7 @@ func Took(ctx context.Context, c client.Client, connectionID string, digest []by
 	if err != nil {
 		return "", false, err
 	}
-	runID = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	runID = d.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	v, err := c.QueryWorkflow(ctx, ID(connectionID), runID, QueryTookState)
 	var qf *serviceerror.QueryFailed
 	if errors.As(err, &nf) || errors.As(err, &qf) {
