@@ -5,46 +5,20 @@ import (
 	"errors"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/guilds/guilds/sandbox"
 	"github.com/guilds/guilds/sandbox/channel"
-)
-
-var (
-	serverOnce sync.Once
-	serverPath string
-	serverErr  error
+	"github.com/guilds/guilds/sandbox/channel/channeltest"
 )
 
 // testServer builds a static guilds-sandboxd, mounted into the busybox test
 // image (which carries none) through Options.ChannelServer.
-func testServer(t testing.TB) string {
-	t.Helper()
-	serverOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "guilds-sandboxd-")
-		if err != nil {
-			serverErr = err
-			return
-		}
-		serverPath = filepath.Join(dir, "guilds-sandboxd")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", serverPath, "github.com/guilds/guilds/cmd/guilds-sandboxd")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			serverErr = errors.New(string(out))
-		}
-	})
-	if serverErr != nil {
-		t.Fatalf("building guilds-sandboxd: %v", serverErr)
-	}
-	return serverPath
-}
+func testServer(t testing.TB) string { return channeltest.ServerBinary(t) }
 
 // channelEngine is engine with the command channel on.
 func channelEngine(t testing.TB) *Driver {

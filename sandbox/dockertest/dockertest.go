@@ -9,16 +9,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/client"
 	"github.com/google/uuid"
 
+	"github.com/guilds/guilds/sandbox/channel/channeltest"
 	"github.com/guilds/guilds/sandbox/docker"
 )
 
@@ -106,35 +104,9 @@ func BusyboxImage(t testing.TB, cli *client.Client) string {
 	return Image(t, cli, ref, "run scripts/podman-up.sh")
 }
 
-var (
-	serverOnce sync.Once
-	serverPath string
-	serverErr  error
-)
-
-// ServerBinary builds guilds-sandboxd once per test binary, static, for
-// docker.Options.ChannelServer: images that carry none (the busybox test
-// image, an agent image from before the channel) get it mounted.
-func ServerBinary(t testing.TB) string {
-	t.Helper()
-	serverOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "guilds-sandboxd-")
-		if err != nil {
-			serverErr = err
-			return
-		}
-		serverPath = filepath.Join(dir, "guilds-sandboxd")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", serverPath, "github.com/guilds/guilds/cmd/guilds-sandboxd") //nolint:gosec // G204: a temporary path of the test's own
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			serverErr = fmt.Errorf("building guilds-sandboxd: %v: %s", err, out)
-		}
-	})
-	if serverErr != nil {
-		t.Fatal(serverErr)
-	}
-	return serverPath
-}
+// ServerBinary is channeltest.ServerBinary: guilds-sandboxd built once per
+// test binary, for docker.Options.ChannelServer.
+func ServerBinary(t testing.TB) string { return channeltest.ServerBinary(t) }
 
 // ChannelDriver is Driver with the command channel on (ADR 0711).
 func ChannelDriver(t testing.TB) (*docker.Driver, *client.Client) {
