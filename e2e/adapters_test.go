@@ -259,17 +259,7 @@ func connectValues(t *testing.T, d *deployment, org, slug, url string, values ma
 // wanted text followed by the stamp's trailer (what the model was told).
 func checkStamped(t *testing.T, transcript string, wants map[string]string) {
 	t.Helper()
-	var tr struct {
-		ToolCalls []struct {
-			Tool     string         `json:"tool"`
-			Result   string         `json:"result"`
-			Outcome  string         `json:"outcome"`
-			Metadata map[string]any `json:"metadata"`
-		} `json:"tool_calls"`
-	}
-	if err := json.Unmarshal([]byte(transcript), &tr); err != nil {
-		t.Fatal(err)
-	}
+	tr := transcriptOf(t, transcript)
 	seen := map[string]bool{}
 	for _, c := range tr.ToolCalls {
 		want, ok := wants[c.Tool]

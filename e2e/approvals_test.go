@@ -106,17 +106,7 @@ func TestDeployedApprovals(t *testing.T) {
 	}
 
 	transcript := d.waitRun(runID)
-	var tr struct {
-		ToolCalls []struct {
-			Tool     string         `json:"tool"`
-			Result   string         `json:"result"`
-			Outcome  string         `json:"outcome"`
-			Metadata map[string]any `json:"metadata"`
-		} `json:"tool_calls"`
-	}
-	if err := json.Unmarshal([]byte(transcript), &tr); err != nil {
-		t.Fatal(err)
-	}
+	tr := transcriptOf(t, transcript)
 	if len(tr.ToolCalls) != 2 {
 		t.Fatalf("%d tool calls:\n%s", len(tr.ToolCalls), transcript)
 	}

@@ -110,16 +110,7 @@ func TestBrowserRun(t *testing.T) {
 
 	runID := d.must(201, "POST", "/api/agents/"+agent+"/runs", map[string]any{"message": "Sign up on the site."})["id"].(string)
 	transcript := d.waitRun(runID)
-	var tr struct {
-		ToolCalls []struct {
-			Tool     string         `json:"tool"`
-			Result   string         `json:"result"`
-			Metadata map[string]any `json:"metadata"`
-		} `json:"tool_calls"`
-	}
-	if err := json.Unmarshal([]byte(transcript), &tr); err != nil {
-		t.Fatal(err)
-	}
+	tr := transcriptOf(t, transcript)
 	wants := []struct{ tool, want string }{
 		{"browser_navigate", "(HTTP 200)"},
 		{"browser_snapshot", `button "Create account" [ref=`},

@@ -206,6 +206,30 @@ func (d *deployment) waitRunFor(id string, bound time.Duration) string {
 	return ""
 }
 
+// runTranscript is the part of GET /api/runs/:id that tests read: the
+// run's tool calls in order.
+type runTranscript struct {
+	ToolCalls []transcriptCall `json:"tool_calls"`
+}
+
+type transcriptCall struct {
+	Tool      string         `json:"tool"`
+	Arguments string         `json:"arguments"`
+	Result    string         `json:"result"`
+	Outcome   string         `json:"outcome"`
+	Metadata  map[string]any `json:"metadata"`
+}
+
+// transcriptOf reads a run's tool calls from the JSON waitRun returns.
+func transcriptOf(t *testing.T, raw string) runTranscript {
+	t.Helper()
+	var tr runTranscript
+	if err := json.Unmarshal([]byte(raw), &tr); err != nil {
+		t.Fatalf("the run's transcript: %v\n%s", err, raw)
+	}
+	return tr
+}
+
 // history returns a workflow's whole history as protobuf JSON.
 func (d *deployment) history(workflowID string) string {
 	d.t.Helper()

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -103,16 +102,7 @@ func TestDeployedHeldFormOutlivesTheWorker(t *testing.T) {
 	d.waitReady(from)
 
 	transcript := d.waitRun(runID)
-	var tr struct {
-		ToolCalls []struct {
-			Tool    string `json:"tool"`
-			Result  string `json:"result"`
-			Outcome string `json:"outcome"`
-		} `json:"tool_calls"`
-	}
-	if err := json.Unmarshal([]byte(transcript), &tr); err != nil {
-		t.Fatal(err)
-	}
+	tr := transcriptOf(t, transcript)
 	if len(tr.ToolCalls) != 1 || tr.ToolCalls[0].Outcome != "ok" || !strings.Contains(tr.ToolCalls[0].Result, "ordered 3 crates, note taken") {
 		t.Fatalf("the held call's result:\n%s", transcript)
 	}

@@ -154,16 +154,7 @@ func TestPublishedServerFormGoesToAnOperator(t *testing.T) {
 // as "outcome: result".
 func callResults(t *testing.T, transcript string) map[string][]string {
 	t.Helper()
-	var tr struct {
-		ToolCalls []struct {
-			Tool    string `json:"tool"`
-			Result  string `json:"result"`
-			Outcome string `json:"outcome"`
-		} `json:"tool_calls"`
-	}
-	if err := json.Unmarshal([]byte(transcript), &tr); err != nil {
-		t.Fatal(err)
-	}
+	tr := transcriptOf(t, transcript)
 	results := map[string][]string{}
 	for _, c := range tr.ToolCalls {
 		results[c.Tool] = append(results[c.Tool], c.Outcome+": "+c.Result)

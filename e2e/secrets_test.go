@@ -223,16 +223,7 @@ func TestDeployedAgentSecrets(t *testing.T) {
 	runID := d.must(201, "POST", "/api/agents/"+agent+"/runs", map[string]any{"message": "Keep the key, use it, then search."})["id"].(string)
 	transcript := d.waitRun(runID)
 	responses = append(responses, transcript)
-	var tr struct {
-		ToolCalls []struct {
-			Tool      string `json:"tool"`
-			Arguments string `json:"arguments"`
-			Result    string `json:"result"`
-		} `json:"tool_calls"`
-	}
-	if err := json.Unmarshal([]byte(transcript), &tr); err != nil {
-		t.Fatal(err)
-	}
+	tr := transcriptOf(t, transcript)
 	if len(tr.ToolCalls) != 3 {
 		t.Fatalf("%d tool calls:\n%s", len(tr.ToolCalls), transcript)
 	}
@@ -345,14 +336,7 @@ func TestDeployedSecretRequest(t *testing.T) {
 		t.Fatalf("decline: %d %s", r.Status, r.Body)
 	}
 	transcript := d.waitRun(runID)
-	var tr struct {
-		ToolCalls []struct {
-			Tool, Result, Outcome string
-		} `json:"tool_calls"`
-	}
-	if err := json.Unmarshal([]byte(transcript), &tr); err != nil {
-		t.Fatal(err)
-	}
+	tr := transcriptOf(t, transcript)
 	if len(tr.ToolCalls) != 2 || !strings.HasPrefix(tr.ToolCalls[0].Result, "the operator provided VENDOR_TOKEN") ||
 		!strings.HasPrefix(tr.ToolCalls[1].Result, "the operator declined to provide BANK_PASSWORD") {
 		t.Fatalf("transcript:\n%s", transcript)
