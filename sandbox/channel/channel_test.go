@@ -124,7 +124,7 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 	c := Client{Socket: serve(t, tok), Token: tok}
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pids")
-	req, _ := sandbox.ExecRequest{Cmd: []string{"sh", "-c", `trap '' TERM; sleep 300 & echo "$$ $!" >` + pidFile + `; echo started; wait`}, Timeout: 300 * time.Millisecond, Dir: dir}.Normalize()
+	req, _ := sandbox.ExecRequest{Cmd: []string{"sh", "-c", `trap '' TERM; sleep 300 & echo "$$ $!" >` + pidFile + `; echo started; wait`}, Timeout: 5 * time.Second, Dir: dir}.Normalize() // wide: the shell must print before it fires, however busy the box
 	res, err := c.Exec(context.Background(), req)
 	if err != nil || !res.TimedOut || res.ExitCode != sandbox.ExitTimeout || string(res.Stdout) != "started\n" {
 		t.Fatalf("got %+v, %v", res, err)

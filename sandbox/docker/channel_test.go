@@ -142,7 +142,7 @@ func TestChannelLimitsAndFiles(t *testing.T) {
 	id := createWithChannel(t, d)
 	ctx := context.Background()
 
-	res, err := d.Exec(ctx, id, sandbox.ExecRequest{Cmd: []string{"sh", "-c", `trap '' TERM; sleep 300 & echo started; wait`}, Timeout: 500 * time.Millisecond})
+	res, err := d.Exec(ctx, id, sandbox.ExecRequest{Cmd: []string{"sh", "-c", `trap '' TERM; sleep 300 & echo started; wait`}, Timeout: 5 * time.Second}) // wide: the shell must print before it fires
 	if err != nil || !res.TimedOut || res.ExitCode != sandbox.ExitTimeout || string(res.Stdout) != "started\n" {
 		t.Fatalf("timeout: %+v %v", res, err)
 	}
