@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -144,31 +142,9 @@ func TestServerEverythingOverStreamableHTTP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts node")
 	}
-	node, js := everything(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
-	srv := exec.Command(node, js, "streamableHttp") //nolint:gosec // G204: the pinned package's entry point
-	srv.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			_ = c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("server-everything did not listen within 30 s")
-		}
-	}
+	url := everythingHTTP(t)
 	db := testdb.New(t)
-	id := everythingConnection(t, db, "everything-http", "http", "http://"+addr+"/mcp", map[string]any{})
+	id := everythingConnection(t, db, "everything-http", "http", url, map[string]any{})
 	p := mcppool.New(mcppool.Options{DB: db, Credentials: &creds{tokens: map[uuid.UUID][]string{}}})
 	t.Cleanup(p.Close)
 	exerciseEverything(t, p, db, id)
