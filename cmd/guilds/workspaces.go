@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/guilds/guilds/internal/browserproto"
 	"github.com/guilds/guilds/internal/browserproxy"
 	"github.com/guilds/guilds/internal/config"
 	"github.com/guilds/guilds/internal/githubapp"
@@ -164,6 +165,9 @@ func (p *platform) startWorkspaces(ctx context.Context) (func(), error) {
 			return nil, err
 		}
 		m.SetBinds(proxy.Binds)
+		if err := m.StartPool(ctx, p.cfg.Sandbox.Pool, browserproto.ProxyDir); err != nil {
+			p.log.Warn("agent workspaces: no sandbox pool; each agent's first call creates its sandbox", "pool", p.cfg.Sandbox.Pool, "err", err)
+		}
 		if gitProxy, err = p.startGitProxy(); err != nil {
 			_ = proxy.Close()
 			return nil, err

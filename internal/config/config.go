@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -51,6 +52,7 @@ type Sandbox struct {
 	Image      string        // GUILDS_SANDBOX_IMAGE
 	Idle       time.Duration // GUILDS_SANDBOX_IDLE: an unused sandbox is stopped after this long
 	Scope      string        // GUILDS_SANDBOX_SCOPE: label separating platforms that share an engine
+	Pool       int           // GUILDS_SANDBOX_POOL: sandboxes created ahead of time for agents' first calls (0 = none)
 }
 
 // Sandbox defaults.
@@ -60,6 +62,9 @@ const (
 	DefaultSandboxImage = "guilds-sandbox:latest"
 	DefaultSandboxIdle  = 15 * time.Minute
 	DefaultSandboxScope = "guilds"
+	// MaxSandboxPool bounds GUILDS_SANDBOX_POOL: each waiting sandbox is
+	// a container on the engine.
+	MaxSandboxPool = 200
 )
 
 // Defaults used when a variable is unset.
@@ -161,6 +166,12 @@ func loadSandbox(or func(name, def string) string) (Sandbox, error) {
 		return s, fmt.Errorf("GUILDS_SANDBOX_IDLE must be a duration of at least 1s such as 15m, got %q", idle)
 	}
 	s.Idle = d
+	pool := or("GUILDS_SANDBOX_POOL", "0")
+	n, err := strconv.Atoi(pool)
+	if err != nil || n < 0 || n > MaxSandboxPool {
+		return s, fmt.Errorf("GUILDS_SANDBOX_POOL must be a number of sandboxes from 0 to %d, got %q", MaxSandboxPool, pool)
+	}
+	s.Pool = n
 	if !scopePattern.MatchString(s.Scope) {
 		return s, fmt.Errorf("GUILDS_SANDBOX_SCOPE must be letters, digits, '_', '.' or '-' (at most 63, starting with a letter or digit), got %q", s.Scope)
 	}

@@ -43,6 +43,7 @@ func TestSandboxBadValuesNameTheVariable(t *testing.T) {
 		"GUILDS_SANDBOX_IDLE":        {"GUILDS_SANDBOX_IDLE": "soon"},
 		"GUILDS_SANDBOX_SCOPE":       {"GUILDS_SANDBOX_SCOPE": "a b"},
 		"GUILDS_SANDBOX_IMAGE":       {"GUILDS_SANDBOX_IMAGE": "a b"},
+		"GUILDS_SANDBOX_POOL":        {"GUILDS_SANDBOX_POOL": "many"},
 	} {
 		if _, err := Load(env(vars)); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%v: err = %v, want one naming %s", vars, err, name)
@@ -53,5 +54,14 @@ func TestSandboxBadValuesNameTheVariable(t *testing.T) {
 	}
 	if _, err := Load(env(map[string]string{"GUILDS_SANDBOX_IDLE": "10ms"})); err == nil {
 		t.Error("an idle time under a second is accepted")
+	}
+	for _, v := range []string{"-1", "201"} {
+		if _, err := Load(env(map[string]string{"GUILDS_SANDBOX_POOL": v})); err == nil {
+			t.Errorf("GUILDS_SANDBOX_POOL=%s is accepted", v)
+		}
+	}
+	c, err := Load(env(map[string]string{"GUILDS_SANDBOX_POOL": "20"}))
+	if err != nil || c.Sandbox.Pool != 20 {
+		t.Fatalf("GUILDS_SANDBOX_POOL=20: pool %d, err %v", c.Sandbox.Pool, err)
 	}
 }

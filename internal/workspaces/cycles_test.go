@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -21,7 +22,8 @@ done`
 // file, a link, an executable), lists it, stops the sandbox (a park and an
 // explicit stop in turn, so both the frozen and the re-created sandbox are
 // checked), starts it with the next call and lists it again: the two
-// listings must be identical. GUILDS_SANDBOX_CYCLES sets the count (100 for
+// listings must be identical. On the pool world, the new sandbox after a
+// stop is a pooled one, given the home at its claim. GUILDS_SANDBOX_CYCLES sets the count (100 for
 // the full run; 10 by default, which make test runs).
 func TestHomeIsIdenticalAcrossStopStartCycles(t *testing.T) {
 	t.Parallel()
@@ -33,11 +35,14 @@ func TestHomeIsIdenticalAcrossStopStartCycles(t *testing.T) {
 		}
 		cycles = n
 	}
-	for _, name := range worldNames {
+	for _, name := range append(slices.Clone(worldNames), "pool") {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			w := openWorld(t, name)
 			m, agent := manager(t, w, Options{})
+			if name == "pool" {
+				startPool(t, m, w, 1)
+			}
 			for i := range cycles {
 				exec(t, m, agent, fmt.Sprintf(`mkdir -p src/c%[1]d && head -c 40000 /dev/urandom >src/c%[1]d/blob
 echo "cycle %[1]d" >>log.txt

@@ -32,7 +32,11 @@ func FromConfig(cfg config.Config, log *slog.Logger) (*Manager, error) {
 		if err != nil {
 			return nil, err
 		}
-		d, err := docker.New(docker.Options{Scope: sc.Scope, Logger: log, ChannelDir: chanDir})
+		poolDir := ""
+		if chanDir != "" {
+			poolDir = filepath.Join(filepath.Dir(chanDir), "sandbox-pool")
+		}
+		d, err := docker.New(docker.Options{Scope: sc.Scope, Logger: log, ChannelDir: chanDir, PoolDir: poolDir})
 		if err != nil {
 			return nil, fmt.Errorf("GUILDS_SANDBOX_DRIVER=docker: %w", err)
 		}

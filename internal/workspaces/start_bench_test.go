@@ -30,6 +30,10 @@ func BenchmarkStartWarmChannel(b *testing.B)     { benchAfterOn(b, "channel", pa
 func BenchmarkStartHotChannel(b *testing.B)      { benchAfterOn(b, "channel", nothing) }
 func BenchmarkStartBurst20Channel(b *testing.B)  { benchBurst(b, "channel") }
 
+// BenchmarkStartBurst20Pool: the burst with a pool of 20 sandboxes ready
+// (ADR 0712); each round starts once the pool is full again.
+func BenchmarkStartBurst20Pool(b *testing.B) { benchBurst(b, "pool") }
+
 func stopNow(m *Manager, agent string) error { return m.Stop(context.Background(), agent) }
 func parkNow(m *Manager, agent string) error { return m.park(agent) }
 func nothing(*Manager, string) error         { return nil }
@@ -93,9 +97,17 @@ func benchBurst(b *testing.B, world string) {
 	w := openWorld(b, world)
 	m := New(w.driver, Options{Image: w.image})
 	b.Cleanup(func() { _ = m.Close(context.Background()) })
+	if world == "pool" {
+		startPool(b, m, w, burst)
+	}
 	var lat sandboxtest.Latencies
 	b.ReportAllocs()
 	for b.Loop() {
+		if world == "pool" {
+			b.StopTimer()
+			waitPool(b, w, burst)
+			b.StartTimer()
+		}
 		agents := make([]string, burst)
 		got := make([]time.Duration, burst)
 		var wg sync.WaitGroup

@@ -57,8 +57,11 @@ func openWorld(t testing.TB, name string) world {
 		return world{name: name, driver: ld, kill: remove, remove: remove}
 	}
 	dd, cli := dockertest.Driver(t)
-	if name == "channel" {
+	switch name {
+	case "channel":
 		dd, cli = dockertest.ChannelDriver(t)
+	case "pool":
+		dd, cli = dockertest.PoolDriver(t) // startPool starts it
 	}
 	return world{
 		name: name, driver: dd, image: dockertest.AgentImage(t, cli),

@@ -55,6 +55,9 @@ type Options struct {
 	// to mount in every sandbox, for images that do not carry one;
 	// empty = the image's, named by its guilds.sandboxd label.
 	ChannelServer string
+	// PoolDir is a folder on the worker's host (the engine's host) for the
+	// pool's mount points (pool.go, ADR 0712); empty = no pool.
+	PoolDir string
 	// PullMissing pulls an image the engine does not have at Create.
 	PullMissing bool
 	// Logger receives lifecycle events; nil = discard.
@@ -77,6 +80,9 @@ type Driver struct {
 	chanOff atomic.Bool
 	// awake holds the ids of sandboxes parked without a freeze (park.go).
 	awake sync.Map
+	// poolDir is Options.PoolDir; pool is set once by StartPool.
+	poolDir string
+	pool    atomic.Pointer[pool]
 }
 
 var _ sandbox.Driver = (*Driver)(nil)
@@ -93,13 +99,13 @@ func New(opts Options) (*Driver, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	for _, p := range []string{opts.ChannelDir, opts.ChannelServer} {
+	for _, p := range []string{opts.ChannelDir, opts.ChannelServer, opts.PoolDir} {
 		if p != "" && !filepath.IsAbs(p) {
 			return nil, fmt.Errorf("%w: channel path %q must be absolute", sandbox.ErrInvalid, p)
 		}
 	}
 	return &Driver{cli: opts.Client, scope: opts.Scope, pull: opts.PullMissing, log: opts.Logger, volumeOpts: opts.HomeVolumeOpts,
-		chanDir: opts.ChannelDir, chanServer: opts.ChannelServer}, nil
+		chanDir: opts.ChannelDir, chanServer: opts.ChannelServer, poolDir: opts.PoolDir}, nil
 }
 
 // Ping checks that the engine answers (and settles the API version).
@@ -110,8 +116,14 @@ func (d *Driver) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the client's connections.
-func (d *Driver) Close() error { return d.cli.Close() }
+// Close removes the pooled sandboxes no agent claimed and releases the
+// client's connections.
+func (d *Driver) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d.StopPool(ctx)
+	return d.cli.Close()
+}
 
 // keeper is the default PID 1: it idles, stops at once on SIGTERM, and its
 // wait reaps the orphans that execs leave behind.
@@ -126,12 +138,26 @@ func (d *Driver) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 	if spec.Image == "" {
 		return sandbox.Sandbox{}, fmt.Errorf("%w: image is required", sandbox.ErrInvalid)
 	}
+	if sb, ok := d.claim(ctx, spec); ok {
+		return sb, nil
+	}
 	if spec.HomeVolume != "" {
-		if err := d.ensureVolume(ctx, spec); err != nil {
+		if _, err := d.ensureVolume(ctx, spec); err != nil {
 			return sandbox.Sandbox{}, err
 		}
 	}
 	cfg, host := d.containerConfig(spec)
+	sb, err := d.start(ctx, spec, cfg, host)
+	if err != nil {
+		return sandbox.Sandbox{}, err
+	}
+	d.log.InfoContext(ctx, "sandbox created", "driver", "docker", "sandbox", sb.ID, "agent", spec.AgentID, "run", spec.RunID)
+	return sb, nil
+}
+
+// start creates and starts a container from cfg and host, with the command
+// channel when it gets one, and returns it running with its mounts open.
+func (d *Driver) start(ctx context.Context, spec sandbox.Spec, cfg *container.Config, host *container.HostConfig) (sandbox.Sandbox, error) {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "guilds-sandbox-" + hex.EncodeToString(b[:])
@@ -172,7 +198,6 @@ func (d *Driver) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 			sb.Created = t.UTC()
 		}
 	}
-	d.log.InfoContext(ctx, "sandbox created", "driver", "docker", "sandbox", created.ID, "agent", spec.AgentID, "run", spec.RunID)
 	return sb, nil
 }
 
@@ -273,6 +298,7 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 	if cerrdefs.IsNotFound(err) {
 		d.channels.Delete(id)
 		d.awake.Delete(id)
+		d.release(id)
 		return nil
 	}
 	if err != nil {
@@ -288,6 +314,7 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 	}
 	d.dropChannel(info.ID, info.Name)
 	d.awake.Delete(info.ID)
+	d.release(info.ID)
 	d.log.InfoContext(ctx, "sandbox removed", "driver", "docker", "sandbox", info.ID)
 	return nil
 }
@@ -312,13 +339,17 @@ func (d *Driver) List(ctx context.Context) ([]sandbox.Sandbox, error) {
 	}
 	out := make([]sandbox.Sandbox, 0, len(list))
 	for _, c := range list {
-		if !d.owns(c.Labels) { // the filter is the engine's; check it anyway
+		if !d.owns(c.Labels) || d.pooled(c.ID) { // the filter is the engine's; check it anyway
 			continue
 		}
-		out = append(out, sandbox.Sandbox{
+		sb := sandbox.Sandbox{
 			ID: c.ID, AgentID: c.Labels[sandbox.LabelAgent], RunID: c.Labels[sandbox.LabelRun],
 			Created: time.Unix(c.Created, 0).UTC(), Labels: c.Labels,
-		})
+		}
+		if agent, ok := d.claimedAgent(c.ID); ok {
+			sb.AgentID = agent
+		}
+		out = append(out, sb)
 	}
 	slices.SortFunc(out, func(a, b sandbox.Sandbox) int { return b.Created.Compare(a.Created) })
 	return out, nil

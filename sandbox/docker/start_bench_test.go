@@ -43,7 +43,7 @@ func benchSteps(b *testing.B, d *Driver) {
 		var ch *channelSetup
 		name := "guilds-sandbox-bench-" + uuid.NewString()[:8]
 		run := []func() error{
-			func() error { return d.ensureVolume(ctx, spec) },
+			func() error { _, err := d.ensureVolume(ctx, spec); return err },
 			func() error {
 				cfg, host := d.containerConfig(spec)
 				if ch, err = d.prepareChannel(ctx, spec, name); err != nil {

@@ -13,31 +13,36 @@ import (
 
 // ensureVolume creates the spec's home volume with the platform's labels,
 // or checks that an existing one is the driver's own: a volume someone else
-// made is never mounted into a sandbox.
-func (d *Driver) ensureVolume(ctx context.Context, spec sandbox.Spec) error {
+// made is never mounted into a sandbox. It returns the volume's folder on
+// the engine's host.
+func (d *Driver) ensureVolume(ctx context.Context, spec sandbox.Spec) (string, error) {
 	v, err := d.cli.VolumeInspect(ctx, spec.HomeVolume)
 	if err == nil {
 		if !d.owns(v.Labels) {
-			return fmt.Errorf("%w: home volume %q exists and is not this platform's (labels %v)", sandbox.ErrInvalid, spec.HomeVolume, v.Labels)
+			return "", fmt.Errorf("%w: home volume %q exists and is not this platform's (labels %v)", sandbox.ErrInvalid, spec.HomeVolume, v.Labels)
 		}
-		return nil
+		return v.Mountpoint, nil
 	}
 	if !cerrdefs.IsNotFound(err) {
-		return fmt.Errorf("sandbox/docker: home volume %s: %w", spec.HomeVolume, err)
+		return "", fmt.Errorf("sandbox/docker: home volume %s: %w", spec.HomeVolume, err)
 	}
 	labels := spec.AllLabels(d.scope)
 	delete(labels, sandbox.LabelRun) // a home belongs to the agent, not to one run
-	if _, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{Name: spec.HomeVolume, Labels: labels, DriverOpts: d.volumeOpts}); err != nil {
-		return fmt.Errorf("sandbox/docker: create home volume %s: %w", spec.HomeVolume, err)
+	v, err = d.cli.VolumeCreate(ctx, volume.CreateOptions{Name: spec.HomeVolume, Labels: labels, DriverOpts: d.volumeOpts})
+	if err != nil {
+		return "", fmt.Errorf("sandbox/docker: create home volume %s: %w", spec.HomeVolume, err)
 	}
 	d.log.InfoContext(ctx, "sandbox home volume created", "driver", "docker", "volume", spec.HomeVolume, "agent", spec.AgentID)
-	return nil
+	return v.Mountpoint, nil
 }
 
 // RemoveVolume deletes a home volume this driver created.
 func (d *Driver) RemoveVolume(ctx context.Context, name string) error {
 	if err := sandbox.CheckVolumeName(name); err != nil {
 		return err
+	}
+	if id := d.volumeInUse(name); id != "" {
+		return fmt.Errorf("sandbox/docker: remove volume %s: in use by sandbox %s", name, id)
 	}
 	v, err := d.cli.VolumeInspect(ctx, name)
 	if cerrdefs.IsNotFound(err) {

@@ -120,3 +120,18 @@ func ChannelDriver(t testing.TB) (*docker.Driver, *client.Client) {
 	t.Cleanup(func() { _, _ = d.Cleanup(context.Background(), 0) })
 	return d, cli
 }
+
+// PoolDriver is ChannelDriver with a pool folder (the pool is started by
+// the caller, and stopped with the test).
+func PoolDriver(t testing.TB) (*docker.Driver, *client.Client) {
+	t.Helper()
+	cli := Client(t)
+	d, err := docker.New(docker.Options{Client: cli, Scope: "test-" + uuid.NewString(),
+		ChannelDir: t.TempDir(), ChannelServer: ServerBinary(t), PoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = d.Cleanup(context.Background(), 0) })
+	t.Cleanup(func() { d.StopPool(context.Background()) })
+	return d, cli
+}

@@ -104,6 +104,9 @@ GUILDS_SANDBOX_IDLE: {{ . | quote }}
 {{- with .Values.sandbox.scope }}
 GUILDS_SANDBOX_SCOPE: {{ . | quote }}
 {{- end }}
+{{- with .Values.sandbox.pool }}
+GUILDS_SANDBOX_POOL: {{ . | toString | quote }}
+{{- end }}
 {{- range $k, $v := $c.extra }}
 {{ $k }}: {{ $v | toString | quote }}
 {{- end }}
