@@ -42,9 +42,10 @@ type pool struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 
-	mu      sync.Mutex
-	ready   []*slot
-	claimed map[string]*slot // container id → slot
+	mu       sync.Mutex
+	ready    []*slot
+	claimed  map[string]*slot // container id → slot
+	claiming int              // claims attaching now; the filler waits for none
 	changed chan struct{}    // closed and replaced on every change of ready
 	wake    chan struct{}
 }
@@ -153,7 +154,9 @@ func (d *Driver) WaitPool(ctx context.Context, n int) error {
 	}
 }
 
-// fill keeps the pool at its size, one creation at a time.
+// fill keeps the pool at its size, one creation at a time, each started
+// only while no claim is attaching: in a burst of first calls the engine
+// serves the claims first.
 func (d *Driver) fill(ctx context.Context, p *pool) {
 	defer close(p.done)
 	backoff := time.Second
@@ -184,9 +187,14 @@ func (d *Driver) fill(ctx context.Context, p *pool) {
 	}
 }
 
+// missing is how many sandboxes the pool lacks, 0 while a claim attaches
+// (its end wakes the filler again).
 func (p *pool) missing() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.claiming > 0 {
+		return 0
+	}
 	return p.size - len(p.ready)
 }
 
@@ -207,13 +215,21 @@ func (p *pool) take() (*slot, bool) {
 	}
 	s := p.ready[0]
 	p.ready = p.ready[1:]
+	p.claiming++
 	close(p.changed)
 	p.changed = make(chan struct{})
+	return s, true
+}
+
+// attached records the end of a claim's attaching and wakes the filler.
+func (p *pool) attached() {
+	p.mu.Lock()
+	p.claiming--
+	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
 	default:
 	}
-	return s, true
 }
 
 // fits reports whether a Create of spec can take a pooled sandbox.
@@ -276,7 +292,9 @@ func (d *Driver) claim(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox,
 	p.mu.Lock()
 	p.claimed[s.id] = s
 	p.mu.Unlock()
-	if err := d.attach(ctx, p, s, spec); err != nil {
+	err := d.attach(ctx, p, s, spec)
+	p.attached()
+	if err != nil {
 		d.log.WarnContext(ctx, "sandbox pool: attaching the agent's home failed; creating a sandbox instead", "agent", spec.AgentID, "sandbox", s.id, "err", err)
 		_ = d.Remove(context.WithoutCancel(ctx), s.id)
 		return sandbox.Sandbox{}, false
