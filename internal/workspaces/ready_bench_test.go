@@ -76,6 +76,7 @@ func benchReady(b *testing.B, before func(*readyWorld) error) {
 	w := newReadyWorld(b)
 	// The first round leaves what Warm and Again start from; Cold removes it.
 	w.ready(b)
+	b.Logf("%s", w.mapped)
 	var start, clone, prepare, graph, ready sandboxtest.Latencies
 	b.ReportAllocs()
 	for b.Loop() {
@@ -98,14 +99,15 @@ func benchReady(b *testing.B, before func(*readyWorld) error) {
 // readyWorld is one coding agent of a guild whose GitHub login selected
 // the corpus repository, with its workspace on the docker driver.
 type readyWorld struct {
-	m     *Manager
-	g     *githubapp.Generations
-	watch *stopwatch
-	reg   *tools.Registry
-	agent githubapp.Agent
-	repo  string // the clone's folder under /home/agent/repos
-	lines int    // lines of Go source in the repository
-	seq   int
+	m      *Manager
+	g      *githubapp.Generations
+	watch  *stopwatch
+	reg    *tools.Registry
+	agent  githubapp.Agent
+	repo   string // the clone's folder under /home/agent/repos
+	lines  int    // lines of Go source in the repository
+	seq    int
+	mapped string // the first line of the last code_map
 }
 
 func newReadyWorld(b *testing.B) *readyWorld {
@@ -212,6 +214,7 @@ func (w *readyWorld) ready(b *testing.B) (prepare, graph time.Duration) {
 	if !strings.HasPrefix(out, "repository "+w.repo) {
 		b.Fatalf("code_map: %s", out)
 	}
+	w.mapped, _, _ = strings.Cut(out, "\n")
 	return prepare, graph
 }
 
