@@ -67,7 +67,8 @@ func BenchmarkReadyWarm(b *testing.B) {
 }
 
 // BenchmarkReadyAgain: the agent's next generation, its sandbox parked:
-// the clone is updated (git pull) and the stored graph refreshed.
+// the clone is updated (git pull, reported as clone-ms) and the stored
+// graph refreshed.
 func BenchmarkReadyAgain(b *testing.B) {
 	benchReady(b, func(w *readyWorld) error { return w.m.park(w.agent.ID) })
 }
