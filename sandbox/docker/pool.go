@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -46,6 +47,7 @@ type pool struct {
 	ready    []*slot
 	claimed  map[string]*slot // container id → slot
 	claiming int              // claims attaching now; the filler waits for none
+	broken   atomic.Bool      // a claim's mount failed: no more claims
 	changed chan struct{}    // closed and replaced on every change of ready
 	wake    chan struct{}
 }
@@ -192,7 +194,7 @@ func (d *Driver) fill(ctx context.Context, p *pool) {
 func (p *pool) missing() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.claiming > 0 {
+	if p.claiming > 0 || p.broken.Load() {
 		return 0
 	}
 	return p.size - len(p.ready)
@@ -282,8 +284,13 @@ func (d *Driver) newSlot(ctx context.Context, p *pool) (*slot, error) {
 // ready; false sends the caller to a new sandbox.
 func (d *Driver) claim(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, bool) {
 	p := d.pool.Load()
-	if p == nil || !p.fits(spec) {
+	if p == nil || !p.fits(spec) || d.chanOff.Load() || p.broken.Load() || d.PoolReady() == 0 {
 		return sandbox.Sandbox{}, false
+	}
+	// The volume first: a spec the engine refuses costs no slot.
+	folder, err := d.ensureVolume(ctx, spec)
+	if err != nil || folder == "" {
+		return sandbox.Sandbox{}, false // the new sandbox's creation reports it
 	}
 	s, ok := p.take()
 	if !ok {
@@ -291,11 +298,15 @@ func (d *Driver) claim(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox,
 	}
 	p.mu.Lock()
 	p.claimed[s.id] = s
+	s.volume, s.agent = spec.HomeVolume, spec.AgentID
 	p.mu.Unlock()
-	err := d.attach(ctx, p, s, spec)
+	err = d.attach(p, s, spec, folder)
 	p.attached()
 	if err != nil {
-		d.log.WarnContext(ctx, "sandbox pool: attaching the agent's home failed; creating a sandbox instead", "agent", spec.AgentID, "sandbox", s.id, "err", err)
+		// A mount this host refuses will be refused again: the pool stops.
+		p.broken.Store(true)
+		d.log.ErrorContext(ctx, "sandbox pool: attaching an agent's home failed; the pool is off and every sandbox is created on demand",
+			"agent", spec.AgentID, "sandbox", s.id, "err", err)
 		_ = d.Remove(context.WithoutCancel(ctx), s.id)
 		return sandbox.Sandbox{}, false
 	}
@@ -306,19 +317,9 @@ func (d *Driver) claim(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox,
 	return sandbox.Sandbox{ID: s.id, AgentID: spec.AgentID, RunID: spec.RunID, Created: time.Now().UTC(), Labels: labels}, true
 }
 
-// attach mounts the agent's home volume, filled from the image when new,
-// and its binds at the slot's points.
-func (d *Driver) attach(ctx context.Context, p *pool, s *slot, spec sandbox.Spec) error {
-	folder, err := d.ensureVolume(ctx, spec)
-	if err != nil {
-		return err
-	}
-	if folder == "" {
-		return errors.New("the engine names no folder for the home volume")
-	}
-	p.mu.Lock()
-	s.volume, s.agent = spec.HomeVolume, spec.AgentID
-	p.mu.Unlock()
+// attach fills the agent's home volume (its folder on the host) from the
+// image when new, and mounts it and the spec's binds at the slot's points.
+func (d *Driver) attach(p *pool, s *slot, spec sandbox.Spec, folder string) error {
 	if err := fillNewHome(folder, p.home); err != nil {
 		return fmt.Errorf("the new home: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/volume"
 	"github.com/google/uuid"
 
 	"github.com/guilds/guilds/sandbox"
@@ -187,6 +188,26 @@ func TestPoolAttachesTheHomeAtClaim(t *testing.T) {
 	defer cancel()
 	if err := d.WaitPool(wctx, 2); err != nil {
 		t.Fatal("the pool did not fill again:", err)
+	}
+}
+
+// A spec the engine refuses (a home volume that is not the platform's)
+// fails as it would without a pool, and costs the pool no sandbox.
+func TestPoolKeepsItsSandboxWhenTheEngineRefusesTheHome(t *testing.T) {
+	d := poolEngine(t)
+	ctx := context.Background()
+	startPool(t, d, 1)
+	name := "guilds-test-foreign-" + uuid.NewString()[:8]
+	if _, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.cli.VolumeRemove(context.Background(), name, true) })
+	_, err := d.Create(ctx, sandbox.Spec{Image: testImage(), User: "1000:1000", AgentID: "f", HomeVolume: name})
+	if !errors.Is(err, sandbox.ErrInvalid) {
+		t.Fatalf("Create on a foreign volume = %v, want ErrInvalid", err)
+	}
+	if got := d.PoolReady(); got != 1 {
+		t.Fatalf("PoolReady = %d after a refused Create, want 1", got)
 	}
 }
 
