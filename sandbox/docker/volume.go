@@ -14,25 +14,19 @@ import (
 // ensureVolume creates the spec's home volume with the platform's labels,
 // or checks that an existing one is the driver's own: a volume someone else
 // made is never mounted into a sandbox. It returns the volume's folder on
-// the engine's host.
+// the engine's host. One engine call: a create of a name that exists
+// answers the existing volume, labels and all (Docker and Podman alike).
 func (d *Driver) ensureVolume(ctx context.Context, spec sandbox.Spec) (string, error) {
-	v, err := d.cli.VolumeInspect(ctx, spec.HomeVolume)
-	if err == nil {
-		if !d.owns(v.Labels) {
-			return "", fmt.Errorf("%w: home volume %q exists and is not this platform's (labels %v)", sandbox.ErrInvalid, spec.HomeVolume, v.Labels)
-		}
-		return v.Mountpoint, nil
-	}
-	if !cerrdefs.IsNotFound(err) {
-		return "", fmt.Errorf("sandbox/docker: home volume %s: %w", spec.HomeVolume, err)
-	}
 	labels := spec.AllLabels(d.scope)
 	delete(labels, sandbox.LabelRun) // a home belongs to the agent, not to one run
-	v, err = d.cli.VolumeCreate(ctx, volume.CreateOptions{Name: spec.HomeVolume, Labels: labels, DriverOpts: d.volumeOpts})
+	v, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{Name: spec.HomeVolume, Labels: labels, DriverOpts: d.volumeOpts})
 	if err != nil {
-		return "", fmt.Errorf("sandbox/docker: create home volume %s: %w", spec.HomeVolume, err)
+		return "", fmt.Errorf("sandbox/docker: home volume %s: %w", spec.HomeVolume, err)
 	}
-	d.log.InfoContext(ctx, "sandbox home volume created", "driver", "docker", "volume", spec.HomeVolume, "agent", spec.AgentID)
+	if !d.owns(v.Labels) {
+		return "", fmt.Errorf("%w: home volume %q exists and is not this platform's (labels %v)", sandbox.ErrInvalid, spec.HomeVolume, v.Labels)
+	}
+	d.log.DebugContext(ctx, "sandbox home volume ready", "driver", "docker", "volume", spec.HomeVolume, "agent", spec.AgentID)
 	return v.Mountpoint, nil
 }
 
