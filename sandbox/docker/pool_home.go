@@ -46,7 +46,7 @@ func fillNewHome(folder string, archive []byte) error {
 	if err != nil {
 		return err
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }()
 	tr := tar.NewReader(bytes.NewReader(archive))
 	for {
 		h, err := tr.Next()

@@ -69,7 +69,7 @@ func mountsUnder(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var out []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -114,7 +114,7 @@ func bindInto(src, point string, ro bool) error {
 	if err != nil {
 		return fmt.Errorf("open_tree %s: %w", src, err)
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }()
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
 	if ro {
 		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
