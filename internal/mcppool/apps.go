@@ -20,7 +20,8 @@ import (
 // through the login's session; keeping it is the caller's (internal/remote).
 
 // appCapability is what the platform tells servers at initialize: it hosts
-// MCP Apps pages of that type, and it follows tasks (task.go).
+// MCP Apps pages of that type, and it follows tasks (task.go). It is never
+// changed: a stateless session trims its own copy (declare.go).
 // Each value is encoded once: on the 2026-07-28 wire the capabilities ride
 // in every request's _meta, and mcp-go encodes them for each one.
 var appCapability = map[string]any{

@@ -70,16 +70,24 @@ func benchmarkCall(b *testing.B, newRemote func(testing.TB, string) *remote) {
 // alternating), so that a loaded machine slows both alike. It reports each
 // one's time per call and their ratio, the figure to compare on a shared box.
 //
-// In stateless-declared the bare client declares what the pool's sessions
-// declare (client info, elicitation, the Apps and Tasks extensions), which
-// the 2026-07-28 wire carries in every request's _meta: the two then send the
-// same bytes, and the ratio is the pool's own work.
+// The 2026-07-28 wire carries the client's declarations in every request's
+// _meta. The pool declares its client info and elicitation to every server,
+// and the Apps and Tasks extensions to a server that lists them
+// (stateless-advertised). In the -declared arms the bare client declares
+// what the pool declares to that server: the two then send the same bytes,
+// and the ratio is the pool's own work.
 func BenchmarkCallPaired(b *testing.B) {
 	for _, era := range []struct {
 		name      string
 		newRemote func(testing.TB, string) *remote
 		declared  bool
-	}{{"handshake", newRemote, false}, {"stateless", newStatelessRemote, false}, {"stateless-declared", newStatelessRemote, true}} {
+	}{
+		{"handshake", newRemote, false},
+		{"stateless", newStatelessRemote, false},
+		{"stateless-declared", newStatelessRemote, true},
+		{"stateless-advertised", newAdvertisingRemote, false},
+		{"stateless-advertised-declared", newAdvertisingRemote, true},
+	} {
 		b.Run(era.name, func(b *testing.B) {
 			ctx := context.Background()
 			db := testdb.New(b)
@@ -93,7 +101,7 @@ func BenchmarkCallPaired(b *testing.B) {
 			hdr := transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + benchToken})
 			var c *client.Client
 			if era.declared {
-				c = declaringClient(b, rs.URL, hdr)
+				c = declaringClient(b, rs.URL, rs.extensions, hdr)
 			} else {
 				c = bareClient(b, rs.URL, hdr)
 			}
@@ -186,11 +194,12 @@ func listening(b *testing.B, p *mcppool.Pool) {
 // has a value to look for, as it does in production.
 const benchToken = "bench-token-0123456789abcdef0123456789"
 
-// declaringClient is bareClient declaring what the pool's sessions declare.
-func declaringClient(b testing.TB, url string, opts ...transport.StreamableHTTPCOption) *client.Client {
+// declaringClient is bareClient declaring what the pool's sessions declare to
+// a server that lists advertised in its capabilities.extensions.
+func declaringClient(b testing.TB, url string, advertised map[string]any, opts ...transport.StreamableHTTPCOption) *client.Client {
 	b.Helper()
 	ctx := context.Background()
-	info, co, extensions := mcppool.Declaring()
+	info, co, extensions := mcppool.Declaring(advertised)
 	t, err := transport.NewStreamableHTTP(url, opts...)
 	if err != nil {
 		b.Fatal(err)

@@ -97,9 +97,10 @@ func handshake(ctx context.Context, c *client.Client, known era, watch *probeWat
 		return eraUnknown, err
 	}
 	if known == eraLegacy {
-		return eraLegacy, initializeAt(ctx, c, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+		return eraLegacy, initializeAt(ctx, c, mcp.LATEST_LEGACY_PROTOCOL_VERSION, appCapability)
 	}
-	if err := initializeAt(ctx, c, mcp.LATEST_PROTOCOL_VERSION); err != nil {
+	declared := declarations()
+	if err := initializeAt(ctx, c, mcp.LATEST_PROTOCOL_VERSION, declared); err != nil {
 		if watch.probeRefused() && !isUnauthorized(err) {
 			return eraUnknown, fmt.Errorf("server/discover: %w", transport.ErrUnauthorized)
 		}
@@ -108,6 +109,9 @@ func handshake(ctx context.Context, c *client.Client, known era, watch *probeWat
 	if !mcp.IsModernProtocol(c.ProtocolVersion()) {
 		return eraLegacy, nil
 	}
+	// The probe declared every extension, so a server that lists them only
+	// for a client that declares them still does (declare.go).
+	keepAdvertised(declared, c.GetServerCapabilities().Extensions)
 	if known == eraModern {
 		return eraModern, nil
 	}
@@ -118,11 +122,11 @@ func handshake(ctx context.Context, c *client.Client, known era, watch *probeWat
 	return eraModern, nil
 }
 
-func initializeAt(ctx context.Context, c *client.Client, version string) error {
+func initializeAt(ctx context.Context, c *client.Client, version string, extensions map[string]any) error {
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = version
 	req.Params.ClientInfo = mcp.Implementation{Name: "guilds", Version: "1"}
-	req.Params.Capabilities.Extensions = appCapability
+	req.Params.Capabilities.Extensions = extensions
 	_, err := c.Initialize(ctx, req)
 	return err
 }

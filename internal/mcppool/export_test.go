@@ -20,10 +20,13 @@ func Listening(p *Pool) bool {
 // Listens counts the times the pool started listening (1 + reconnections).
 func Listens(p *Pool) int64 { return p.logins.listens.Load() }
 
-// Declaring is what the pool's sessions declare of themselves: its client
-// info, and the client options and extensions behind its capabilities (the
-// 2026-07-28 wire repeats them in every request's _meta). A benchmark's bare
-// client takes them to send the same requests.
-func Declaring() (mcp.Implementation, []client.ClientOption, map[string]any) {
-	return mcp.Implementation{Name: "guilds", Version: "1"}, declining, appCapability
+// Declaring is what the pool's sessions declare of themselves to a server of
+// the 2026-07-28 wire whose capabilities.extensions is advertised: its client
+// info, and the client options and extensions behind its capabilities (that
+// wire repeats them in every request's _meta). A benchmark's bare client takes
+// them to send the same requests.
+func Declaring(advertised map[string]any) (mcp.Implementation, []client.ClientOption, map[string]any) {
+	ext := declarations()
+	keepAdvertised(ext, advertised)
+	return mcp.Implementation{Name: "guilds", Version: "1"}, declining, ext
 }

@@ -24,12 +24,13 @@ import (
 	"github.com/guilds/guilds/internal/connstore"
 	"github.com/guilds/guilds/internal/grants"
 	"github.com/guilds/guilds/internal/mcppool"
+	"github.com/guilds/guilds/internal/tools"
 )
 
 // newMCP returns an mcp-go server with an echo tool, a dotted tool and an
 // erroring tool.
-func newMCP() *server.MCPServer {
-	s := server.NewMCPServer("fake", "1.0.0", server.WithToolCapabilities(false))
+func newMCP(opts ...server.ServerOption) *server.MCPServer {
+	s := server.NewMCPServer("fake", "1.0.0", append([]server.ServerOption{server.WithToolCapabilities(false)}, opts...)...)
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo the text"), mcp.WithString("text", mcp.Required())),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("echo: " + req.GetString("text", "")), nil
@@ -58,6 +59,8 @@ type remote struct {
 	lastVal atomic.Pointer[string]
 	// stateless: the server speaks 2026-07-28 (no session)
 	stateless bool
+	// extensions: what a stateless server lists in capabilities.extensions
+	extensions map[string]any
 }
 
 func newRemote(t testing.TB, header string) *remote {
@@ -66,6 +69,17 @@ func newRemote(t testing.TB, header string) *remote {
 
 func newStatelessRemote(t testing.TB, header string) *remote {
 	return startRemote(t, &remote{header: header, stateless: true})
+}
+
+// newAdvertisingRemote is a stateless remote that lists the MCP Apps and
+// Tasks extensions among its capabilities, as a server using them does.
+func newAdvertisingRemote(t testing.TB, header string) *remote {
+	return startRemote(t, &remote{header: header, stateless: true, extensions: advertisedExtensions})
+}
+
+var advertisedExtensions = map[string]any{
+	tools.AppExtension:     map[string]any{"mimeTypes": []string{tools.AppMediaType}},
+	mcppool.TasksExtension: map[string]any{},
 }
 
 // eachEra runs a test against a remote of each protocol era.
@@ -102,7 +116,7 @@ func startRemote(t testing.TB, r *remote) *remote {
 func (r *remote) restart() {
 	h := handshakeOnly(server.NewStreamableHTTPServer(newMCP(), server.WithStateful(true)))
 	if r.stateless {
-		h = server.NewStreamableHTTPServer(newMCP())
+		h = server.NewStreamableHTTPServer(newMCP(server.WithExtensions(r.extensions)))
 	}
 	r.h.Store(&h)
 }
