@@ -3,7 +3,6 @@ package mcppool_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -37,27 +36,22 @@ type declaredTo struct {
 }
 
 func (d *declaredTo) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var m struct {
-				Method string `json:"method"`
-				Params struct {
-					Capabilities json.RawMessage            `json:"capabilities"`
-					ClientInfo   json.RawMessage            `json:"clientInfo"`
-					Meta         map[string]json.RawMessage `json:"_meta"`
-				} `json:"params"`
-			}
-			if json.Unmarshal(body, &m) == nil && m.Method != "" {
-				caps, info := m.Params.Meta[mcp.MetaKeyClientCapabilities], m.Params.Meta[mcp.MetaKeyClientInfo]
-				if m.Method == "initialize" {
-					caps, info = m.Params.Capabilities, m.Params.ClientInfo
-				}
-				d.note(m.Method, caps, info)
-			}
+	return onPost(h, func(_ *http.Request, body []byte) {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Capabilities json.RawMessage            `json:"capabilities"`
+				ClientInfo   json.RawMessage            `json:"clientInfo"`
+				Meta         map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
 		}
-		h.ServeHTTP(rw, r)
+		if json.Unmarshal(body, &m) == nil && m.Method != "" {
+			caps, info := m.Params.Meta[mcp.MetaKeyClientCapabilities], m.Params.Meta[mcp.MetaKeyClientInfo]
+			if m.Method == "initialize" {
+				caps, info = m.Params.Capabilities, m.Params.ClientInfo
+			}
+			d.note(m.Method, caps, info)
+		}
 	})
 }
 

@@ -32,22 +32,29 @@ type wireRequest struct {
 }
 
 func (w *wire) wrap(h http.Handler) http.Handler {
+	return onPost(h, func(r *http.Request, body []byte) {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Meta struct {
+					Version string `json:"io.modelcontextprotocol/protocolVersion"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &m)
+		w.mu.Lock()
+		w.seen = append(w.seen, wireRequest{m.Method, r.Header.Get("Mcp-Method"), r.Header.Get("Mcp-Name"), m.Params.Meta.Version})
+		w.mu.Unlock()
+	})
+}
+
+// onPost hands every POST's body to see before h serves the request.
+func onPost(h http.Handler, see func(r *http.Request, body []byte)) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			var m struct {
-				Method string `json:"method"`
-				Params struct {
-					Meta struct {
-						Version string `json:"io.modelcontextprotocol/protocolVersion"`
-					} `json:"_meta"`
-				} `json:"params"`
-			}
-			_ = json.Unmarshal(body, &m)
-			w.mu.Lock()
-			w.seen = append(w.seen, wireRequest{m.Method, r.Header.Get("Mcp-Method"), r.Header.Get("Mcp-Name"), m.Params.Meta.Version})
-			w.mu.Unlock()
+			see(r, body)
 		}
 		h.ServeHTTP(rw, r)
 	})
