@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,17 +10,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-
 	"github.com/guilds/guilds/internal/workspaces"
-	"github.com/guilds/guilds/sandbox"
 	"github.com/guilds/guilds/sandbox/dockertest"
 )
 
@@ -87,7 +84,13 @@ func TestBrowserRun(t *testing.T) {
 		// The fixture listens on this host's own address, private on some
 		// machines; metadata stays refused whatever this says.
 		"GUILDS_BROWSER_ALLOW_PRIVATE": "1",
+		// The agent's sandbox comes from the pool, so its home and the
+		// proxy's folder reach it at the claim (ADR 0712).
+		"GUILDS_SANDBOX_POOL": "1",
 	})
+	if os.Geteuid() == 0 {
+		waitLog(t, d, "worker", "sandbox pool full")
+	}
 
 	org := d.must(201, "POST", "/api/orgs", map[string]any{"name": "Acme"})["id"].(string)
 	guild := d.must(201, "POST", "/api/orgs/"+org+"/guilds", map[string]any{"name": "Web"})["id"].(string)
@@ -147,22 +150,19 @@ func TestBrowserRun(t *testing.T) {
 		}
 	}
 
-	// The screenshot, read out of the agent's sandbox.
-	ctx := context.Background()
-	list, err := cli.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelAgent+"="+agent))})
-	if err != nil || len(list) != 1 {
-		t.Fatalf("the agent's sandbox: %v %d", err, len(list))
+	if os.Geteuid() == 0 && !strings.Contains(d.Logs(), "sandbox claimed from the pool") {
+		t.Errorf("the agent's sandbox did not come from the pool:\n%s", d.Logs())
 	}
-	rc, _, err := cli.CopyFromContainer(ctx, list[0].ID, "/home/agent/screenshots/latest.jpg")
+
+	// The screenshot, read from the agent's home volume on the engine's host.
+	v, err := cli.VolumeInspect(context.Background(), workspaces.HomeVolume(agent))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = rc.Close() }()
-	tarball := tar.NewReader(rc)
-	if _, err := tarball.Next(); err != nil {
+	raw, err := os.ReadFile(filepath.Join(v.Mountpoint, "screenshots", "latest.jpg"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := io.ReadAll(tarball)
 	img, err := jpeg.Decode(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatalf("the screenshot does not decode: %v", err)

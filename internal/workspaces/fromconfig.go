@@ -34,7 +34,9 @@ func FromConfig(cfg config.Config, log *slog.Logger) (*Manager, error) {
 		}
 		poolDir := ""
 		if chanDir != "" {
-			poolDir = filepath.Join(filepath.Dir(chanDir), "sandbox-pool")
+			// Per scope: a pool's start detaches whatever is left under its
+			// folder, which must never be another worker's.
+			poolDir = filepath.Join(filepath.Dir(chanDir), "sandbox-pool", sc.Scope)
 		}
 		d, err := docker.New(docker.Options{Scope: sc.Scope, Logger: log, ChannelDir: chanDir, PoolDir: poolDir})
 		if err != nil {

@@ -179,7 +179,9 @@ func (d *Driver) fill(ctx context.Context, p *pool) {
 				continue
 			}
 			backoff = time.Second
-			p.add(s)
+			if p.add(s) == p.size {
+				d.log.InfoContext(ctx, "sandbox pool full", "driver", "docker", "size", p.size)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -200,12 +202,14 @@ func (p *pool) missing() int {
 	return p.size - len(p.ready)
 }
 
-func (p *pool) add(s *slot) {
+// add puts a new slot in the pool and says how many are ready.
+func (p *pool) add(s *slot) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ready = append(p.ready, s)
 	close(p.changed)
 	p.changed = make(chan struct{})
+	return len(p.ready)
 }
 
 // take hands out the oldest ready slot and asks for a replacement.
