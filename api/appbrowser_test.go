@@ -133,12 +133,18 @@ func (b *appBrowser) click(sel string) {
 
 // waitText waits until an element matching sel holds want; what the page
 // shows when it never does is in the failure.
-func (b *appBrowser) waitText(sel, want string) {
+func (b *appBrowser) waitText(sel, want string) { b.t.Helper(); b.waitTextHeld(sel, want, true) }
+
+// waitNoText waits until the elements matching sel (there must be some) no
+// longer hold gone: a page that redraws after an event reaches it.
+func (b *appBrowser) waitNoText(sel, gone string) { b.t.Helper(); b.waitTextHeld(sel, gone, false) }
+
+func (b *appBrowser) waitTextHeld(sel, s string, held bool) {
 	b.t.Helper()
 	text := fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.textContent).join("\n")`, sel)
 	// Checked again on every change of the page; a navigation ends a poll
 	// with an error, and the next one watches the new page.
-	js := fmt.Sprintf(`((t) => t !== "" && t.includes(%q))(%s)`, want, text)
+	js := fmt.Sprintf(`((t) => t !== "" && t.includes(%q) === %t)(%s)`, s, held, text)
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		c, stop := context.WithDeadline(b.ctx, deadline)
@@ -148,7 +154,11 @@ func (b *appBrowser) waitText(sel, want string) {
 			return
 		}
 	}
-	b.t.Fatalf("%s never held %q (it holds %q; the page at %s says %q)", sel, want, b.eval(text), b.eval(`location.href`), b.eval(`document.body.innerText`))
+	verb := "never held"
+	if !held {
+		verb = "never stopped holding"
+	}
+	b.t.Fatalf("%s %s %q (it holds %q; the page at %s says %q)", sel, verb, s, b.eval(text), b.eval(`location.href`), b.eval(`document.body.innerText`))
 }
 
 // noSecretInPage: the page's address and text hold no code or state.
