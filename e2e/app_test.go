@@ -314,9 +314,14 @@ func newBrowser(t *testing.T, exec, base, shots string) *browser {
 	return &browser{t: t, ctx: ctx, base: base, shots: shots}
 }
 
+// browserBound is how long a step in Chromium may take before the test
+// fails: only a failure bound, wide because a first load on a fresh
+// profile on a loaded two-core machine has taken over 30 s.
+const browserBound = 2 * time.Minute
+
 func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, browserBound)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		b.t.Fatalf("%s: %v\npage: %s", what, err, b.bodyText())
@@ -357,7 +362,7 @@ func (b *browser) submit(formSel string) {
 // eval runs an expression (a promise is awaited) and returns its string value.
 func (b *browser) eval(js string) string {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, browserBound)
 	defer cancel()
 	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
 	if err != nil {
@@ -369,7 +374,7 @@ func (b *browser) eval(js string) string {
 // waitText waits until the elements matching sel hold want ("": any text).
 func (b *browser) waitText(sel, want string) {
 	b.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(browserBound)
 	js := fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.textContent).join("\n")`, sel)
 	var got string
 	for time.Now().Before(deadline) {
@@ -388,7 +393,7 @@ func (b *browser) waitText(sel, want string) {
 // shot writes a screenshot of the page.
 func (b *browser) shot(name string) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, browserBound)
 	defer cancel()
 	time.Sleep(150 * time.Millisecond) // let the last render settle
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
@@ -406,7 +411,7 @@ func (b *browser) shot(name string) {
 // waitGone waits until no element matches sel.
 func (b *browser) waitGone(sel string) {
 	b.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(browserBound)
 	js := fmt.Sprintf(`String(document.querySelector(%q) === null)`, sel)
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
