@@ -46,7 +46,10 @@ func newAppPeer(t *testing.T) *appPeer {
 	t.Helper()
 	ctx := context.Background()
 	p := &appPeer{}
-	s := server.NewMCPServer("apps", "1.0.0", server.WithToolCapabilities(false), server.WithResourceCapabilities(false, false))
+	// The server lists the Apps extension: on the 2026-07-28 wire the
+	// platform declares an extension only to a server that lists it (ADR 0627).
+	s := server.NewMCPServer("apps", "1.0.0", server.WithToolCapabilities(false), server.WithResourceCapabilities(false, false),
+		server.WithExtensions(map[string]any{tools.AppExtension: map[string]any{"mimeTypes": []string{tools.AppMediaType}}}))
 	withUI := func(tool mcp.Tool, uri string) mcp.Tool {
 		tool.Meta = mcp.NewMetaFromMap(map[string]any{"ui": map[string]any{"resourceUri": uri}})
 		return tool
