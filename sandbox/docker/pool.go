@@ -48,8 +48,8 @@ type pool struct {
 	claimed  map[string]*slot // container id → slot
 	claiming int              // claims attaching now; the filler waits for none
 	broken   atomic.Bool      // a claim's mount failed: no more claims
-	changed chan struct{}    // closed and replaced on every change of ready
-	wake    chan struct{}
+	changed  chan struct{}    // closed and replaced on every change of ready
+	wake     chan struct{}
 }
 
 // slot is one pooled sandbox and its attachment points on the host.
