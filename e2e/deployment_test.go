@@ -27,6 +27,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/guilds/guilds/internal/testdb"
+	"github.com/guilds/guilds/internal/testlog"
 	"github.com/guilds/guilds/internal/testtemporal"
 )
 
@@ -81,24 +82,6 @@ func consultSources(root string) error {
 	})
 }
 
-// logBuffer collects a process's stderr (its JSON log lines).
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // deployment is the platform as production runs it: `guilds migrate up`,
 // then `guilds serve` and `guilds worker` as separate processes of the same
 // binary, on a database and a Temporal namespace no one has used before.
@@ -112,7 +95,7 @@ type deployment struct {
 	Namespace string
 	Temporal  client.Client // on the deployment's namespace, for reading histories
 	Browser   *http.Client  // the operator's browser: a cookie jar, redirects followed
-	logs      map[string]*logBuffer
+	logs      map[string]*testlog.Buffer
 	secrets   []string // values that must never surface: the encryption key…
 }
 
@@ -128,7 +111,7 @@ func deployOn(t *testing.T, temporal string, extra map[string]string) *deploymen
 	if err := consulted(); err != nil {
 		t.Fatal(err)
 	}
-	d := &deployment{t: t, logs: map[string]*logBuffer{}, procs: map[string]*process{}}
+	d := &deployment{t: t, logs: map[string]*testlog.Buffer{}, procs: map[string]*process{}}
 	encKey := d.newKey()
 
 	port := freePort(t)
@@ -215,7 +198,7 @@ func (d *deployment) startAs(name, sub string, over map[string]string) {
 	t := d.t
 	logs := d.logs[name]
 	if logs == nil {
-		logs = &logBuffer{}
+		logs = &testlog.Buffer{}
 		d.logs[name] = logs
 	}
 	cmd := d.command(sub)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/guilds/guilds/internal/mcpoauth/oauthtest"
 	"github.com/guilds/guilds/internal/testdb"
+	"github.com/guilds/guilds/internal/testlog"
 )
 
 // TestProductionShape runs the platform as a production install is shaped:
@@ -242,7 +243,7 @@ type temporalServer struct {
 	port     int
 	cmd      *exec.Cmd
 	exited   chan error
-	logs     *logBuffer
+	logs     *testlog.Buffer
 }
 
 func startTemporalOnPostgres(t *testing.T) *temporalServer {
@@ -254,7 +255,7 @@ func startTemporalOnPostgres(t *testing.T) *temporalServer {
 		}
 		t.Skip("Temporal's server is not built (make temporal-server)")
 	}
-	s := &temporalServer{db: fmt.Sprintf("guilds_temporal_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9), port: freePortRun(t, 9), logs: &logBuffer{}}
+	s := &temporalServer{db: fmt.Sprintf("guilds_temporal_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9), port: freePortRun(t, 9), logs: &testlog.Buffer{}}
 	s.addr = fmt.Sprintf("127.0.0.1:%d", s.port)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -1,14 +1,12 @@
 package run_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -24,6 +22,7 @@ import (
 	"github.com/guilds/guilds/internal/runs"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
+	"github.com/guilds/guilds/internal/testlog"
 )
 
 const geckoKey = "CG-run-start-secret-9d04"
@@ -60,24 +59,6 @@ func geckoPrices(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// syncBuffer is a log sink the test can read while activities write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // At run start the snapshot quotes the coins of the Pinned prices login the
 // agent uses, and every model turn shows them after the memory; the key
 // reaches neither the model nor the log. A service that cannot answer gives
@@ -108,7 +89,7 @@ func TestStatePricesAtRunStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(eng.Close)
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	a := runact.New(runact.Deps{DB: db, Models: res, Credentials: eng.Resolver(), Log: slog.New(slog.NewTextHandler(logs, nil))})
 
 	var org, guild, agent, other, server, conn string

@@ -11,6 +11,7 @@ import (
 
 	"github.com/guilds/guilds/internal/devserver"
 	"github.com/guilds/guilds/internal/testdb"
+	"github.com/guilds/guilds/internal/testlog"
 )
 
 // TestDevRefusesATakenTemporalPort: a Temporal server already on the dev
@@ -41,7 +42,7 @@ func TestDevRefusesATakenTemporalPort(t *testing.T) {
 
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			var stdout, stderr syncBuffer
+			var stdout, stderr testlog.Buffer
 			done := make(chan int, 1)
 			go func() { done <- run(ctx, []string{"dev"}, strings.NewReader(""), &stdout, &stderr) }()
 			var code int

@@ -17,6 +17,7 @@ import (
 
 	"github.com/guilds/guilds/internal/devserver"
 	"github.com/guilds/guilds/internal/testdb"
+	"github.com/guilds/guilds/internal/testlog"
 	"github.com/guilds/guilds/internal/testtemporal"
 )
 
@@ -106,31 +107,13 @@ func TestUnreachableDatabaseIsOneClearLine(t *testing.T) {
 	}
 }
 
-// syncBuffer is written by the dev command and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // devEnv is a running `guilds dev` started by a test.
 type devEnv struct {
 	API      string // http://127.0.0.1:port
 	UI       string
 	Temporal string // host:port of its Temporal dev server
 	Token    string
-	out      *syncBuffer
+	out      *testlog.Buffer
 	cancel   context.CancelFunc
 	done     chan int
 }
@@ -153,7 +136,7 @@ func startDev(t *testing.T, env map[string]string) *devEnv {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &devEnv{API: fmt.Sprintf("http://127.0.0.1:%d", apiPort), UI: fmt.Sprintf("http://127.0.0.1:%d", uiPort),
-		Temporal: fmt.Sprintf("127.0.0.1:%d", tPort), out: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
+		Temporal: fmt.Sprintf("127.0.0.1:%d", tPort), out: &testlog.Buffer{}, cancel: cancel, done: make(chan int, 1)}
 	go func() { d.done <- run(ctx, []string{"dev"}, strings.NewReader(""), d.out, d.out) }()
 	t.Cleanup(func() { d.stop(t) })
 	for i := 0; i < 600 && d.Token == ""; i++ {

@@ -19,6 +19,7 @@ import (
 	"github.com/guilds/guilds/internal/native"
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/testdb"
+	"github.com/guilds/guilds/internal/testlog"
 	"github.com/guilds/guilds/internal/testtemporal"
 )
 
@@ -189,7 +190,7 @@ func TestWorkerStartSeeds(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var stderr syncBuffer
+	var stderr testlog.Buffer
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, []string{"worker"}, strings.NewReader(""), io.Discard, &stderr) }()
 	for {

@@ -14,6 +14,7 @@ import (
 	"github.com/guilds/guilds/internal/secret"
 	"github.com/guilds/guilds/internal/telemetry"
 	"github.com/guilds/guilds/internal/testdb"
+	"github.com/guilds/guilds/internal/testlog"
 	"github.com/guilds/guilds/internal/testtemporal"
 	"github.com/guilds/guilds/sandbox"
 )
@@ -57,7 +58,7 @@ func TestWorkerServesMetrics(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var stderr syncBuffer
+	var stderr testlog.Buffer
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, []string{"worker"}, strings.NewReader(""), io.Discard, &stderr) }()
 	var ready map[string]any

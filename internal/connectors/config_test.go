@@ -15,6 +15,7 @@ import (
 
 	"github.com/guilds/guilds/internal/connectors"
 	_ "github.com/guilds/guilds/internal/connectors/providers/configured"
+	"github.com/guilds/guilds/internal/testlog"
 )
 
 // acmeConfig declares a secret header, a non-secret environment value and an
@@ -79,7 +80,7 @@ func problems(t *testing.T, err error) map[string]string {
 
 func TestConfigConnectChecksEveryFieldAndStoresNothingOnRefusal(t *testing.T) {
 	ctx := context.Background()
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	e, eng, id := configEnv(t, acmeConfig, slog.New(slog.NewTextHandler(logs, nil)))
 
 	fields, err := eng.KeyFields(ctx, id)

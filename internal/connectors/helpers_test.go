@@ -1,7 +1,6 @@
 package connectors_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -270,24 +269,6 @@ func (e *env) connectExpired(t testing.TB, eng *connectors.Engine, id uuid.UUID)
 	// The skew of a 1 s token is a quarter of its life, so it is stale only
 	// once that life has (nearly) passed.
 	time.Sleep(time.Second)
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func assertNoSecrets(t testing.TB, where, text string, secrets []string) {

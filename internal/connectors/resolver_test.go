@@ -16,6 +16,7 @@ import (
 	"github.com/guilds/guilds/internal/audit"
 	"github.com/guilds/guilds/internal/connectors"
 	"github.com/guilds/guilds/internal/secret"
+	"github.com/guilds/guilds/internal/testlog"
 )
 
 func TestResolveAndInject(t *testing.T) {
@@ -145,7 +146,7 @@ func TestRefreshFailures(t *testing.T) {
 			e := newEnv(t)
 			e.addServer(t, "acme")
 			id := e.addConnection(t, "acme")
-			logs := &syncBuffer{}
+			logs := &testlog.Buffer{}
 			eng := e.engine(t, engineOpts{log: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 				timing: connectors.Timing{RefreshTimeout: 300 * time.Millisecond, Lease: 2 * time.Second}})
 			e.connectExpired(t, eng, id)

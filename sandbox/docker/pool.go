@@ -162,6 +162,9 @@ func (d *Driver) WaitPool(ctx context.Context, n int) error {
 func (d *Driver) fill(ctx context.Context, p *pool) {
 	defer close(p.done)
 	backoff := time.Second
+	// "full" is news the first time and after failures; a refill after
+	// every claim is not.
+	announced := false
 	for {
 		for ctx.Err() == nil && p.missing() > 0 {
 			s, err := d.newSlot(ctx, p)
@@ -169,6 +172,7 @@ func (d *Driver) fill(ctx context.Context, p *pool) {
 				if ctx.Err() != nil {
 					return
 				}
+				announced = false
 				d.log.WarnContext(ctx, "sandbox pool: creating a sandbox failed; retrying", "err", err, "in", backoff)
 				select {
 				case <-time.After(backoff):
@@ -180,7 +184,12 @@ func (d *Driver) fill(ctx context.Context, p *pool) {
 			}
 			backoff = time.Second
 			if p.add(s) == p.size {
-				d.log.InfoContext(ctx, "sandbox pool full", "driver", "docker", "size", p.size)
+				if announced {
+					d.log.DebugContext(ctx, "sandbox pool refilled", "driver", "docker", "size", p.size)
+				} else {
+					d.log.InfoContext(ctx, "sandbox pool full", "driver", "docker", "size", p.size)
+					announced = true
+				}
 			}
 		}
 		select {

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,23 +14,33 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/google/uuid"
 
+	"github.com/guilds/guilds/internal/testlog"
 	"github.com/guilds/guilds/sandbox"
 )
 
 // poolEngine is channelEngine with a pool folder; the pool is not started.
 func poolEngine(t *testing.T) *Driver {
 	t.Helper()
+	d, _ := poolEngineLogged(t)
+	return d
+}
+
+// poolEngineLogged is poolEngine with its log, Debug and up, as it is written.
+func poolEngineLogged(t *testing.T) (*Driver, *testlog.Buffer) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the sandbox pool attaches homes with mounts on the worker's host, which needs root")
 	}
 	plain, _ := engine(t)
 	poolDir := t.TempDir()
-	d, err := New(Options{Client: plain.cli, Scope: plain.scope, ChannelDir: t.TempDir(), ChannelServer: testServer(t), PoolDir: poolDir})
+	logs := &testlog.Buffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	d, err := New(Options{Client: plain.cli, Scope: plain.scope, ChannelDir: t.TempDir(), ChannelServer: testServer(t), PoolDir: poolDir, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.StopPool(context.Background()) })
-	return d
+	return d, logs
 }
 
 const poolTarget = "/opt/guilds-proxy"
@@ -78,9 +89,10 @@ func sh(t *testing.T, d *Driver, id, script string) string {
 // agent's home and binds appear in it at the claim, writes land on the
 // home volume, and nothing of one agent reaches another.
 func TestPoolAttachesTheHomeAtClaim(t *testing.T) {
-	d := poolEngine(t)
+	d, logs := poolEngineLogged(t)
 	ctx := context.Background()
 	startPool(t, d, 2)
+	logs.WaitFor(t, `msg="sandbox pool full"`, time.Minute)
 	pooled := readyIDs(d)
 	if got := d.PoolReady(); got != 2 {
 		t.Fatalf("PoolReady = %d, want 2", got)
@@ -188,6 +200,11 @@ func TestPoolAttachesTheHomeAtClaim(t *testing.T) {
 	defer cancel()
 	if err := d.WaitPool(wctx, 2); err != nil {
 		t.Fatal("the pool did not fill again:", err)
+	}
+	// Full again after the claims is routine: said at Debug, not again at Info.
+	logs.WaitFor(t, `msg="sandbox pool refilled"`, time.Minute)
+	if n := logs.Count(`msg="sandbox pool full"`); n != 1 {
+		t.Fatalf("%d lines say the pool is full, want the first fill's only", n)
 	}
 }
 
