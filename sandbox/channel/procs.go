@@ -27,13 +27,17 @@ func killGroup(pg int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	_ = syscall.Kill(-pg, syscall.SIGKILL)
-	for range 100 {
-		if !groupAlive(pg) {
-			return
-		}
+	// SIGKILL cannot be ignored, but on a loaded host (or a sandbox at its
+	// CPU quota) the members may take a while to be scheduled and die; the
+	// caller reports the timeout only once they have, or once this gives up.
+	deadline = time.Now().Add(killWait)
+	for groupAlive(pg) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// killWait bounds the wait for a SIGKILLed group to be gone.
+const killWait = 10 * time.Second
 
 func groupAlive(pg int) bool {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
