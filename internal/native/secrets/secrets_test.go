@@ -65,7 +65,12 @@ func (e *env) run(t *testing.T, trigger string) string {
 }
 
 func (e *env) call(ctx context.Context, name, runID, trigger string, seq int, args string) string {
-	return e.reg.Invoke(ctx, tools.Call{Name: name, Args: json.RawMessage(args), RunID: runID, AgentID: e.agent,
+	return e.callOn(ctx, e.reg, name, runID, trigger, seq, args)
+}
+
+// callOn is call through another registry of the same tools (another wait).
+func (e *env) callOn(ctx context.Context, reg *tools.Registry, name, runID, trigger string, seq int, args string) string {
+	return reg.Invoke(ctx, tools.Call{Name: name, Args: json.RawMessage(args), RunID: runID, AgentID: e.agent,
 		GuildID: e.guild, OrgID: e.org, Trigger: trigger, Seq: seq, CallID: "c1"})
 }
 
@@ -142,9 +147,13 @@ func TestSecretRequest(t *testing.T) {
 		t.Fatalf("empty answer: %v", err)
 	}
 	val := "vendor-token-0123456789"
+	// The operator's answer, not the clock, must end this call: it waits
+	// with a bound that only fails the test on a machine too slow to answer.
+	patient := tools.NewRegistry()
+	secrets.Register(patient, secrets.Deps{DB: e.db, Keyring: e.kr, Wait: 2 * time.Minute, Poll: 20 * time.Millisecond})
 	done := make(chan string)
 	go func() {
-		done <- e.call(ctx, secrets.ToolRequest, run, "direct", 4, `{"name":"LATE_TOKEN","reason":"later"}`)
+		done <- e.callOn(ctx, patient, secrets.ToolRequest, run, "direct", 4, `{"name":"LATE_TOKEN","reason":"later"}`)
 	}()
 	for {
 		if r, err := agentsecrets.RequestAt(ctx, e.db, run, 4); err == nil {
